@@ -1,0 +1,132 @@
+# rustprofile: one Makefile for every stage, the tests and the benchmarks.
+#
+#   make                 build every stage into $(OUT)/bin
+#   make check           unit tests, then the BATS suite (as root: live profiling tests)
+#   make check-asan      the same with AddressSanitizer and UndefinedBehaviorSanitizer
+#   make fuzz            build the libFuzzer targets (clang) and run each briefly
+#   make bench           benchmarks against peers, printing ratios
+#   make install PREFIX=/usr/local DESTDIR=
+#
+# Quiet unless V=1.  Objects live in $(OUT); a failed recipe deletes its target.
+
+CC ?= cc
+OUT ?= .output
+PREFIX ?= /usr/local
+DESTDIR ?=
+PKGS := libelf libdw zlib libcap-ng
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+BASE_CFLAGS := -std=c17 -Wall -Wextra -Werror -D_GNU_SOURCE -fno-omit-frame-pointer
+CFLAGS ?= -O2 -g
+ALL_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) -Ilib $(shell pkg-config --cflags $(PKGS))
+LDLIBS_ALL := $(shell pkg-config --libs $(PKGS)) -liberty -lm
+
+# One stage per line; each is a folder with main.c building one executable of its name.
+TOOLS := \
+	collect \
+	unwind \
+	aggregate \
+	emit-pprof \
+	commit \
+	#
+
+LIB_SRCS := $(wildcard lib/*.c)
+LIB_OBJS := $(LIB_SRCS:%.c=$(OUT)/%.o)
+LIB_A := $(OUT)/lib/librp.a
+
+BINS := $(TOOLS:%=$(OUT)/bin/%)
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(OUT)/tests/%)
+WORKLOAD_SRCS := $(wildcard workloads/*.c workloads/*.cc)
+WORKLOADS := $(OUT)/bin/workloads.stamp
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.PHONY: all check check-unit check-bats check-asan fuzz bench install clean workloads
+
+all: $(BINS) $(OUT)/bin/rustprofile.sh
+
+$(OUT)/%.o: %.c $(wildcard lib/*.h) $(wildcard */*.h)
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(LIB_A): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+# Each stage: its non-main objects form an archive the unit tests can link too.
+define TOOL_template
+$(1)_SRCS := $$(filter-out $(1)/main.c,$$(wildcard $(1)/*.c))
+$(1)_OBJS := $$($(1)_SRCS:%.c=$(OUT)/%.o)
+$(OUT)/$(1)/lib$(1).a: $$($(1)_OBJS)
+	@mkdir -p $$(@D)
+	$(Q)rm -f $$@ && ar rcs $$@ $$^ $(if $$($(1)_OBJS),,$(OUT)/lib/empty.o)
+$(OUT)/bin/$(1): $(OUT)/$(1)/main.o $(OUT)/$(1)/lib$(1).a $(LIB_A)
+	@mkdir -p $$(@D)
+	$(if $(Q),@echo "  LD      $$@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $$@ $$^ $(LDLIBS_ALL)
+endef
+$(foreach t,$(TOOLS),$(eval $(call TOOL_template,$(t))))
+
+$(OUT)/lib/empty.o:
+	@mkdir -p $(@D)
+	$(Q)echo 'typedef int rp_empty_unit;' | $(CC) -x c -c -o $@ -
+
+$(OUT)/bin/rustprofile.sh: rustprofile.sh
+	@mkdir -p $(@D)
+	$(Q)cp $< $@ && chmod 755 $@
+
+TOOL_ARCHIVES := $(foreach t,$(TOOLS),$(OUT)/$(t)/lib$(t).a)
+$(OUT)/tests/%: tests/unit/%.c $(TOOL_ARCHIVES) $(LIB_A)
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  TEST    $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(TOOL_ARCHIVES) $(LIB_A) $(LDLIBS_ALL)
+
+# Bundled workloads: small programs with known hot functions, built as the tests need them.
+workloads: $(WORKLOADS)
+$(WORKLOADS): $(WORKLOAD_SRCS) workloads/build.sh
+	@mkdir -p $(@D)
+	$(Q)sh workloads/build.sh $(OUT)/workloads
+	@touch $@
+
+check-unit: $(UNIT_BINS)
+	$(Q)set -e; for t in $(UNIT_BINS); do echo "unit: $$t"; $$t; done
+
+check-bats: all $(WORKLOADS)
+	$(Q)RP_BIN=$(abspath $(OUT))/bin RP_WORKLOADS=$(abspath $(OUT))/workloads \
+		bats --print-output-on-failure tests/
+
+check: check-unit check-bats
+
+check-asan:
+	$(Q)$(MAKE) OUT=.output-asan CC=clang \
+		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined" \
+		LDFLAGS="-fsanitize=address,undefined" check
+
+FUZZ_SRCS := $(wildcard fuzz/*.c)
+FUZZ_BINS := $(FUZZ_SRCS:fuzz/%.c=$(OUT)/fuzz/%)
+$(OUT)/fuzz/%: fuzz/%.c $(LIB_SRCS) $(wildcard lib/*.h)
+	@mkdir -p $(@D)
+	$(Q)clang $(BASE_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined -Ilib \
+		$(shell pkg-config --cflags $(PKGS)) -o $@ $< $(LIB_SRCS) $(LDLIBS_ALL)
+fuzz: $(FUZZ_BINS)
+	$(Q)set -e; for f in $(FUZZ_BINS); do n=$$(basename $$f); mkdir -p $(OUT)/corpus/$$n; \
+		$$f -max_total_time=$${FUZZ_SECONDS:-20} $(OUT)/corpus/$$n fuzz/corpus/$$n; done
+
+bench: all $(WORKLOADS)
+	$(Q)RP_BIN=$(abspath $(OUT))/bin RP_WORKLOADS=$(abspath $(OUT))/workloads sh bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/rustprofile
+	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/libexec/rustprofile/
+	install -m 755 rustprofile.sh $(DESTDIR)$(PREFIX)/libexec/rustprofile/rustprofile.sh
+	ln -sf ../libexec/rustprofile/rustprofile.sh $(DESTDIR)$(PREFIX)/bin/rustprofile
+
+clean:
+	rm -rf $(OUT) .output-asan

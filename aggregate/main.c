@@ -1,0 +1,247 @@
+/*
+ * aggregate: cuts the stream of resolved stacks into time windows.
+ *
+ * Reads the framed stream on stdin (FR_STACK from unwind), writes it on stdout with every
+ * frame forwarded in arrival order except FR_STACK, which is held in a bounded reorder buffer
+ * and forwarded in time order as it is released.  Each released stack is counted into the
+ * window holding its time; closed windows go out as FR_WINDOW_START / FR_WINDOW_STACK /
+ * FR_WINDOW_END.  An event is released when an FR_ROUND says nothing older can follow, when
+ * it is older than the newest event by more than --event-reorder-window, or when the buffer
+ * holds --max-pending-events.  FR_END releases everything and closes the final window.
+ */
+#include <err.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "parse.h"
+#include "reorder.h"
+#include "stream.h"
+#include "window.h"
+
+static struct {
+	uint64_t window_ns, reorder_ns, max_pending, max_stacks;
+} env = {
+	.window_ns = 60000000000ull,
+	.reorder_ns = 100000000ull,
+	.max_pending = 262144,
+	.max_stacks = 65536,
+};
+
+static void
+usage(FILE *f, int status)
+{
+	fprintf(f,
+		"usage: aggregate [--window DURATION] [--max-stacks N] [--max-pending-events N]\n"
+		"                 [--event-reorder-window DURATION] < stream > stream\n"
+		"\n"
+		"Cuts resolved stacks into time windows (see docs/stream-format.md).\n"
+		"  --window DURATION               window length, > 0 (default 60s)\n"
+		"  --max-stacks N                  distinct stacks per window (default 65536)\n"
+		"  --max-pending-events N          reorder buffer bound (default 262144)\n"
+		"  --event-reorder-window DURATION tolerated timestamp skew, <= window "
+		"(default 100ms)\n");
+	exit(status);
+}
+
+static void
+parse_options(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "window", required_argument, NULL, 'w' },
+		{ "max-stacks", required_argument, NULL, 's' },
+		{ "max-pending-events", required_argument, NULL, 'p' },
+		{ "event-reorder-window", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char e[200];
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'w':
+			if (parse_duration(optarg, &env.window_ns, e, sizeof(e)) < 0)
+				errx(1, "--window: %s", e);
+			if (env.window_ns == 0)
+				errx(1, "--window must be greater than zero");
+			break;
+		case 'r':
+			if (parse_duration(optarg, &env.reorder_ns, e, sizeof(e)) < 0)
+				errx(1, "--event-reorder-window: %s", e);
+			break;
+		case 's':
+			if (parse_u64(optarg, 1, 1u << 24, &env.max_stacks, e, sizeof(e)) < 0)
+				errx(1, "--max-stacks: %s", e);
+			break;
+		case 'p':
+			if (parse_u64(optarg, 1, 1u << 24, &env.max_pending, e, sizeof(e)) < 0)
+				errx(1, "--max-pending-events: %s", e);
+			break;
+		case 'h':
+			usage(stdout, 0);
+			break;
+		default:
+			usage(stderr, 2);
+		}
+	}
+	if (optind != argc)
+		errx(1, "unexpected argument '%s'", argv[optind]);
+	if (env.reorder_ns > env.window_ns)
+		errx(1, "--event-reorder-window may not exceed --window");
+}
+
+struct agg {
+	struct stream_reader in;
+	struct stream_writer out;
+	struct reorder ro;
+	struct windows win;
+	uint64_t newest;    /* newest event time seen */
+	uint64_t released;  /* everything at or before this time has been released */
+};
+
+static struct fr_stack stk; /* large; one in use at a time */
+
+static void
+release_one(struct agg *a, struct pending *p, int forced)
+{
+	struct frame f = { FR_STACK, p->len, p->data };
+	char e[200];
+
+	if (stream_get_stack(&f, &stk, e, sizeof(e)) < 0)
+		errx(1, "internal: %s", e);
+	if (forced)
+		a->win.st.forced++;
+	if (windows_add(&a->win, &stk) < 0 || stream_forward(&a->out, &f) < 0)
+		errx(1, "%s", a->out.err[0] ? a->out.err : "out of memory");
+	if (p->time > a->released)
+		a->released = p->time;
+	free(p);
+}
+
+/* Releases every pending event at or before t and closes the windows that ended by then. */
+static void
+release_until(struct agg *a, uint64_t t)
+{
+	const struct pending *p;
+
+	while ((p = reorder_peek(&a->ro)) && p->time <= t)
+		release_one(a, reorder_pop(&a->ro), 0);
+	if (t > a->released)
+		a->released = t;
+	if (windows_advance(&a->win, a->released) < 0)
+		errx(1, "%s", a->out.err);
+}
+
+static void
+on_stack(struct agg *a, const struct frame *f)
+{
+	char e[200];
+
+	if (stream_get_stack(f, &stk, e, sizeof(e)) < 0)
+		errx(1, "%s: %s", a->in.name, e);
+	windows_origin(&a->win, stk.time);
+	if (stk.time > a->newest)
+		a->newest = stk.time;
+	if (reorder_push(&a->ro, stk.time, f->data, f->len) < 0)
+		errx(1, "out of memory");
+	if (a->ro.peak > a->win.peak_pending)
+		a->win.peak_pending = a->ro.peak;
+	/* A full buffer gives up ordering for its oldest event rather than memory. */
+	while (a->ro.n > a->ro.max)
+		release_one(a, reorder_pop(&a->ro), 1);
+	if (a->newest > env.reorder_ns)
+		release_until(a, a->newest - env.reorder_ns);
+}
+
+static int
+on_frame(struct agg *a, const struct frame *f)
+{
+	char e[200];
+
+	if (stream_check_frame(f, e, sizeof(e)) < 0)
+		errx(1, "%s: %s", a->in.name, e);
+	switch (f->type) {
+	case FR_STACK:
+		on_stack(a, f);
+		return 0;
+	case FR_TARGET: {
+		struct fr_target t;
+		stream_get_target(f, &t, e, sizeof(e));
+		windows_origin(&a->win, t.start_time);
+		break;
+	}
+	case FR_LOST: {
+		struct fr_lost l;
+		stream_get_lost(f, &l, e, sizeof(e));
+		if (l.kind == LOST_MALFORMED)
+			a->win.st.malformed += l.count;
+		else
+			a->win.st.lost += l.count;
+		break;
+	}
+	case FR_ROUND: {
+		struct fr_round r;
+		stream_get_round(f, &r, e, sizeof(e));
+		release_until(a, r.time);
+		break;
+	}
+	case FR_END: {
+		struct fr_end end;
+		stream_get_end(f, &end, e, sizeof(e));
+		release_until(a, UINT64_MAX - 1);
+		if (windows_finish(&a->win, end.time) < 0)
+			errx(1, "%s", a->out.err);
+		if (stream_forward(&a->out, f) < 0)
+			errx(1, "%s", a->out.err);
+		return 1;
+	}
+	}
+	if (stream_forward(&a->out, f) < 0)
+		errx(1, "%s", a->out.err);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct agg a;
+	struct stream_header h;
+	struct frame f;
+	int rc, ended = 0;
+
+	parse_options(argc, argv);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	if (stream_reader_open(&a.in, 0, "stdin", &h) < 0)
+		errx(1, "stdin: %s", a.in.err);
+	if (stream_writer_open(&a.out, 1, "stdout", &h) < 0)
+		errx(1, "%s", a.out.err);
+	if (reorder_init(&a.ro, env.max_pending) < 0 ||
+	    windows_init(&a.win, &a.out, env.window_ns, env.max_stacks) < 0)
+		errx(1, "out of memory");
+	a.win.reorder_ns = env.reorder_ns;
+	a.win.max_pending = env.max_pending;
+	while (!ended && (rc = stream_read(&a.in, &f)) > 0)
+		ended = on_frame(&a, &f);
+	if (!ended && rc < 0)
+		errx(1, "stdin: %s", a.in.err);
+	if (!ended)
+		errx(1, "stdin: stream ended without an end frame");
+	/* Frames after the end (none are expected) are forwarded untouched. */
+	while ((rc = stream_read(&a.in, &f)) > 0)
+		if (stream_forward(&a.out, &f) < 0)
+			errx(1, "%s", a.out.err);
+	if (rc < 0)
+		errx(1, "stdin: %s", a.in.err);
+	if (stream_flush(&a.out) < 0)
+		errx(1, "%s", a.out.err);
+	reorder_release(&a.ro);
+	windows_release(&a.win);
+	stream_reader_release(&a.in);
+	stream_writer_release(&a.out);
+	return 0;
+}

@@ -1,0 +1,168 @@
+#include "window.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int
+windows_init(struct windows *w, struct stream_writer *out, uint64_t width, uint64_t max_stacks)
+{
+	memset(w, 0, sizeof(*w));
+	w->out = out;
+	w->width = width;
+	return stacktab_init(&w->tab, max_stacks);
+}
+
+void
+windows_origin(struct windows *w, uint64_t t)
+{
+	if (w->have_origin)
+		return;
+	w->have_origin = 1;
+	w->origin = t;
+	w->index = 0;
+	w->start = t;
+	w->end = t + w->width;
+}
+
+#define STAT(k, v) { .key = { k, sizeof(k) - 1 }, .value = (v) }
+
+static int
+put_stats(struct windows *w, uint32_t reason, uint64_t end)
+{
+	static struct fr_window_end e; /* large: keep it off the stack */
+	const struct wstats *s = &w->st;
+	struct fr_stat stats[] = {
+		STAT("samples", s->samples),
+		STAT("cpu_nanoseconds", s->cpu_ns),
+		STAT("lost_samples", s->lost),
+		STAT("malformed_samples", s->malformed),
+		STAT("aggregation_dropped_samples", s->dropped),
+		STAT("aggregation_dropped_nanoseconds", s->dropped_ns),
+		STAT("usable_stacks", s->usable),
+		STAT("unusable_stacks", s->unusable),
+		STAT("truncated_stacks", s->truncated),
+		STAT("empty_stacks", s->empty),
+		STAT("cyclic_stacks", s->cycle),
+		STAT("out_of_mapping_stacks", s->out_of_mapping),
+		STAT("distinct_stacks", w->tab.n),
+		STAT("max_stacks", w->tab.max),
+		STAT("event_order.max_pending_events", w->max_pending),
+		STAT("event_order.reorder_window_nanos", w->reorder_ns),
+		STAT("event_order.peak_pending_events", w->peak_pending),
+		STAT("event_order.late_events", s->late),
+		STAT("event_order.forced_flushes", s->forced),
+		STAT("event_order.timeline_events_dropped", 0),
+	};
+	e.index = w->index;
+	e.start = w->start;
+	e.end = end;
+	e.reason = reason;
+	e.nstats = sizeof(stats) / sizeof(stats[0]);
+	memcpy(e.stats, stats, sizeof(stats));
+	return stream_put_window_end(w->out, &e);
+}
+
+static int
+put_stacks(struct windows *w)
+{
+	static struct fr_window_stack ws;
+	for (size_t i = 0; i < w->tab.nslots; i++) {
+		const struct stack_entry *e = w->tab.slots[i];
+		if (!e)
+			continue;
+		ws.index = w->index;
+		ws.pid = e->pid;
+		ws.tid = e->tid;
+		ws.count = e->count;
+		ws.nanos = e->nanos;
+		ws.nlocs = e->nlocs;
+		memcpy(ws.locs, e->locs, e->nlocs * sizeof(e->locs[0]));
+		if (stream_put_window_stack(w->out, &ws) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+close_window(struct windows *w, uint32_t reason, uint64_t end)
+{
+	struct fr_window_start s = { w->index, w->start, end };
+	if (stream_put_window_start(w->out, &s) < 0 || put_stacks(w) < 0)
+		return -1;
+	if (w->st.dropped) {
+		char text[200];
+		int n = snprintf(text, sizeof(text), "stack cap of %zu distinct stacks reached: "
+				 "%llu samples (%llu ns) omitted", w->tab.max,
+				 (unsigned long long)w->st.dropped,
+				 (unsigned long long)w->st.dropped_ns);
+		struct fr_warning wr = { w->start, { text, (uint16_t)n } };
+		if (stream_put_warning(w->out, &wr) < 0)
+			return -1;
+	}
+	if (put_stats(w, reason, end) < 0 || stream_flush(w->out) < 0)
+		return -1;
+	w->published_any = 1;
+	stacktab_clear(&w->tab);
+	memset(&w->st, 0, sizeof(w->st));
+	w->index++;
+	w->start = w->end;
+	w->end = w->start + w->width;
+	return 0;
+}
+
+int
+windows_advance(struct windows *w, uint64_t t)
+{
+	while (w->have_origin && t >= w->end)
+		if (close_window(w, WINDOW_COMPLETE, w->end) < 0)
+			return -1;
+	return 0;
+}
+
+int
+windows_add(struct windows *w, const struct fr_stack *s)
+{
+	windows_origin(w, s->time);
+	if (windows_advance(w, s->time) < 0)
+		return -1;
+	if (s->time < w->start)
+		w->st.late++;
+	w->st.samples++;
+	if (s->flags & STACK_USABLE)
+		w->st.usable++;
+	else
+		w->st.unusable++;
+	w->st.truncated += !!(s->flags & STACK_TRUNCATED);
+	w->st.empty += !!(s->flags & STACK_EMPTY);
+	w->st.cycle += !!(s->flags & STACK_CYCLE);
+	w->st.out_of_mapping += !!(s->flags & STACK_OUT_OF_MAPPING);
+	int rc = stacktab_add(&w->tab, s->pid, s->tid, s->locs, s->nlocs, 1, s->period);
+	if (rc < 0)
+		return -1;
+	if (rc == 0) {
+		w->st.dropped++;
+		w->st.dropped_ns += s->period;
+	} else {
+		w->st.cpu_ns += s->period;
+	}
+	return 0;
+}
+
+int
+windows_finish(struct windows *w, uint64_t t)
+{
+	windows_origin(w, t);
+	if (windows_advance(w, t) < 0)
+		return -1;
+	/* The recording ended exactly on a boundary: the next window holds nothing and spans
+	 * no time, so there is nothing to publish unless no window was published at all. */
+	if (t <= w->start && w->st.samples == 0 && w->st.lost == 0 && w->published_any)
+		return 0;
+	return close_window(w, WINDOW_FINAL, t > w->start ? t : w->start);
+}
+
+void
+windows_release(struct windows *w)
+{
+	stacktab_release(&w->tab);
+}

@@ -1,0 +1,44 @@
+/*
+ * Windows cut from event time.  Window k covers [origin + k*W, origin + (k+1)*W); the last
+ * one ends at the end of the recording.  A closed window goes out as FR_WINDOW_START, its
+ * FR_WINDOW_STACKs, any warnings, and FR_WINDOW_END with the window's statistics.
+ */
+#ifndef RP_WINDOW_H
+#define RP_WINDOW_H
+
+#include <stdint.h>
+
+#include "stacktab.h"
+#include "stream.h"
+
+struct wstats {
+	uint64_t samples, cpu_ns, lost, malformed, dropped, dropped_ns;
+	uint64_t usable, unusable, truncated, empty, cycle, out_of_mapping;
+	uint64_t late, forced;
+};
+
+struct windows {
+	struct stream_writer *out;
+	uint64_t width, reorder_ns, max_pending;
+	int have_origin, published_any;
+	uint64_t origin;
+	uint32_t index;
+	uint64_t start, end; /* current window */
+	uint64_t peak_pending;
+	struct stacktab tab;
+	struct wstats st;
+};
+
+int windows_init(struct windows *w, struct stream_writer *out, uint64_t width,
+		 uint64_t max_stacks);
+/* Fixes window 0's start if not yet fixed. */
+void windows_origin(struct windows *w, uint64_t t);
+/* Adds one released stack sample.  0, or -1 on a write error / out of memory. */
+int windows_add(struct windows *w, const struct fr_stack *s);
+/* Closes every window that ends at or before t. */
+int windows_advance(struct windows *w, uint64_t t);
+/* Ends the recording at t: closes the current window as the final one. */
+int windows_finish(struct windows *w, uint64_t t);
+void windows_release(struct windows *w);
+
+#endif

@@ -1,0 +1,802 @@
+/*
+ * Typed encoders and decoders of the frames in docs/stream-format.md.
+ * Each layout is written once as a pair of functions that mirror each other field by field.
+ * Decoders stop at the first missing byte and report which frame was short; bytes past the
+ * known fields are ignored so that fields can be appended in later versions.
+ */
+#include "stream.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- encoding cursor over the writer's scratch buffer ---- */
+
+struct enc {
+	struct stream_writer *w;
+	size_t len;
+	int bad;
+};
+
+static uint8_t *
+enc_room(struct enc *e, size_t n)
+{
+	struct stream_writer *w = e->w;
+	if (e->bad)
+		return NULL;
+	if (e->len + n > w->scratch_cap) {
+		size_t cap = w->scratch_cap ? w->scratch_cap : 4096;
+		while (cap < e->len + n)
+			cap *= 2;
+		uint8_t *p = realloc(w->scratch, cap);
+		if (!p) {
+			e->bad = 1;
+			snprintf(w->err, sizeof(w->err), "out of memory");
+			return NULL;
+		}
+		w->scratch = p;
+		w->scratch_cap = cap;
+	}
+	uint8_t *p = w->scratch + e->len;
+	e->len += n;
+	return p;
+}
+
+static void
+put_u8(struct enc *e, uint8_t v)
+{
+	uint8_t *p = enc_room(e, 1);
+	if (p)
+		*p = v;
+}
+
+static void
+put_u16(struct enc *e, uint16_t v)
+{
+	uint8_t *p = enc_room(e, 2);
+	if (p) {
+		p[0] = v;
+		p[1] = v >> 8;
+	}
+}
+
+static void
+put_u32(struct enc *e, uint32_t v)
+{
+	uint8_t *p = enc_room(e, 4);
+	if (p)
+		for (int i = 0; i < 4; i++)
+			p[i] = v >> (8 * i);
+}
+
+static void
+put_u64(struct enc *e, uint64_t v)
+{
+	uint8_t *p = enc_room(e, 8);
+	if (p)
+		for (int i = 0; i < 8; i++)
+			p[i] = v >> (8 * i);
+}
+
+static void
+put_bytes(struct enc *e, const void *src, size_t n)
+{
+	uint8_t *p = enc_room(e, n);
+	if (p && n)
+		memcpy(p, src, n);
+}
+
+/* Strings longer than the limit are cut: a name is never worth a failed frame. */
+static void
+put_str(struct enc *e, struct str s)
+{
+	uint16_t n = s.len > STREAM_MAX_STR ? STREAM_MAX_STR : s.len;
+	const char *nul = n ? memchr(s.p, 0, n) : NULL;
+	if (nul)
+		n = (uint16_t)(nul - s.p);
+	put_u16(e, n);
+	put_bytes(e, s.p, n);
+}
+
+static int
+enc_done(struct enc *e, uint32_t type)
+{
+	if (e->bad)
+		return -1;
+	return stream_write(e->w, type, e->w->scratch, (uint32_t)e->len);
+}
+
+/* ---- decoding cursor over one frame ---- */
+
+struct dec {
+	const uint8_t *p;
+	size_t len, pos;
+	const char *bad; /* first problem */
+};
+
+static const uint8_t *
+take(struct dec *d, size_t n)
+{
+	if (d->bad)
+		return NULL;
+	if (d->len - d->pos < n) {
+		d->bad = "frame too short";
+		return NULL;
+	}
+	const uint8_t *p = d->p + d->pos;
+	d->pos += n;
+	return p;
+}
+
+static uint8_t
+get_u8(struct dec *d)
+{
+	const uint8_t *p = take(d, 1);
+	return p ? p[0] : 0;
+}
+
+static uint16_t
+get_u16(struct dec *d)
+{
+	const uint8_t *p = take(d, 2);
+	return p ? (uint16_t)(p[0] | p[1] << 8) : 0;
+}
+
+static uint32_t
+get_u32(struct dec *d)
+{
+	const uint8_t *p = take(d, 4);
+	uint32_t v = 0;
+	if (p)
+		for (int i = 0; i < 4; i++)
+			v |= (uint32_t)p[i] << (8 * i);
+	return v;
+}
+
+static uint64_t
+get_u64(struct dec *d)
+{
+	const uint8_t *p = take(d, 8);
+	uint64_t v = 0;
+	if (p)
+		for (int i = 0; i < 8; i++)
+			v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+static struct str
+get_str(struct dec *d)
+{
+	struct str s = { "", 0 };
+	uint16_t n = get_u16(d);
+	if (n > STREAM_MAX_STR) {
+		if (!d->bad)
+			d->bad = "string longer than the limit";
+		return s;
+	}
+	const uint8_t *p = take(d, n);
+	if (!p)
+		return s;
+	if (memchr(p, 0, n)) {
+		d->bad = "NUL byte inside a string";
+		return s;
+	}
+	s.p = (const char *)p;
+	s.len = n;
+	return s;
+}
+
+static void
+get_count(struct dec *d, uint16_t n, uint16_t max, const char *what)
+{
+	if (n > max && !d->bad)
+		d->bad = what;
+}
+
+static int
+dec_done(const struct frame *f, struct dec *d, char *err, size_t errlen)
+{
+	if (!d->bad)
+		return 0;
+	snprintf(err, errlen, "corrupt %s frame: %s", stream_frame_name(f->type), d->bad);
+	return -1;
+}
+
+#define DEC_BEGIN(want)                                                               \
+	struct dec d_ = { f->data, f->len, 0, NULL };                                     \
+	struct dec *d = &d_;                                                              \
+	if (f->type != (want))                                                           \
+		d->bad = "unexpected frame type";
+#define ENC_BEGIN() struct enc e_ = { w, 0, 0 }; struct enc *e = &e_
+
+/* ---- the frames ---- */
+
+int
+stream_put_target(struct stream_writer *w, const struct fr_target *v)
+{
+	ENC_BEGIN();
+	put_u32(e, v->pid);
+	put_u32(e, v->cpu_frequency);
+	put_u64(e, v->start_time);
+	put_u32(e, v->flags);
+	put_str(e, v->kind);
+	put_str(e, v->exe);
+	put_str(e, v->comm);
+	put_str(e, v->unwind_requested);
+	put_str(e, v->unwind_mode);
+	put_str(e, v->unwind_reason);
+	put_str(e, v->profiles);
+	put_str(e, v->kernel_release);
+	return enc_done(e, FR_TARGET);
+}
+
+int
+stream_get_target(const struct frame *f, struct fr_target *v, char *err, size_t errlen)
+{
+	DEC_BEGIN(FR_TARGET);
+	v->pid = get_u32(d);
+	v->cpu_frequency = get_u32(d);
+	v->start_time = get_u64(d);
+	v->flags = get_u32(d);
+	v->kind = get_str(d);
+	v->exe = get_str(d);
+	v->comm = get_str(d);
+	v->unwind_requested = get_str(d);
+	v->unwind_mode = get_str(d);
+	v->unwind_reason = get_str(d);
+	v->profiles = get_str(d);
+	v->kernel_release = get_str(d);
+	return dec_done(f, d, err, errlen);
+}
+
+static void
+put_build_id(struct enc *e, uint8_t len, const uint8_t *id)
+{
+	uint8_t buf[STREAM_BUILD_ID_MAX] = { 0 };
+	if (len > STREAM_BUILD_ID_MAX)
+		len = STREAM_BUILD_ID_MAX;
+	memcpy(buf, id, len);
+	put_u8(e, len);
+	put_bytes(e, buf, sizeof(buf));
+}
+
+static uint8_t
+get_build_id(struct dec *d, uint8_t *id)
+{
+	uint8_t len = get_u8(d);
+	const uint8_t *p = take(d, STREAM_BUILD_ID_MAX);
+	if (len > STREAM_BUILD_ID_MAX && !d->bad)
+		d->bad = "build id longer than 20 bytes";
+	if (p)
+		memcpy(id, p, STREAM_BUILD_ID_MAX);
+	return d->bad ? 0 : len;
+}
+
+int
+stream_put_mmap(struct stream_writer *w, const struct fr_mmap *v)
+{
+	ENC_BEGIN();
+	put_u64(e, v->time);
+	put_u32(e, v->pid);
+	put_u32(e, v->tid);
+	put_u64(e, v->start);
+	put_u64(e, v->len);
+	put_u64(e, v->pgoff);
+	put_u32(e, v->prot);
+	put_u32(e, v->flags);
+	put_build_id(e, v->build_id_len, v->build_id);
+	put_str(e, v->path);
+	return enc_done(e, FR_MMAP);
+}
+
+int
+stream_get_mmap(const struct frame *f, struct fr_mmap *v, char *err, size_t errlen)
+{
+	DEC_BEGIN(FR_MMAP);
+	v->time = get_u64(d);
+	v->pid = get_u32(d);
+	v->tid = get_u32(d);
+	v->start = get_u64(d);
+	v->len = get_u64(d);
+	v->pgoff = get_u64(d);
+	v->prot = get_u32(d);
+	v->flags = get_u32(d);
+	v->build_id_len = get_build_id(d, v->build_id);
+	v->path = get_str(d);
+	if (!d->bad && v->start + v->len < v->start)
+		d->bad = "mapping wraps around the address space";
+	return dec_done(f, d, err, errlen);
+}
+
+int
+stream_put_comm(struct stream_writer *w, const struct fr_comm *v)
+{
+	ENC_BEGIN();
+	put_u64(e, v->time);
+	put_u32(e, v->pid);
+	put_u32(e, v->tid);
+	put_u32(e, v->flags);
+	put_str(e, v->comm);
+	return enc_done(e, FR_COMM);
+}
+
+int
+stream_get_comm(const struct frame *f, struct fr_comm *v, char *err, size_t errlen)
+{
+	DEC_BEGIN(FR_COMM);
+	v->time = get_u64(d);
+	v->pid = get_u32(d);
+	v->tid = get_u32(d);
+	v->flags = get_u32(d);
+	v->comm = get_str(d);
+	return dec_done(f, d, err, errlen);
+}
+
+int
+stream_put_task(struct stream_writer *w, uint32_t type, const struct fr_task *v)
+{
+	ENC_BEGIN();
+	put_u64(e, v->time);
+	put_u32(e, v->pid);
+	put_u32(e, v->ppid);
+	put_u32(e, v->tid);
+	put_u32(e, v->ptid);
+	return enc_done(e, type);
+}
+
+int
+stream_get_task(const struct frame *f, struct fr_task *v, char *err, size_t errlen)
+{
+	DEC_BEGIN(f->type == FR_EXIT ? FR_EXIT : FR_FORK);
+	v->time = get_u64(d);
+	v->pid = get_u32(d);
+	v->ppid = get_u32(d);
+	v->tid = get_u32(d);
+	v->ptid = get_u32(d);
+	return dec_done(f, d, err, errlen);
+}
+
+int
+stream_put_sample(struct stream_writer *w, const struct fr_sample *v)
+{
+	ENC_BEGIN();
+	if ((unsigned)v->nkernel + v->nuser > STREAM_MAX_IPS) {
+		snprintf(w->err, sizeof(w->err), "sample with more than %d addresses",
+			 STREAM_MAX_IPS);
+		return -1;
+	}
+	put_u64(e, v->time);
+	put_u32(e, v->pid);
+	put_u32(e, v->tid);
+	put_u32(e, v->cpu);
+	put_u32(e, 0);
+	put_u64(e, v->period);
+	put_u16(e, v->nkernel);
+	put_u16(e, v->nuser);
+	for (unsigned i = 0; i < (unsigned)v->nkernel + v->nuser; i++)
+		put_u64(e, v->ips[i]);
+	return enc_done(e, FR_SAMPLE);
+}
+
+int
+stream_get_sample(const struct frame *f, struct fr_sample *v, char *err, size_t errlen)
+{
+	DEC_BEGIN(FR_SAMPLE);
+	v->time = get_u64(d);
+	v->pid = get_u32(d);
+	v->tid = get_u32(d);
+	v->cpu = get_u32(d);
+	(void)get_u32(d);
+	v->period = get_u64(d);
+	v->nkernel = get_u16(d);
+	v->nuser = get_u16(d);
+	if (!d->bad && (unsigned)v->nkernel + v->nuser > STREAM_MAX_IPS)
+		d->bad = "too many addresses";
+	const uint8_t *p = d->bad ? NULL : take(d, ((size_t)v->nkernel + v->nuser) * 8);
+	for (unsigned i = 0; p && i < (unsigned)v->nkernel + v->nuser; i++) {
+		uint64_t x = 0;
+		for (int b = 0; b < 8; b++)
+			x |= (uint64_t)p[i * 8 + b] << (8 * b);
+		v->ips[i] = x;
+	}
+	return dec_done(f, d, err, errlen);
+}
+
+int
+stream_put_lost(struct stream_writer *w, const struct fr_lost *v)
+{
+	ENC_BEGIN();
+	put_u64(e, v->time);
+	put_u64(e, v->count);
+	put_u32(e, v->kind);
+	return enc_done(e, FR_LOST);
+}
+
+int
+stream_get_lost(const struct frame *f, struct fr_lost *v, char *err, size_t errlen)
+{
+	DEC_BEGIN(FR_LOST);
+	v->time = get_u64(d);
+	v->count = get_u64(d);
+	v->kind = get_u32(d);
+	return dec_done(f, d, err, errlen);
+}
+
+int
+stream_put_ksym(struct stream_writer *w, const struct fr_ksym *v)
+{
+	ENC_BEGIN();
+	put_u64(e, v->start);
+	put_u64(e, v->end);
+	put_str(e, v->name);
+	put_str(e, v->module);
+	return enc_done(e, FR_KSYM);
+}
+
+int
+stream_get_ksym(const struct frame *f, struct fr_ksym *v, char *err, size_t errlen)
+{
+	DEC_BEGIN(FR_KSYM);
+	v->start = get_u64(d);
+	v->end = get_u64(d);
+	v->name = get_str(d);
+	v->module = get_str(d);
+	if (!d->bad && v->end < v->start)
+		d->bad = "symbol ends before it starts";
+	return dec_done(f, d, err, errlen);
+}
+
+int
+stream_put_round(struct stream_writer *w, const struct fr_round *v)
+{
+	ENC_BEGIN();
+	put_u64(e, v->time);
+	return enc_done(e, FR_ROUND);
+}
+
+int
+stream_get_round(const struct frame *f, struct fr_round *v, char *err, size_t errlen)
+{
+	DEC_BEGIN(FR_ROUND);
+	v->time = get_u64(d);
+	return dec_done(f, d, err, errlen);
+}
+
+int
+stream_put_target_exit(struct stream_writer *w, const struct fr_target_exit *v)
+{
+	ENC_BEGIN();
+	put_u64(e, v->time);
+	put_u32(e, v->pid);
+	put_u32(e, (uint32_t)v->status);
+	return enc_done(e, FR_TARGET_EXIT);
+}
+
+int
+stream_get_target_exit(const struct frame *f, struct fr_target_exit *v, char *err,
+		       size_t errlen)
+{
+	DEC_BEGIN(FR_TARGET_EXIT);
+	v->time = get_u64(d);
+	v->pid = get_u32(d);
+	v->status = (int32_t)get_u32(d);
+	return dec_done(f, d, err, errlen);
+}
+
+int
+stream_put_end(struct stream_writer *w, const struct fr_end *v)
+{
+	ENC_BEGIN();
+	put_u64(e, v->time);
+	put_u32(e, v->reason);
+	return enc_done(e, FR_END);
+}
+
+int
+stream_get_end(const struct frame *f, struct fr_end *v, char *err, size_t errlen)
+{
+	DEC_BEGIN(FR_END);
+	v->time = get_u64(d);
+	v->reason = get_u32(d);
+	return dec_done(f, d, err, errlen);
+}
+
+int
+stream_put_warning(struct stream_writer *w, const struct fr_warning *v)
+{
+	ENC_BEGIN();
+	put_u64(e, v->time);
+	put_str(e, v->text);
+	return enc_done(e, FR_WARNING);
+}
+
+int
+stream_get_warning(const struct frame *f, struct fr_warning *v, char *err, size_t errlen)
+{
+	DEC_BEGIN(FR_WARNING);
+	v->time = get_u64(d);
+	v->text = get_str(d);
+	return dec_done(f, d, err, errlen);
+}
+
+int
+stream_put_mapping(struct stream_writer *w, const struct fr_mapping *v)
+{
+	ENC_BEGIN();
+	put_u32(e, v->id);
+	put_u32(e, v->pid);
+	put_u64(e, v->start);
+	put_u64(e, v->limit);
+	put_u64(e, v->offset);
+	put_u32(e, v->flags);
+	put_build_id(e, v->build_id_len, v->build_id);
+	put_str(e, v->path);
+	return enc_done(e, FR_MAPPING);
+}
+
+int
+stream_get_mapping(const struct frame *f, struct fr_mapping *v, char *err, size_t errlen)
+{
+	DEC_BEGIN(FR_MAPPING);
+	v->id = get_u32(d);
+	v->pid = get_u32(d);
+	v->start = get_u64(d);
+	v->limit = get_u64(d);
+	v->offset = get_u64(d);
+	v->flags = get_u32(d);
+	v->build_id_len = get_build_id(d, v->build_id);
+	v->path = get_str(d);
+	if (!d->bad && v->id == 0)
+		d->bad = "mapping id 0";
+	if (!d->bad && v->limit < v->start)
+		d->bad = "mapping ends before it starts";
+	return dec_done(f, d, err, errlen);
+}
+
+int
+stream_put_function(struct stream_writer *w, const struct fr_function *v)
+{
+	ENC_BEGIN();
+	put_u32(e, v->id);
+	put_u32(e, v->start_line);
+	put_str(e, v->name);
+	put_str(e, v->system_name);
+	put_str(e, v->filename);
+	return enc_done(e, FR_FUNCTION);
+}
+
+int
+stream_get_function(const struct frame *f, struct fr_function *v, char *err, size_t errlen)
+{
+	DEC_BEGIN(FR_FUNCTION);
+	v->id = get_u32(d);
+	v->start_line = get_u32(d);
+	v->name = get_str(d);
+	v->system_name = get_str(d);
+	v->filename = get_str(d);
+	if (!d->bad && v->id == 0)
+		d->bad = "function id 0";
+	return dec_done(f, d, err, errlen);
+}
+
+int
+stream_put_location(struct stream_writer *w, const struct fr_location *v)
+{
+	ENC_BEGIN();
+	if (v->nlines > STREAM_MAX_LINES) {
+		snprintf(w->err, sizeof(w->err), "location with too many lines");
+		return -1;
+	}
+	put_u32(e, v->id);
+	put_u32(e, v->mapping_id);
+	put_u64(e, v->address);
+	put_u16(e, v->nlines);
+	for (unsigned i = 0; i < v->nlines; i++) {
+		put_u32(e, v->lines[i].function_id);
+		put_u32(e, v->lines[i].line);
+	}
+	return enc_done(e, FR_LOCATION);
+}
+
+int
+stream_get_location(const struct frame *f, struct fr_location *v, char *err, size_t errlen)
+{
+	DEC_BEGIN(FR_LOCATION);
+	v->id = get_u32(d);
+	v->mapping_id = get_u32(d);
+	v->address = get_u64(d);
+	v->nlines = get_u16(d);
+	get_count(d, v->nlines, STREAM_MAX_LINES, "too many lines");
+	for (unsigned i = 0; !d->bad && i < v->nlines; i++) {
+		v->lines[i].function_id = get_u32(d);
+		v->lines[i].line = get_u32(d);
+		if (!d->bad && v->lines[i].function_id == 0)
+			d->bad = "line with function id 0";
+	}
+	if (!d->bad && v->id == 0)
+		d->bad = "location id 0";
+	return dec_done(f, d, err, errlen);
+}
+
+static void
+put_locs(struct enc *e, uint16_t n, const uint32_t *locs)
+{
+	put_u16(e, n);
+	for (unsigned i = 0; i < n; i++)
+		put_u32(e, locs[i]);
+}
+
+static uint16_t
+get_locs(struct dec *d, uint32_t *locs)
+{
+	uint16_t n = get_u16(d);
+	get_count(d, n, STREAM_MAX_LOCS, "too many locations");
+	for (unsigned i = 0; !d->bad && i < n; i++) {
+		locs[i] = get_u32(d);
+		if (!d->bad && locs[i] == 0)
+			d->bad = "location id 0";
+	}
+	return d->bad ? 0 : n;
+}
+
+int
+stream_put_stack(struct stream_writer *w, const struct fr_stack *v)
+{
+	ENC_BEGIN();
+	if (v->nlocs > STREAM_MAX_LOCS) {
+		snprintf(w->err, sizeof(w->err), "stack with too many locations");
+		return -1;
+	}
+	put_u64(e, v->time);
+	put_u32(e, v->pid);
+	put_u32(e, v->tid);
+	put_u32(e, v->cpu);
+	put_u32(e, v->flags);
+	put_u64(e, v->period);
+	put_locs(e, v->nlocs, v->locs);
+	return enc_done(e, FR_STACK);
+}
+
+int
+stream_get_stack(const struct frame *f, struct fr_stack *v, char *err, size_t errlen)
+{
+	DEC_BEGIN(FR_STACK);
+	v->time = get_u64(d);
+	v->pid = get_u32(d);
+	v->tid = get_u32(d);
+	v->cpu = get_u32(d);
+	v->flags = get_u32(d);
+	v->period = get_u64(d);
+	v->nlocs = get_locs(d, v->locs);
+	return dec_done(f, d, err, errlen);
+}
+
+int
+stream_put_window_start(struct stream_writer *w, const struct fr_window_start *v)
+{
+	ENC_BEGIN();
+	put_u32(e, v->index);
+	put_u64(e, v->start);
+	put_u64(e, v->end);
+	return enc_done(e, FR_WINDOW_START);
+}
+
+int
+stream_get_window_start(const struct frame *f, struct fr_window_start *v, char *err,
+			size_t errlen)
+{
+	DEC_BEGIN(FR_WINDOW_START);
+	v->index = get_u32(d);
+	v->start = get_u64(d);
+	v->end = get_u64(d);
+	if (!d->bad && v->end < v->start)
+		d->bad = "window ends before it starts";
+	return dec_done(f, d, err, errlen);
+}
+
+int
+stream_put_window_stack(struct stream_writer *w, const struct fr_window_stack *v)
+{
+	ENC_BEGIN();
+	if (v->nlocs > STREAM_MAX_LOCS) {
+		snprintf(w->err, sizeof(w->err), "stack with too many locations");
+		return -1;
+	}
+	put_u32(e, v->index);
+	put_u32(e, v->pid);
+	put_u32(e, v->tid);
+	put_u64(e, v->count);
+	put_u64(e, v->nanos);
+	put_locs(e, v->nlocs, v->locs);
+	return enc_done(e, FR_WINDOW_STACK);
+}
+
+int
+stream_get_window_stack(const struct frame *f, struct fr_window_stack *v, char *err,
+			size_t errlen)
+{
+	DEC_BEGIN(FR_WINDOW_STACK);
+	v->index = get_u32(d);
+	v->pid = get_u32(d);
+	v->tid = get_u32(d);
+	v->count = get_u64(d);
+	v->nanos = get_u64(d);
+	v->nlocs = get_locs(d, v->locs);
+	return dec_done(f, d, err, errlen);
+}
+
+int
+stream_put_window_end(struct stream_writer *w, const struct fr_window_end *v)
+{
+	ENC_BEGIN();
+	if (v->nstats > STREAM_MAX_STATS) {
+		snprintf(w->err, sizeof(w->err), "too many window statistics");
+		return -1;
+	}
+	put_u32(e, v->index);
+	put_u64(e, v->start);
+	put_u64(e, v->end);
+	put_u32(e, v->reason);
+	put_u16(e, v->nstats);
+	for (unsigned i = 0; i < v->nstats; i++) {
+		put_str(e, v->stats[i].key);
+		put_u64(e, v->stats[i].value);
+	}
+	return enc_done(e, FR_WINDOW_END);
+}
+
+int
+stream_get_window_end(const struct frame *f, struct fr_window_end *v, char *err, size_t errlen)
+{
+	DEC_BEGIN(FR_WINDOW_END);
+	v->index = get_u32(d);
+	v->start = get_u64(d);
+	v->end = get_u64(d);
+	v->reason = get_u32(d);
+	v->nstats = get_u16(d);
+	get_count(d, v->nstats, STREAM_MAX_STATS, "too many statistics");
+	for (unsigned i = 0; !d->bad && i < v->nstats; i++) {
+		v->stats[i].key = get_str(d);
+		v->stats[i].value = get_u64(d);
+	}
+	if (!d->bad && v->end < v->start)
+		d->bad = "window ends before it starts";
+	return dec_done(f, d, err, errlen);
+}
+
+int
+stream_put_file(struct stream_writer *w, const struct fr_file *v)
+{
+	ENC_BEGIN();
+	put_u32(e, v->index);
+	put_u32(e, v->flags);
+	put_str(e, v->kind);
+	put_str(e, v->name);
+	put_str(e, v->temp);
+	return enc_done(e, FR_FILE);
+}
+
+/* File names travel between stages and are joined to the output directory: a name with a
+ * slash or a leading dot-dot would let a corrupt stream write outside it. */
+static int
+plain_name(struct str s)
+{
+	if (s.len == 0 || memchr(s.p, '/', s.len))
+		return 0;
+	return !(s.len <= 2 && s.p[0] == '.' && (s.len == 1 || s.p[1] == '.'));
+}
+
+int
+stream_get_file(const struct frame *f, struct fr_file *v, char *err, size_t errlen)
+{
+	DEC_BEGIN(FR_FILE);
+	v->index = get_u32(d);
+	v->flags = get_u32(d);
+	v->kind = get_str(d);
+	v->name = get_str(d);
+	v->temp = get_str(d);
+	if (!d->bad && (!plain_name(v->name) || !plain_name(v->temp)))
+		d->bad = "file name is not a plain name in the output directory";
+	return dec_done(f, d, err, errlen);
+}

@@ -1,0 +1,311 @@
+/*
+ * Framed stream reader and writer; the byte layout is docs/stream-format.md.
+ * The reader trusts nothing: every length is checked before it is used.
+ */
+#include "stream.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define READ_CHUNK (1u << 16)
+#define WRITE_BUF (1u << 16)
+
+static void
+seterr(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+}
+
+static void
+le16(uint8_t *p, uint16_t v)
+{
+	p[0] = v;
+	p[1] = v >> 8;
+}
+
+static void
+le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = v >> (8 * i);
+}
+
+static void
+le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = v >> (8 * i);
+}
+
+static uint16_t
+rd16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t
+rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t
+rd64(const uint8_t *p)
+{
+	return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
+}
+
+/* ---- reading ---- */
+
+/* Makes at least want bytes available from r->pos; 1 ok, 0 clean EOF before any byte,
+ * -1 error or EOF in the middle (reported as truncated). */
+static int
+fill(struct stream_reader *r, size_t want)
+{
+	if (r->len - r->pos >= want)
+		return 1;
+	if (r->pos > 0) {
+		memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+		r->len -= r->pos;
+		r->pos = 0;
+	}
+	if (want > r->cap) {
+		size_t cap = r->cap ? r->cap : READ_CHUNK;
+		while (cap < want)
+			cap *= 2;
+		uint8_t *nb = realloc(r->buf, cap);
+		if (!nb) {
+			seterr(r->err, sizeof(r->err), "out of memory");
+			return -1;
+		}
+		r->buf = nb;
+		r->cap = cap;
+	}
+	while (r->len < want) {
+		ssize_t n = read(r->fd, r->buf + r->len, r->cap - r->len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			seterr(r->err, sizeof(r->err), "read error: %s", strerror(errno));
+			return -1;
+		}
+		if (n == 0) {
+			r->eof = 1;
+			return r->len == 0 ? 0 : -1;
+		}
+		r->len += (size_t)n;
+	}
+	return 1;
+}
+
+int
+stream_reader_open(struct stream_reader *r, int fd, const char *name, struct stream_header *h)
+{
+	memset(r, 0, sizeof(*r));
+	r->fd = fd;
+	r->name = name;
+	int rc = fill(r, STREAM_HEADER_SIZE);
+	if (rc <= 0) {
+		if (rc == 0 || r->eof)
+			seterr(r->err, sizeof(r->err), rc == 0 ? "empty stream" :
+			       "truncated stream header");
+		return -1;
+	}
+	const uint8_t *p = r->buf;
+	if (memcmp(p, STREAM_MAGIC, 8) != 0) {
+		seterr(r->err, sizeof(r->err), "not a rustprofile stream (bad magic)");
+		return -1;
+	}
+	uint16_t version = rd16(p + 8), hsize = rd16(p + 10);
+	if (version != STREAM_VERSION) {
+		seterr(r->err, sizeof(r->err), "unsupported stream version %u", version);
+		return -1;
+	}
+	if (rd32(p + 12) != STREAM_BYTE_ORDER) {
+		seterr(r->err, sizeof(r->err), "bad byte-order mark");
+		return -1;
+	}
+	if (hsize < STREAM_HEADER_SIZE || hsize > 4096) {
+		seterr(r->err, sizeof(r->err), "bad header size %u", hsize);
+		return -1;
+	}
+	h->version = version;
+	h->clockid = rd32(p + 16);
+	h->e_machine = rd32(p + 20);
+	h->clock_offset_ns = (int64_t)rd64(p + 24);
+	h->session_id = rd64(p + 32);
+	/* A longer header from a newer writer: skip what we do not know. */
+	if (fill(r, hsize) <= 0) {
+		seterr(r->err, sizeof(r->err), "truncated stream header");
+		return -1;
+	}
+	r->pos = hsize;
+	r->offset = hsize;
+	return 0;
+}
+
+int
+stream_read(struct stream_reader *r, struct frame *f)
+{
+	int rc = fill(r, 8);
+	if (rc == 0)
+		return 0;
+	if (rc < 0) {
+		if (r->eof)
+			seterr(r->err, sizeof(r->err), "truncated frame header at offset %llu",
+			       (unsigned long long)r->offset);
+		return -1;
+	}
+	const uint8_t *p = r->buf + r->pos;
+	uint32_t type = rd32(p), len = rd32(p + 4);
+	if (type == 0) {
+		seterr(r->err, sizeof(r->err), "corrupt frame type 0 at offset %llu",
+		       (unsigned long long)r->offset);
+		return -1;
+	}
+	if (len > STREAM_MAX_FRAME) {
+		seterr(r->err, sizeof(r->err), "frame of %u bytes at offset %llu exceeds the %u "
+		       "byte limit", len, (unsigned long long)r->offset, STREAM_MAX_FRAME);
+		return -1;
+	}
+	rc = fill(r, 8 + (size_t)len);
+	if (rc <= 0) {
+		if (r->eof)
+			seterr(r->err, sizeof(r->err), "truncated %s frame at offset %llu",
+			       stream_frame_name(type), (unsigned long long)r->offset);
+		return -1;
+	}
+	f->type = type;
+	f->len = len;
+	f->data = r->buf + r->pos + 8;
+	r->pos += 8 + (size_t)len;
+	r->offset += 8 + (uint64_t)len;
+	return 1;
+}
+
+void
+stream_reader_release(struct stream_reader *r)
+{
+	free(r->buf);
+	r->buf = NULL;
+}
+
+/* ---- writing ---- */
+
+static int
+write_all(struct stream_writer *w, const uint8_t *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t k = write(w->fd, p, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			seterr(w->err, sizeof(w->err), "write error: %s", strerror(errno));
+			return -1;
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+int
+stream_flush(struct stream_writer *w)
+{
+	if (w->len == 0)
+		return 0;
+	int rc = write_all(w, w->buf, w->len);
+	w->len = 0;
+	return rc;
+}
+
+int
+stream_writer_open(struct stream_writer *w, int fd, const char *name,
+		   const struct stream_header *h)
+{
+	memset(w, 0, sizeof(*w));
+	w->fd = fd;
+	w->name = name;
+	w->cap = WRITE_BUF;
+	w->buf = malloc(w->cap);
+	if (!w->buf) {
+		seterr(w->err, sizeof(w->err), "out of memory");
+		return -1;
+	}
+	uint8_t *p = w->buf;
+	memset(p, 0, STREAM_HEADER_SIZE);
+	memcpy(p, STREAM_MAGIC, 8);
+	le16(p + 8, STREAM_VERSION);
+	le16(p + 10, STREAM_HEADER_SIZE);
+	le32(p + 12, STREAM_BYTE_ORDER);
+	le32(p + 16, h->clockid);
+	le32(p + 20, h->e_machine);
+	le64(p + 24, (uint64_t)h->clock_offset_ns);
+	le64(p + 32, h->session_id);
+	w->len = STREAM_HEADER_SIZE;
+	return 0;
+}
+
+int
+stream_write(struct stream_writer *w, uint32_t type, const void *payload, uint32_t len)
+{
+	if (len > STREAM_MAX_FRAME) {
+		seterr(w->err, sizeof(w->err), "frame of %u bytes exceeds the limit", len);
+		return -1;
+	}
+	uint8_t hdr[8];
+	le32(hdr, type);
+	le32(hdr + 4, len);
+	if (w->len + 8 + len > w->cap && stream_flush(w) < 0)
+		return -1;
+	if (8 + (size_t)len > w->cap) {
+		if (write_all(w, hdr, 8) < 0)
+			return -1;
+		return write_all(w, payload, len);
+	}
+	memcpy(w->buf + w->len, hdr, 8);
+	if (len)
+		memcpy(w->buf + w->len + 8, payload, len);
+	w->len += 8 + len;
+	return 0;
+}
+
+int
+stream_forward(struct stream_writer *w, const struct frame *f)
+{
+	return stream_write(w, f->type, f->data, f->len);
+}
+
+void
+stream_writer_release(struct stream_writer *w)
+{
+	free(w->buf);
+	free(w->scratch);
+	w->buf = w->scratch = NULL;
+}
+
+char *
+str_dup(struct str s)
+{
+	char *c = malloc((size_t)s.len + 1);
+	if (!c)
+		return NULL;
+	memcpy(c, s.p, s.len);
+	c[s.len] = 0;
+	return c;
+}
+
+int
+str_eq(struct str s, const char *c)
+{
+	size_t n = strlen(c);
+	return n == s.len && memcmp(s.p, c, n) == 0;
+}

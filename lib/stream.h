@@ -1,0 +1,338 @@
+/*
+ * The framed event stream between stages; the contract is docs/stream-format.md.
+ *
+ * A stream is a 48-byte header followed by frames: u32 type, u32 payload length, payload.
+ * Everything is little-endian.  Readers check every length and count before using it and
+ * report a truncated or corrupt stream through stream_reader.err, never by crashing.
+ * Frames of unknown type are handed to the caller untouched so they can be forwarded.
+ */
+#ifndef RP_STREAM_H
+#define RP_STREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define STREAM_MAGIC "RPSTREAM"
+#define STREAM_VERSION 1
+#define STREAM_HEADER_SIZE 48
+#define STREAM_BYTE_ORDER 0x01020304u
+/* One frame holds at most one sample with 127 frames, a 64 KiB stack copy and registers,
+ * or one symbol record; 16 MiB leaves room for growth and bounds a corrupt length. */
+#define STREAM_MAX_FRAME (1u << 24)
+#define STREAM_MAX_STR 4096     /* paths, names: longer is corrupt */
+#define STREAM_MAX_IPS 512      /* raw callchain entries per sample */
+#define STREAM_MAX_LOCS 256     /* resolved locations per stack (127 frames plus inlines) */
+#define STREAM_MAX_LINES 64     /* inlined lines per location */
+#define STREAM_MAX_STATS 128    /* key/value statistics per window end */
+#define STREAM_BUILD_ID_MAX 20
+
+enum frame_type {
+	FR_TARGET = 1,
+	FR_MMAP = 2,
+	FR_COMM = 3,
+	FR_FORK = 4,
+	FR_EXIT = 5,
+	FR_SAMPLE = 6,
+	FR_LOST = 7,
+	FR_KSYM = 8,
+	FR_ROUND = 9,
+	FR_TARGET_EXIT = 10,
+	FR_END = 11,
+	FR_WARNING = 12,
+	FR_MAPPING = 20,
+	FR_FUNCTION = 21,
+	FR_LOCATION = 22,
+	FR_STACK = 23,
+	FR_WINDOW_START = 30,
+	FR_WINDOW_STACK = 31,
+	FR_WINDOW_END = 32,
+	FR_FILE = 40,
+};
+
+struct stream_header {
+	uint16_t version;
+	uint32_t clockid;        /* clock of every event time in the stream */
+	int64_t clock_offset_ns; /* unix_ns = event_time + clock_offset_ns */
+	uint64_t session_id;
+	uint32_t e_machine;      /* ELF machine of the target (EM_X86_64, EM_AARCH64) */
+};
+
+/* A string inside a decoded frame: not NUL-terminated, valid until the next read. */
+struct str {
+	const char *p;
+	uint16_t len;
+};
+
+/* Raw frame as read: payload valid until the next stream_read. */
+struct frame {
+	uint32_t type;
+	uint32_t len;
+	const uint8_t *data;
+};
+
+struct fr_target {
+	uint32_t pid;
+	uint32_t cpu_frequency;
+	uint64_t start_time;
+	uint32_t flags;
+	struct str kind;        /* "pid", "launch" */
+	struct str exe;
+	struct str comm;
+	struct str unwind_requested;
+	struct str unwind_mode;
+	struct str unwind_reason;
+	struct str profiles;    /* requested kinds, comma separated */
+	struct str kernel_release;
+};
+
+struct fr_mmap {
+	uint64_t time;
+	uint32_t pid, tid;
+	uint64_t start, len, pgoff;
+	uint32_t prot, flags;
+	uint8_t build_id_len;
+	uint8_t build_id[STREAM_BUILD_ID_MAX];
+	struct str path;
+};
+
+#define COMM_EXEC 1u
+struct fr_comm {
+	uint64_t time;
+	uint32_t pid, tid, flags;
+	struct str comm;
+};
+
+/* FR_FORK and FR_EXIT */
+struct fr_task {
+	uint64_t time;
+	uint32_t pid, ppid, tid, ptid;
+};
+
+struct fr_sample {
+	uint64_t time;
+	uint32_t pid, tid, cpu;
+	uint64_t period;
+	uint16_t nkernel, nuser;
+	uint64_t ips[STREAM_MAX_IPS]; /* kernel leaf-first, then user leaf-first */
+};
+
+enum lost_kind {
+	LOST_RECORDS = 1,   /* the kernel dropped records: ring buffer full */
+	LOST_MALFORMED = 2, /* records collect could not parse */
+	LOST_THROTTLED = 3, /* sampling throttled by the kernel */
+};
+struct fr_lost {
+	uint64_t time;
+	uint64_t count;
+	uint32_t kind;
+};
+
+struct fr_ksym {
+	uint64_t start, end;
+	struct str name;
+	struct str module;
+};
+
+struct fr_round {
+	uint64_t time;
+};
+
+struct fr_target_exit {
+	uint64_t time;
+	uint32_t pid;
+	int32_t status;
+};
+
+enum end_reason {
+	END_DURATION = 1,
+	END_SIGNAL = 2,
+	END_TARGET_EXIT = 3,
+	END_INPUT = 4,
+};
+struct fr_end {
+	uint64_t time;
+	uint32_t reason;
+};
+
+struct fr_warning {
+	uint64_t time;
+	struct str text;
+};
+
+#define MAPPING_KERNEL 1u
+#define MAPPING_HAS_FUNCTIONS 2u
+#define MAPPING_HAS_FILENAMES 4u
+#define MAPPING_HAS_LINES 8u
+#define MAPPING_HAS_INLINES 16u
+struct fr_mapping {
+	uint32_t id, pid;
+	uint64_t start, limit, offset;
+	uint32_t flags;
+	uint8_t build_id_len;
+	uint8_t build_id[STREAM_BUILD_ID_MAX];
+	struct str path;
+};
+
+struct fr_function {
+	uint32_t id;
+	uint32_t start_line;
+	struct str name;
+	struct str system_name;
+	struct str filename;
+};
+
+struct fr_line {
+	uint32_t function_id;
+	uint32_t line;
+};
+struct fr_location {
+	uint32_t id, mapping_id;
+	uint64_t address;
+	uint16_t nlines;
+	struct fr_line lines[STREAM_MAX_LINES]; /* innermost inlined function first */
+};
+
+#define STACK_USABLE 1u
+#define STACK_TRUNCATED 2u
+#define STACK_EMPTY 4u
+#define STACK_CYCLE 8u
+#define STACK_OUT_OF_MAPPING 16u
+struct fr_stack {
+	uint64_t time;
+	uint32_t pid, tid, cpu, flags;
+	uint64_t period;
+	uint16_t nlocs;
+	uint32_t locs[STREAM_MAX_LOCS]; /* leaf first */
+};
+
+struct fr_window_start {
+	uint32_t index;
+	uint64_t start, end; /* event clock; end is exclusive */
+};
+
+struct fr_window_stack {
+	uint32_t index;
+	uint32_t pid, tid;
+	uint64_t count, nanos;
+	uint16_t nlocs;
+	uint32_t locs[STREAM_MAX_LOCS];
+};
+
+struct fr_stat {
+	struct str key;
+	uint64_t value;
+};
+enum window_reason {
+	WINDOW_COMPLETE = 1,
+	WINDOW_FINAL = 2,
+};
+struct fr_window_end {
+	uint32_t index;
+	uint64_t start, end;
+	uint32_t reason;
+	uint16_t nstats;
+	struct fr_stat stats[STREAM_MAX_STATS];
+};
+
+#define FILE_REQUIRED 1u
+struct fr_file {
+	uint32_t index;
+	uint32_t flags;
+	struct str kind;  /* "cpu", "svg-cpu", ... */
+	struct str name;  /* final file name, relative to the output directory */
+	struct str temp;  /* temporary file name in the output directory */
+};
+
+/* Reading. */
+struct stream_reader {
+	int fd;
+	const char *name;
+	uint8_t *buf;
+	size_t cap, len, pos;
+	uint64_t offset;        /* stream offset of the next unread byte */
+	int eof;
+	char err[200];
+};
+
+/* Reads and checks the header.  0 on success, -1 with r->err set. */
+int stream_reader_open(struct stream_reader *r, int fd, const char *name,
+		       struct stream_header *h);
+/* 1: a frame, valid until the next call; 0: clean end of input at a frame boundary;
+ * -1: error in r->err. */
+int stream_read(struct stream_reader *r, struct frame *f);
+void stream_reader_release(struct stream_reader *r);
+
+/* Writing: buffered; frames are written whole. */
+struct stream_writer {
+	int fd;
+	const char *name;
+	uint8_t *buf;
+	size_t cap, len;
+	uint8_t *scratch;       /* payload encoding buffer */
+	size_t scratch_cap;
+	char err[200];
+};
+
+int stream_writer_open(struct stream_writer *w, int fd, const char *name,
+		       const struct stream_header *h);
+int stream_write(struct stream_writer *w, uint32_t type, const void *payload, uint32_t len);
+int stream_forward(struct stream_writer *w, const struct frame *f);
+int stream_flush(struct stream_writer *w);
+void stream_writer_release(struct stream_writer *w);
+
+/* Typed encoders: each writes one frame; 0 or -1 with w->err. */
+int stream_put_target(struct stream_writer *w, const struct fr_target *v);
+int stream_put_mmap(struct stream_writer *w, const struct fr_mmap *v);
+int stream_put_comm(struct stream_writer *w, const struct fr_comm *v);
+int stream_put_task(struct stream_writer *w, uint32_t type, const struct fr_task *v);
+int stream_put_sample(struct stream_writer *w, const struct fr_sample *v);
+int stream_put_lost(struct stream_writer *w, const struct fr_lost *v);
+int stream_put_ksym(struct stream_writer *w, const struct fr_ksym *v);
+int stream_put_round(struct stream_writer *w, const struct fr_round *v);
+int stream_put_target_exit(struct stream_writer *w, const struct fr_target_exit *v);
+int stream_put_end(struct stream_writer *w, const struct fr_end *v);
+int stream_put_warning(struct stream_writer *w, const struct fr_warning *v);
+int stream_put_mapping(struct stream_writer *w, const struct fr_mapping *v);
+int stream_put_function(struct stream_writer *w, const struct fr_function *v);
+int stream_put_location(struct stream_writer *w, const struct fr_location *v);
+int stream_put_stack(struct stream_writer *w, const struct fr_stack *v);
+int stream_put_window_start(struct stream_writer *w, const struct fr_window_start *v);
+int stream_put_window_stack(struct stream_writer *w, const struct fr_window_stack *v);
+int stream_put_window_end(struct stream_writer *w, const struct fr_window_end *v);
+int stream_put_file(struct stream_writer *w, const struct fr_file *v);
+
+/* Typed decoders: 0, or -1 with a reason in err (size errlen).  Strings point into the
+ * frame.  Trailing bytes after the known fields are ignored, so fields can be appended. */
+int stream_get_target(const struct frame *f, struct fr_target *v, char *err, size_t errlen);
+int stream_get_mmap(const struct frame *f, struct fr_mmap *v, char *err, size_t errlen);
+int stream_get_comm(const struct frame *f, struct fr_comm *v, char *err, size_t errlen);
+int stream_get_task(const struct frame *f, struct fr_task *v, char *err, size_t errlen);
+int stream_get_sample(const struct frame *f, struct fr_sample *v, char *err, size_t errlen);
+int stream_get_lost(const struct frame *f, struct fr_lost *v, char *err, size_t errlen);
+int stream_get_ksym(const struct frame *f, struct fr_ksym *v, char *err, size_t errlen);
+int stream_get_round(const struct frame *f, struct fr_round *v, char *err, size_t errlen);
+int stream_get_target_exit(const struct frame *f, struct fr_target_exit *v, char *err,
+			   size_t errlen);
+int stream_get_end(const struct frame *f, struct fr_end *v, char *err, size_t errlen);
+int stream_get_warning(const struct frame *f, struct fr_warning *v, char *err, size_t errlen);
+int stream_get_mapping(const struct frame *f, struct fr_mapping *v, char *err, size_t errlen);
+int stream_get_function(const struct frame *f, struct fr_function *v, char *err, size_t errlen);
+int stream_get_location(const struct frame *f, struct fr_location *v, char *err, size_t errlen);
+int stream_get_stack(const struct frame *f, struct fr_stack *v, char *err, size_t errlen);
+int stream_get_window_start(const struct frame *f, struct fr_window_start *v, char *err,
+			    size_t errlen);
+int stream_get_window_stack(const struct frame *f, struct fr_window_stack *v, char *err,
+			    size_t errlen);
+int stream_get_window_end(const struct frame *f, struct fr_window_end *v, char *err,
+			  size_t errlen);
+int stream_get_file(const struct frame *f, struct fr_file *v, char *err, size_t errlen);
+
+/* Decodes any known frame type fully (for validation); unknown types succeed. */
+int stream_check_frame(const struct frame *f, char *err, size_t errlen);
+const char *stream_frame_name(uint32_t type);
+
+/* A heap copy of s, NUL-terminated; NULL when out of memory. */
+char *str_dup(struct str s);
+int str_eq(struct str s, const char *c);
+
+#endif

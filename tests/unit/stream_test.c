@@ -1,0 +1,212 @@
+/* Unit tests of the stream codec: round trips, the documented example, and refusal of
+ * truncated and corrupt input. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "stream.h"
+
+static int passed, failed;
+
+#define CHECK(c)                                                                  \
+	do {                                                                      \
+		if (c) {                                                          \
+			passed++;                                                 \
+		} else {                                                          \
+			failed++;                                                 \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__,    \
+				__LINE__, #c);                                    \
+		}                                                                 \
+	} while (0)
+
+static const struct stream_header hdr = { 1, 1, -5, 0x1122334455667788ull, 62 };
+
+/* Writes through a pipe-less temp file and returns its bytes. */
+static uint8_t *
+capture(void (*fill)(struct stream_writer *), size_t *len)
+{
+	char path[] = "/tmp/rp-stream-test-XXXXXX";
+	int fd = mkstemp(path);
+	struct stream_writer w;
+	unlink(path);
+	stream_writer_open(&w, fd, "t", &hdr);
+	fill(&w);
+	stream_flush(&w);
+	stream_writer_release(&w);
+	*len = (size_t)lseek(fd, 0, SEEK_END);
+	uint8_t *buf = malloc(*len);
+	pread(fd, buf, *len, 0);
+	close(fd);
+	return buf;
+}
+
+static int
+reader_on(const uint8_t *buf, size_t len, struct stream_reader *r, struct stream_header *h)
+{
+	int p[2];
+	if (pipe(p) < 0)
+		abort();
+	if (write(p[1], buf, len) != (ssize_t)len)
+		abort();
+	close(p[1]);
+	return stream_reader_open(r, p[0], "t", h);
+}
+
+static void
+fill_example(struct stream_writer *w)
+{
+	struct fr_sample s = { .time = 7, .pid = 100, .tid = 101, .cpu = 1, .period = 20408163,
+			       .nkernel = 1, .nuser = 2 };
+	s.ips[0] = 0xffffffff81000010ull;
+	s.ips[1] = 0x555555555131ull;
+	s.ips[2] = 0x5555555551a7ull;
+	stream_put_sample(w, &s);
+	struct fr_end e = { 9, END_DURATION };
+	stream_put_end(w, &e);
+}
+
+static void
+test_example(void)
+{
+	size_t len;
+	uint8_t *b = capture(fill_example, &len);
+	CHECK(len == 48 + 8 + 60 + 8 + 12);
+	CHECK(memcmp(b, "RPSTREAM\x01\x00\x30\x00\x04\x03\x02\x01", 16) == 0);
+	CHECK(memcmp(b + 48, "\x06\0\0\0\x3c\0\0\0", 8) == 0);
+	CHECK(b[48 + 8 + 32] == 1 && b[48 + 8 + 34] == 2);
+	CHECK(memcmp(b + 48 + 8 + 60, "\x0b\0\0\0\x0c\0\0\0", 8) == 0);
+
+	struct stream_reader r;
+	struct stream_header h;
+	struct frame f;
+	static struct fr_sample s;
+	char e[200];
+	CHECK(reader_on(b, len, &r, &h) == 0);
+	CHECK(h.session_id == hdr.session_id && h.clock_offset_ns == -5 && h.e_machine == 62);
+	CHECK(stream_read(&r, &f) == 1 && f.type == FR_SAMPLE);
+	CHECK(stream_get_sample(&f, &s, e, sizeof(e)) == 0);
+	CHECK(s.nkernel == 1 && s.nuser == 2 && s.ips[2] == 0x5555555551a7ull);
+	CHECK(s.period == 20408163 && s.tid == 101);
+	CHECK(stream_read(&r, &f) == 1 && f.type == FR_END);
+	CHECK(stream_read(&r, &f) == 0);
+	stream_reader_release(&r);
+
+	/* Every truncation point is an error, never a crash or a silent end. */
+	for (size_t cut = 1; cut < len; cut++) {
+		int rc = reader_on(b, cut, &r, &h);
+		int frames = 0;
+		if (rc == 0)
+			while ((rc = stream_read(&r, &f)) > 0)
+				frames++;
+		if (cut == 48 + 68 || cut == 48)
+			CHECK(rc == 0);  /* frame boundary: clean end, caller sees no end frame */
+		else
+			CHECK(rc == -1 && r.err[0]);
+		stream_reader_release(&r);
+	}
+	free(b);
+}
+
+static void
+fill_defs(struct stream_writer *w)
+{
+	struct fr_mmap m = { .time = 1, .pid = 2, .tid = 2, .start = 0x1000, .len = 0x2000,
+			     .pgoff = 0x1000, .prot = 5, .build_id_len = 3,
+			     .build_id = { 0xab, 0xcd, 0xef }, .path = { "/bin/x", 6 } };
+	stream_put_mmap(w, &m);
+	struct fr_location l = { .id = 4, .mapping_id = 1, .address = 0x1234, .nlines = 2 };
+	l.lines[0] = (struct fr_line){ 7, 10 };
+	l.lines[1] = (struct fr_line){ 8, 20 };
+	stream_put_location(w, &l);
+	struct fr_window_end we = { .index = 3, .start = 10, .end = 20, .reason = 2, .nstats = 1 };
+	we.stats[0] = (struct fr_stat){ { "samples", 7 }, 42 };
+	stream_put_window_end(w, &we);
+	struct fr_file fl = { 3, FILE_REQUIRED, { "cpu", 3 }, { "a.pb.gz", 7 }, { "../x", 4 } };
+	stream_put_file(w, &fl);
+	stream_write(w, 999, "abc", 3);
+}
+
+static void
+test_roundtrip(void)
+{
+	size_t len;
+	uint8_t *b = capture(fill_defs, &len);
+	struct stream_reader r;
+	struct stream_header h;
+	struct frame f;
+	char e[200];
+	CHECK(reader_on(b, len, &r, &h) == 0);
+
+	struct fr_mmap m;
+	CHECK(stream_read(&r, &f) == 1 && stream_get_mmap(&f, &m, e, sizeof(e)) == 0);
+	CHECK(m.len == 0x2000 && m.build_id_len == 3 && m.build_id[2] == 0xef);
+	CHECK(str_eq(m.path, "/bin/x"));
+
+	static struct fr_location l;
+	CHECK(stream_read(&r, &f) == 1 && stream_get_location(&f, &l, e, sizeof(e)) == 0);
+	CHECK(l.nlines == 2 && l.lines[1].function_id == 8 && l.lines[1].line == 20);
+	/* A short copy of the same frame is refused. */
+	struct frame sf = f;
+	sf.len -= 1;
+	CHECK(stream_get_location(&sf, &l, e, sizeof(e)) == -1 && strstr(e, "too short"));
+
+	static struct fr_window_end we;
+	CHECK(stream_read(&r, &f) == 1 && stream_get_window_end(&f, &we, e, sizeof(e)) == 0);
+	CHECK(we.nstats == 1 && str_eq(we.stats[0].key, "samples") && we.stats[0].value == 42);
+
+	struct fr_file fl;
+	CHECK(stream_read(&r, &f) == 1 && stream_get_file(&f, &fl, e, sizeof(e)) == -1);
+	CHECK(strstr(e, "plain name") != NULL);
+
+	CHECK(stream_read(&r, &f) == 1 && f.type == 999 && f.len == 3);
+	CHECK(stream_check_frame(&f, e, sizeof(e)) == 0);
+	CHECK(stream_read(&r, &f) == 0);
+	stream_reader_release(&r);
+	free(b);
+}
+
+static void
+test_corrupt(void)
+{
+	size_t len;
+	uint8_t *b = capture(fill_example, &len);
+	struct stream_reader r;
+	struct stream_header h;
+	struct frame f;
+
+	uint8_t *c = malloc(len);
+	memcpy(c, b, len);
+	c[0] = 'X';
+	CHECK(reader_on(c, len, &r, &h) == -1 && strstr(r.err, "magic"));
+	stream_reader_release(&r);
+
+	memcpy(c, b, len);
+	c[48 + 7] = 0x7f; /* payload length far beyond the limit */
+	CHECK(reader_on(c, len, &r, &h) == 0);
+	CHECK(stream_read(&r, &f) == -1 && strstr(r.err, "limit"));
+	stream_reader_release(&r);
+
+	memcpy(c, b, len);
+	c[48 + 8 + 32] = 0xff; /* nkernel beyond the frame */
+	CHECK(reader_on(c, len, &r, &h) == 0);
+	char e[200];
+	CHECK(stream_read(&r, &f) == 1 && stream_check_frame(&f, e, sizeof(e)) == -1);
+	stream_reader_release(&r);
+
+	CHECK(reader_on(b, 0, &r, &h) == -1 && strstr(r.err, "empty"));
+	stream_reader_release(&r);
+	free(c);
+	free(b);
+}
+
+int
+main(void)
+{
+	test_example();
+	test_roundtrip();
+	test_corrupt();
+	printf("stream: %d passed, %d failed\n", passed, failed);
+	return failed != 0;
+}
