@@ -36,14 +36,15 @@ usage(FILE *f, int status)
 {
 	fprintf(f,
 		"usage: aggregate [--window DURATION] [--max-stacks N] [--max-pending-events N]\n"
-		"                 [--event-reorder-window DURATION] < stream > stream\n"
+		"                 [--event-reorder-window DURATION] [--check] < stream > stream\n"
 		"\n"
 		"Cuts resolved stacks into time windows (see docs/stream-format.md).\n"
 		"  --window DURATION               window length, > 0 (default 60s)\n"
 		"  --max-stacks N                  distinct stacks per window (default 65536)\n"
 		"  --max-pending-events N          reorder buffer bound (default 262144)\n"
 		"  --event-reorder-window DURATION tolerated timestamp skew, <= window "
-		"(default 100ms)\n");
+		"(default 100ms)\n"
+		"  --check                         validate the options and exit\n");
 	exit(status);
 }
 
@@ -55,10 +56,12 @@ parse_options(int argc, char **argv)
 		{ "max-stacks", required_argument, NULL, 's' },
 		{ "max-pending-events", required_argument, NULL, 'p' },
 		{ "event-reorder-window", required_argument, NULL, 'r' },
+		{ "check", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char e[200];
+	int check = 0;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -81,6 +84,9 @@ parse_options(int argc, char **argv)
 			if (parse_u64(optarg, 1, 1u << 24, &env.max_pending, e, sizeof(e)) < 0)
 				errx(1, "--max-pending-events: %s", e);
 			break;
+		case 'c':
+			check = 1;
+			break;
 		case 'h':
 			usage(stdout, 0);
 			break;
@@ -92,6 +98,8 @@ parse_options(int argc, char **argv)
 		errx(1, "unexpected argument '%s'", argv[optind]);
 	if (env.reorder_ns > env.window_ns)
 		errx(1, "--event-reorder-window may not exceed --window");
+	if (check)
+		exit(0);
 }
 
 struct agg {

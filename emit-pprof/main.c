@@ -1,0 +1,262 @@
+/*
+ * emit-pprof: writes one gzip-compressed CPU pprof per window of the framed stream.
+ *
+ * Reads the stream on stdin and copies it to stdout unchanged (tee-like).  It remembers the
+ * target, mapping, function and location definitions and thread names for the whole stream,
+ * and encodes each window's FR_WINDOW_STACK frames as they pass.  At FR_WINDOW_END it writes
+ * the profile to a fsynced temporary file in the output directory, then emits FR_FILE naming
+ * it, then forwards the FR_WINDOW_END.  Renaming into place is the commit stage's job.
+ * A corrupt or truncated stream stops it with a one-line reason and exit status 1, after
+ * removing the temporary file it was writing, if any.
+ */
+#include <err.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "defs.h"
+#include "gzfile.h"
+#include "outname.h"
+#include "profile.h"
+#include "stream.h"
+#include "tmpfile.h"
+
+/* Go's pprof writer uses gzip.BestSpeed too: profiles compress well at level 1 already. */
+#define GZIP_LEVEL 1
+
+static struct env {
+	const char *output;
+} env = {
+	.output = ".",
+};
+
+struct state {
+	struct stream_reader in;
+	struct stream_writer out;
+	struct stream_header hdr;
+	struct defs defs;
+	struct profile prof;
+	struct gzfile gz;
+};
+
+static void
+usage(FILE *f, int status)
+{
+	fprintf(f,
+		"usage: emit-pprof [--output DIR] < stream > stream\n"
+		"\n"
+		"Copies the rustprofile stream from stdin to stdout and writes, for every window,\n"
+		"a gzip-compressed CPU pprof to a temporary file in DIR, announced by a file frame\n"
+		"before the window's end frame (the commit stage renames it into place).\n"
+		"\n"
+		"  -o, --output DIR   directory for the temporary profile files (default .)\n"
+		"  -h, --help         show this help\n");
+	exit(status);
+}
+
+static void
+parse_args(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct stat st;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			env.output = optarg;
+			break;
+		case 'h':
+			usage(stdout, 0);
+			break;
+		default:
+			usage(stderr, 2);
+		}
+	}
+	if (optind != argc)
+		usage(stderr, 2);
+	if (stat(env.output, &st) < 0)
+		err(1, "cannot use output directory '%s'", env.output);
+	if (!S_ISDIR(st.st_mode))
+		errx(1, "output '%s' is not a directory", env.output);
+}
+
+/* Gzips the finished profile buffers into t; 0, or -1 after saying why on stderr. */
+static int
+write_profile(struct state *s, struct tmpfile *t)
+{
+	const struct pb *parts[] = { &s->prof.samples, &s->prof.rest, &s->prof.strs.enc };
+	size_t i;
+
+	if (gzfile_open(&s->gz, t->fd, GZIP_LEVEL) < 0)
+		goto gzfail;
+	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		if (gzfile_write(&s->gz, parts[i]->buf, parts[i]->len) < 0)
+			goto gzfail;
+	if (gzfile_finish(&s->gz) < 0)
+		goto gzfail;
+	if (tmpfile_finish(t) < 0) {
+		warnx("%s", t->err);
+		return -1;
+	}
+	return 0;
+gzfail:
+	gzfile_release(&s->gz);
+	warnx("cannot write '%s': %s", t->path, s->gz.err);
+	return -1;
+}
+
+static void
+end_window(struct state *s, const struct frame *f)
+{
+	struct fr_window_end we;
+	struct fr_file ff;
+	struct tmpfile t;
+	char reason[200], name[256];
+	int64_t start_unix;
+
+	if (stream_get_window_end(f, &we, reason, sizeof(reason)) < 0)
+		errx(1, "%s: %s", s->in.name, reason);
+	if (!s->prof.open || we.index != s->prof.index)
+		errx(1, "%s: window end %u without its window start", s->in.name, we.index);
+	if (profile_end(&s->prof, &we, s->hdr.clock_offset_ns) < 0)
+		errx(1, "%s: %s", s->in.name, s->prof.err);
+	start_unix = (int64_t)we.start + s->hdr.clock_offset_ns;
+	if (outname_format(name, sizeof(name), "cpu", s->hdr.session_id, we.index, start_unix,
+			   "pb.gz") < 0)
+		errx(1, "window %u: file name too long", we.index);
+	if (tmpfile_create(&t, env.output, name) < 0)
+		errx(1, "%s", t.err);
+	if (write_profile(s, &t) < 0) {
+		tmpfile_discard(&t);
+		exit(1);
+	}
+	ff = (struct fr_file){
+		.index = we.index, .flags = FILE_REQUIRED,
+		.kind = { "cpu", 3 },
+		.name = { name, (uint16_t)strlen(name) },
+		.temp = { t.name, (uint16_t)strlen(t.name) },
+	};
+	if (stream_put_file(&s->out, &ff) < 0 || stream_forward(&s->out, f) < 0 ||
+	    stream_flush(&s->out) < 0) {
+		tmpfile_discard(&t);
+		errx(1, "%s: %s", s->out.name, s->out.err);
+	}
+	tmpfile_release(&t);
+}
+
+/* Decodes f into v with the typed decoder dec, or stops with the stream's name. */
+#define DECODE(s, dec, f, v)                                                         \
+	do {                                                                         \
+		char why_[200];                                                      \
+		if (dec((f), (v), why_, sizeof(why_)) < 0)                           \
+			errx(1, "%s: %s", (s)->in.name, why_);                       \
+	} while (0)
+
+/* Remembers a definition or window stack; every frame but the window end is forwarded
+ * first, by the caller. */
+static void
+take_frame(struct state *s, const struct frame *f)
+{
+	union {
+		struct fr_target target;
+		struct fr_mapping mapping;
+		struct fr_function function;
+		struct fr_location location;
+		struct fr_comm comm;
+		struct fr_window_start ws;
+		struct fr_window_stack stack;
+	} u;
+	int rc = 0;
+
+	switch (f->type) {
+	case FR_TARGET:
+		DECODE(s, stream_get_target, f, &u.target);
+		rc = defs_set_target(&s->defs, &u.target);
+		break;
+	case FR_MAPPING:
+		DECODE(s, stream_get_mapping, f, &u.mapping);
+		rc = defs_add_mapping(&s->defs, &u.mapping);
+		break;
+	case FR_FUNCTION:
+		DECODE(s, stream_get_function, f, &u.function);
+		rc = defs_add_function(&s->defs, &u.function);
+		break;
+	case FR_LOCATION:
+		DECODE(s, stream_get_location, f, &u.location);
+		rc = defs_add_location(&s->defs, &u.location);
+		break;
+	case FR_COMM:
+		DECODE(s, stream_get_comm, f, &u.comm);
+		rc = defs_set_comm(&s->defs, &u.comm);
+		break;
+	case FR_WINDOW_START:
+		DECODE(s, stream_get_window_start, f, &u.ws);
+		if (s->prof.open)
+			errx(1, "%s: window %u starts inside window %u", s->in.name, u.ws.index,
+			     s->prof.index);
+		if (profile_begin(&s->prof, &u.ws) < 0)
+			errx(1, "%s: %s", s->in.name, s->prof.err);
+		return;
+	case FR_WINDOW_STACK:
+		DECODE(s, stream_get_window_stack, f, &u.stack);
+		if (!s->prof.open || u.stack.index != s->prof.index)
+			errx(1, "%s: stack of window %u outside that window", s->in.name,
+			     u.stack.index);
+		if (profile_add_stack(&s->prof, &u.stack) < 0)
+			errx(1, "%s: %s", s->in.name, s->prof.err);
+		return;
+	default:
+		return;
+	}
+	if (rc < 0)
+		errx(1, "%s: %s", s->in.name, s->defs.err);
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct state s;  /* large (gzip buffer): keep it off the stack */
+	struct frame f;
+	int rc;
+
+	parse_args(argc, argv);
+	/* Ctrl-C stops collect, which ends the stream; this stage finishes at end of input. */
+	signal(SIGINT, SIG_IGN);
+	if (stream_reader_open(&s.in, 0, "stdin", &s.hdr) < 0)
+		errx(1, "%s: %s", s.in.name, s.in.err);
+	if (stream_writer_open(&s.out, 1, "stdout", &s.hdr) < 0)
+		errx(1, "%s: %s", s.out.name, s.out.err);
+	defs_init(&s.defs);
+	profile_init(&s.prof, &s.defs);
+	while ((rc = stream_read(&s.in, &f)) > 0) {
+		if (f.type == FR_WINDOW_END) {
+			end_window(&s, &f);
+			continue;
+		}
+		if (stream_forward(&s.out, &f) < 0)
+			errx(1, "%s: %s", s.out.name, s.out.err);
+		take_frame(&s, &f);
+	}
+	if (rc < 0)
+		errx(1, "%s: %s", s.in.name, s.in.err);
+	if (s.prof.open)
+		errx(1, "%s: stream ends inside window %u", s.in.name, s.prof.index);
+	if (stream_flush(&s.out) < 0)
+		errx(1, "%s: %s", s.out.name, s.out.err);
+	profile_release(&s.prof);
+	defs_release(&s.defs);
+	stream_reader_release(&s.in);
+	stream_writer_release(&s.out);
+	if (close(1) < 0)
+		err(1, "stdout");
+	return 0;
+}

@@ -1,0 +1,225 @@
+/*
+ * streamgen: writes a small synthetic rustprofile stream on stdout for emit-pprof tests.
+ *
+ * usage: streamgen good | empty | missing-loc | missing-func | redefine | big N
+ *        streamgen dump < stream
+ *
+ *   good          target, kernel/libc/exe mappings, functions with an inline pair, thread
+ *                 names, and two windows (3 stacks, then 1)
+ *   empty         the definitions and one window without stacks
+ *   missing-loc   a window stack uses location 99, never defined
+ *   missing-func  location 7 uses function 99, never defined
+ *   redefine      location 1 is defined twice
+ *   big N         N distinct stacks in each of two windows (speed checks)
+ *   dump          reads a stream on stdin and prints one line per frame: its type name,
+ *                 and for a file frame "index flags kind name temp"
+ *
+ * Built by tests/emit_pprof.bats against .output/lib/librp.a; not part of the product.
+ */
+#include <err.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stream.h"
+
+#define S(lit) ((struct str){ (lit), sizeof(lit) - 1 })
+#define SESSION 0x00c0ffee12345678ull
+#define OFFSET 1700000000000000000ll    /* event time 0 = 2023-11-14 22:13:20 UTC */
+#define SEC 1000000000ull
+
+static struct stream_writer w;
+
+static void
+check(int rc)
+{
+	if (rc < 0)
+		errx(1, "stdout: %s", w.err);
+}
+
+static void
+mapping(uint32_t id, uint32_t flags, uint64_t start, const char *path, const char *bid)
+{
+	struct fr_mapping m = { .id = id, .pid = 100, .start = start, .limit = start + 0x100000,
+				.offset = 0x1000, .flags = flags };
+
+	m.path = (struct str){ path, (uint16_t)strlen(path) };
+	for (; bid && *bid && m.build_id_len < STREAM_BUILD_ID_MAX; bid++)
+		m.build_id[m.build_id_len++] = (uint8_t)*bid;
+	check(stream_put_mapping(&w, &m));
+}
+
+static void
+function(uint32_t id, const char *name, const char *file, uint32_t line)
+{
+	struct fr_function f = { .id = id, .start_line = line };
+
+	f.name = (struct str){ name, (uint16_t)strlen(name) };
+	f.filename = (struct str){ file, (uint16_t)strlen(file) };
+	check(stream_put_function(&w, &f));
+}
+
+/* Up to two lines: fn/line, then optionally an outer fn2/line2 the first is inlined into. */
+static void
+location(uint32_t id, uint32_t map, uint64_t addr, uint32_t fn, uint32_t line, uint32_t fn2,
+	 uint32_t line2)
+{
+	struct fr_location l = { .id = id, .mapping_id = map, .address = addr, .nlines = 1 };
+
+	l.lines[0] = (struct fr_line){ fn, line };
+	if (fn2)
+		l.lines[l.nlines++] = (struct fr_line){ fn2, line2 };
+	check(stream_put_location(&w, &l));
+}
+
+static void
+comm(uint32_t tid, const char *name)
+{
+	struct fr_comm c = { .pid = 100, .tid = tid };
+
+	c.comm = (struct str){ name, (uint16_t)strlen(name) };
+	check(stream_put_comm(&w, &c));
+}
+
+static void
+definitions(void)
+{
+	struct fr_target t = { .pid = 100, .cpu_frequency = 100, .kind = S("pid"),
+			       .exe = S("/usr/bin/app"), .comm = S("app"), .profiles = S("cpu") };
+
+	check(stream_put_target(&w, &t));
+	mapping(1, MAPPING_KERNEL | MAPPING_HAS_FUNCTIONS, 0xffffffff81000000ull,
+		"[kernel.kallsyms]", NULL);
+	mapping(2, MAPPING_HAS_FUNCTIONS, 0x7f0000000000ull, "/lib/libc.so.6", "\x12\xab\xcd\xef");
+	mapping(3, MAPPING_HAS_FUNCTIONS | MAPPING_HAS_FILENAMES | MAPPING_HAS_LINES |
+		MAPPING_HAS_INLINES, 0x400000, "/usr/bin/app", "\x4f\x1c\x3b");
+	function(1, "main", "app.c", 10);
+	function(2, "work", "app.c", 20);
+	function(3, "inlined_helper", "app.h", 5);
+	function(4, "memcpy", "", 0);
+	function(5, "schedule", "", 0);
+	function(6, "unused", "app.c", 90);
+	location(1, 2, 0x7f0000001000ull, 4, 0, 0, 0);
+	location(2, 3, 0x401100, 3, 7, 2, 25);
+	location(3, 3, 0x401050, 1, 12, 0, 0);
+	location(4, 1, 0xffffffff81000100ull, 5, 0, 0, 0);
+	location(5, 3, 0x401200, 6, 91, 0, 0);
+	comm(100, "app");
+	comm(101, "worker");
+	comm(101, "worker-2");
+}
+
+static void
+window_start(uint32_t index)
+{
+	struct fr_window_start s = { index, 1000 + index * SEC, 1000 + (index + 1) * SEC };
+
+	check(stream_put_window_start(&w, &s));
+}
+
+static void
+window_end(uint32_t index)
+{
+	struct fr_window_end e = { .index = index, .start = 1000 + index * SEC,
+				   .end = 1000 + (index + 1) * SEC, .reason = WINDOW_COMPLETE };
+
+	check(stream_put_window_end(&w, &e));
+}
+
+/* A stack of up to three locations, leaf first (0 ends the list). */
+static void
+stack(uint32_t index, uint32_t tid, uint64_t count, uint32_t a, uint32_t b, uint32_t c)
+{
+	struct fr_window_stack s = { .index = index, .pid = 100, .tid = tid, .count = count,
+				     .nanos = count * 10000000 };
+	uint32_t l[3] = { a, b, c };
+
+	for (int i = 0; i < 3 && l[i]; i++)
+		s.locs[s.nlocs++] = l[i];
+	check(stream_put_window_stack(&w, &s));
+}
+
+/* n stacks per window over n distinct leaf locations, defined up front. */
+static void
+big(uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		location(1000 + i, 3, 0x410000 + i, 2, i, 1, 12);
+	for (uint32_t win = 0; win < 2; win++) {
+		window_start(win);
+		for (uint32_t i = 0; i < n; i++)
+			stack(win, 100 + i % 7, 1 + i % 3, 1000 + i, 2, 3);
+		window_end(win);
+	}
+}
+
+static int
+dump(void)
+{
+	struct stream_reader r;
+	struct stream_header h;
+	struct frame f;
+	struct fr_file ff;
+	char why[200];
+	int rc;
+
+	if (stream_reader_open(&r, 0, "stdin", &h) < 0)
+		errx(1, "stdin: %s", r.err);
+	while ((rc = stream_read(&r, &f)) > 0) {
+		printf("%s", stream_frame_name(f.type));
+		if (f.type == FR_FILE) {
+			if (stream_get_file(&f, &ff, why, sizeof(why)) < 0)
+				errx(1, "stdin: %s", why);
+			printf(" %u %u %.*s %.*s %.*s", ff.index, ff.flags, ff.kind.len, ff.kind.p,
+			       ff.name.len, ff.name.p, ff.temp.len, ff.temp.p);
+		}
+		printf("\n");
+	}
+	if (rc < 0)
+		errx(1, "stdin: %s", r.err);
+	stream_reader_release(&r);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct stream_header h = { .version = STREAM_VERSION, .clockid = 1,
+				   .clock_offset_ns = OFFSET, .session_id = SESSION,
+				   .e_machine = 62 };
+	const char *mode = argc > 1 ? argv[1] : "good";
+
+	if (!strcmp(mode, "dump"))
+		return dump();
+
+	check(stream_writer_open(&w, 1, "stdout", &h));
+	definitions();
+	if (!strcmp(mode, "redefine"))
+		location(1, 2, 0x7f0000002000ull, 4, 0, 0, 0);
+	if (!strcmp(mode, "missing-func"))
+		location(7, 3, 0x401300, 99, 1, 0, 0);
+	if (!strcmp(mode, "big")) {
+		big(argc > 2 ? (uint32_t)strtoul(argv[2], NULL, 10) : 65536);
+	} else {
+		window_start(0);
+		if (strcmp(mode, "empty")) {
+			stack(0, 100, 3, 2, 3, 0);
+			stack(0, 101, 1, 1, 2, 3);
+			stack(0, 102, 1, 4, 3, 0);
+		}
+		if (!strcmp(mode, "missing-loc"))
+			stack(0, 100, 1, 99, 3, 0);
+		if (!strcmp(mode, "missing-func"))
+			stack(0, 100, 1, 7, 3, 0);
+		window_end(0);
+		if (strcmp(mode, "empty")) {
+			window_start(1);
+			stack(1, 101, 5, 3, 0, 0);
+			window_end(1);
+		}
+	}
+	check(stream_put_end(&w, &(struct fr_end){ .time = 3 * SEC, .reason = END_INPUT }));
+	check(stream_flush(&w));
+	stream_writer_release(&w);
+	return 0;
+}
