@@ -1,0 +1,84 @@
+/*
+ * Attaching to every thread of the target.  Threads are listed, each gets its events, and
+ * the list is read again until it holds no thread we have not handled: a thread created
+ * between the listing and the opening of its creator's events would otherwise be missed.
+ *
+ * A new thread created after its creator's events existed already carries inherited
+ * events; opening more for it would count its samples twice.  Such a thread announced
+ * itself with a FORK record in our rings (emitted by the creator's inherited-from event),
+ * so the rings are searched, without consuming, before opening events for a newcomer.
+ */
+#include <err.h>
+#include <string.h>
+
+#include "collect.h"
+#include "procfs.h"
+
+#define ATTACH_ROUNDS 1000      /* a target spawning threads faster than we list them */
+
+struct fork_scan {
+	pid_t pid;
+	struct tidlist *covered;
+};
+
+static void
+fork_seen(void *arg, const struct perf_event_header *h)
+{
+	struct fork_scan *s = arg;
+	uint32_t pid, tid;
+	if (h->type != PERF_RECORD_FORK || h->size < 24)
+		return;
+	memcpy(&pid, (const uint8_t *)h + 8, 4);
+	memcpy(&tid, (const uint8_t *)h + 16, 4);
+	if (pid == (uint32_t)s->pid && !tidlist_has(s->covered, (pid_t)tid) &&
+	    tidlist_add(s->covered, (pid_t)tid) < 0)
+		errx(1, "out of memory");
+}
+
+static void
+scan_forks(struct collect *c, struct tidlist *covered)
+{
+	struct fork_scan s = { c->o.pid, covered };
+	for (size_t i = 0; i < c->perf.nrings; i++)
+		perf_ring_read(&c->perf, &c->perf.rings[i], fork_seen, &s, 0);
+}
+
+/* One pass: opens events for every listed thread not handled yet; returns how many new. */
+static size_t
+attach_pass(struct collect *c, struct tidlist *done, const struct tidlist *now, int first)
+{
+	size_t fresh = 0;
+	char why[256];
+	if (!first)
+		scan_forks(c, done);
+	for (size_t i = 0; i < now->n; i++) {
+		pid_t tid = now->v[i];
+		if (tidlist_has(done, tid))
+			continue;
+		fresh++;
+		if (perf_set_add(&c->perf, tid, why, sizeof(why)) < 0)
+			errx(1, "%s", why);
+		if (tidlist_add(done, tid) < 0)
+			errx(1, "out of memory");
+	}
+	return fresh;
+}
+
+void
+collect_attach(struct collect *c)
+{
+	struct tidlist done = { 0 }, now = { 0 };
+	int round;
+	for (round = 0; round < ATTACH_ROUNDS; round++) {
+		if (procfs_tasks(c->o.pid, &now) < 0)
+			err(1, "cannot list the threads of pid %d", (int)c->o.pid);
+		if (attach_pass(c, &done, &now, round == 0) == 0)
+			break;
+	}
+	if (c->o.verbose)
+		warnx("attached to %zu threads with %zu events in %zu rings (%s) after %d scans",
+		      done.n, c->perf.nfds, c->perf.nrings,
+		      c->perf.shared ? "shared per cpu" : "one per event", round + 1);
+	tidlist_free(&done);
+	tidlist_free(&now);
+}

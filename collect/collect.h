@@ -1,0 +1,67 @@
+/* The state collect's modules share: options, the target and the outputs. */
+#ifndef COLLECT_COLLECT_H
+#define COLLECT_COLLECT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "emit.h"
+#include "ksyms.h"
+#include "modcache.h"
+#include "perf.h"
+
+struct collect_opts {
+	pid_t pid;
+	uint64_t duration_ns;           /* 0: no deadline */
+	unsigned freq;
+	const char *unwind;             /* "auto" or "fp" */
+	const char *kind;               /* "pid" or "launch" */
+	int resume;
+	const char *module_cache;
+	unsigned max_threads;
+	const char *save_stream;
+	int verbose;
+	char **launch_argv;             /* --launch -- CMD...: run it, attach before it starts */
+	int launch_stdout_fd;           /* the command's stdout (-1: collect's stderr) */
+};
+
+struct collect {
+	struct collect_opts o;
+	struct emit out;
+	struct perf_set perf;
+	struct ksyms ksyms;
+	struct modcache cache;
+	uint64_t start_ns;              /* CLOCK_MONOTONIC at start */
+	uint64_t deadline_ns;           /* start + --duration; 0 without one */
+	int exit_status;                /* launched command's wait status, -1 unknown */
+	uint64_t malformed;             /* records that failed to parse, not yet reported */
+	uint64_t samples, dropped;      /* for -v */
+	struct fr_sample sample;        /* scratch: too big for the stack of every call */
+};
+
+uint64_t collect_now(void);             /* CLOCK_MONOTONIC ns */
+/* Sends the mapping on (build id from the ELF file when the kernel gave none) and files it
+ * in the module cache. */
+void collect_mapping(struct collect *c, struct fr_mmap *m, uint64_t end);
+
+/* records.c: one perf record into frames (arg is the struct collect). */
+void records_handle(void *arg, const struct perf_event_header *h);
+
+/* synth.c: FR_TARGET, then FR_MMAP and FR_COMM for what exists already. */
+void synth_target(struct collect *c, const char *release, const char *reason);
+void synth_existing(struct collect *c);
+
+/* attach.c: opens the events of every thread of the target (fatal on failure). */
+void collect_attach(struct collect *c);
+
+/* launch.c: starts argv stopped right after its exec; returns its pid. */
+pid_t launch_start(char **argv, int stdout_fd);
+/* Lets the stopped command run. */
+void launch_resume(pid_t pid);
+/* The command's exit status once it ended (reaps it), -1 if unknown. */
+int launch_reap(pid_t pid);
+
+/* loop.c: runs until the end condition, writes the last frames; returns the end reason. */
+int collect_loop(struct collect *c, int pidfd);
+
+#endif

@@ -1,0 +1,74 @@
+/*
+ * Frame output: every frame goes to each writer; the first failure ends collect with the
+ * writer's message (EPIPE on stdout included, since SIGPIPE is ignored).
+ */
+#include <err.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "emit.h"
+
+static void
+check(struct stream_writer *w, int rc)
+{
+	if (rc < 0)
+		errx(1, "cannot write %s: %s", w->name, w->err);
+}
+
+void
+emit_open(struct emit *e, const struct stream_header *h, const char *save_path)
+{
+	e->n = 1;
+	check(&e->w[0], stream_writer_open(&e->w[0], STDOUT_FILENO, "stdout", h));
+	if (!save_path)
+		return;
+	int fd = open(save_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		err(1, "cannot create '%s'", save_path);
+	check(&e->w[1], stream_writer_open(&e->w[1], fd, save_path, h));
+	e->n = 2;
+}
+
+void
+emit_flush(struct emit *e)
+{
+	for (int i = 0; i < e->n; i++)
+		check(&e->w[i], stream_flush(&e->w[i]));
+}
+
+void
+emit_close(struct emit *e)
+{
+	emit_flush(e);
+	if (e->n == 2 && close(e->w[1].fd) < 0)
+		err(1, "cannot write '%s'", e->w[1].name);
+	for (int i = 0; i < e->n; i++)
+		stream_writer_release(&e->w[i]);
+	e->n = 0;
+}
+
+/* One wrapper per frame type: the same encoder for each writer. */
+#define EMIT_FN(name, type)                                                    \
+	void emit_##name(struct emit *e, const type *v)                        \
+	{                                                                      \
+		for (int i = 0; i < e->n; i++)                                 \
+			check(&e->w[i], stream_put_##name(&e->w[i], v));       \
+	}
+
+EMIT_FN(target, struct fr_target)
+EMIT_FN(mmap, struct fr_mmap)
+EMIT_FN(comm, struct fr_comm)
+EMIT_FN(sample, struct fr_sample)
+EMIT_FN(lost, struct fr_lost)
+EMIT_FN(ksym, struct fr_ksym)
+EMIT_FN(round, struct fr_round)
+EMIT_FN(target_exit, struct fr_target_exit)
+EMIT_FN(end, struct fr_end)
+EMIT_FN(warning, struct fr_warning)
+
+void
+emit_task(struct emit *e, uint32_t type, const struct fr_task *v)
+{
+	for (int i = 0; i < e->n; i++)
+		check(&e->w[i], stream_put_task(&e->w[i], type, v));
+}

@@ -1,0 +1,136 @@
+/*
+ * collect: the privileged first stage.
+ *
+ * Reads: the target process through /proc and perf events (CPU clock samples with kernel
+ * and user frame-pointer callchains, mmap/comm/fork/exit records), and /proc/kallsyms.
+ * Writes: the framed event stream on stdout (and --save-stream), and with --module-cache
+ * copies of the target's executables keyed by build id.
+ * Drops: records of processes other than the target (inherited events follow children).
+ * Ends on --duration, SIGINT/SIGTERM or target exit with an END frame and status 0.
+ */
+#include <err.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collect.h"
+#include "opts.h"
+#include "preflight.h"
+
+/* SIGINT/SIGTERM are read from a signalfd, so they must never be delivered; blocking them
+ * before setup keeps an early Ctrl-C pending until the loop writes its END frame. */
+static void
+signals_setup(void)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		err(1, "sigprocmask");
+	/* A closed stdout must be a write error we report, not a silent death. */
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static struct stream_header
+make_header(int e_machine)
+{
+	struct timespec mono, real;
+	struct stream_header h = { .version = STREAM_VERSION, .clockid = CLOCK_MONOTONIC,
+				   .e_machine = (uint32_t)e_machine };
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	h.clock_offset_ns = (real.tv_sec - mono.tv_sec) * 1000000000LL +
+			    (real.tv_nsec - mono.tv_nsec);
+	if (getrandom(&h.session_id, sizeof(h.session_id), 0) != sizeof(h.session_id))
+		err(1, "getrandom");
+	return h;
+}
+
+/* One fd per (thread, CPU) event, plus slack for /proc files and module copies. */
+static void
+raise_nofile(int nthreads, int ncpu)
+{
+	struct rlimit rl;
+	rlim_t need = (rlim_t)nthreads * (rlim_t)ncpu * 2 + 256;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= need)
+		return;
+	if (rl.rlim_max < need)
+		rl.rlim_max = need;
+	rl.rlim_cur = need;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		warn("cannot raise the open file limit to %llu", (unsigned long long)need);
+}
+
+static int
+open_pidfd(pid_t pid)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd < 0)
+		err(1, "preflight target: pidfd_open %d", (int)pid);
+	return fd;
+}
+
+/* Read after attaching: kallsyms takes ~0.2 s to read, and the rings hold the samples of
+ * that time while the target is already covered (and resumed, in launch mode). */
+static void
+load_ksyms(struct collect *c)
+{
+	if (ksyms_load(&c->ksyms, "/proc/kallsyms") < 0)
+		warn("cannot read /proc/kallsyms; kernel frames stay unnamed");
+	else if (c->ksyms.n == 0)
+		warnx("/proc/kallsyms shows no addresses; kernel frames stay unnamed");
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct collect c;
+	struct preflight pf;
+	char why[256];
+
+	opts_parse(argc, argv, &c.o);
+	signals_setup();
+	c.exit_status = -1;
+	if (c.o.launch_argv)
+		c.o.pid = launch_start(c.o.launch_argv, c.o.launch_stdout_fd);
+	preflight_run(&c.o, &pf);
+	int pidfd = open_pidfd(c.o.pid);
+	if (modcache_init(&c.cache, c.o.module_cache) < 0)
+		err(1, "cannot create module cache '%s'", c.o.module_cache);
+
+	struct stream_header h = make_header(pf.e_machine);
+	emit_open(&c.out, &h, c.o.save_stream);
+	c.start_ns = collect_now();
+	if (c.o.duration_ns)
+		c.deadline_ns = c.start_ns + c.o.duration_ns;
+	synth_target(&c, pf.release, opts_unwind_reason(&c.o));
+
+	if (perf_set_init(&c.perf, c.o.freq, why, sizeof(why)) < 0)
+		errx(1, "%s", why);
+	raise_nofile(pf.nthreads, c.perf.ncpu);
+	collect_attach(&c);
+	synth_existing(&c);
+	emit_flush(&c.out);
+	if (c.o.launch_argv)
+		launch_resume(c.o.pid);
+	else if (c.o.resume && kill(c.o.pid, SIGCONT) < 0)
+		warn("cannot resume pid %d", (int)c.o.pid);
+	load_ksyms(&c);
+
+	int reason = collect_loop(&c, pidfd);
+	if (c.o.verbose)
+		warnx("end reason %d: %llu samples written, %llu of other processes dropped",
+		      reason, (unsigned long long)c.samples, (unsigned long long)c.dropped);
+	emit_close(&c.out);
+	perf_set_close(&c.perf);
+	ksyms_free(&c.ksyms);
+	modcache_free(&c.cache);
+	close(pidfd);
+	return 0;
+}

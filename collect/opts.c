@@ -1,0 +1,187 @@
+/* Option parsing for collect: every value is checked here, before any privileged work. */
+#include <err.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opts.h"
+#include "parse.h"
+
+#define DEFAULT_FREQ 49
+#define DEFAULT_MAX_THREADS 1024
+
+enum { OPT_PID = 256, OPT_DURATION, OPT_FREQ, OPT_UNWIND, OPT_PROFILES, OPT_KIND,
+       OPT_RESUME, OPT_CACHE, OPT_MAX_THREADS, OPT_SAVE, OPT_LAUNCH, OPT_LAUNCH_FD };
+
+static const struct option longopts[] = {
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "cpu-frequency", required_argument, NULL, OPT_FREQ },
+	{ "unwind", required_argument, NULL, OPT_UNWIND },
+	{ "profiles", required_argument, NULL, OPT_PROFILES },
+	{ "kind", required_argument, NULL, OPT_KIND },
+	{ "resume", no_argument, NULL, OPT_RESUME },
+	{ "module-cache", required_argument, NULL, OPT_CACHE },
+	{ "max-threads", required_argument, NULL, OPT_MAX_THREADS },
+	{ "save-stream", required_argument, NULL, OPT_SAVE },
+	{ "launch", no_argument, NULL, OPT_LAUNCH },
+	{ "launch-stdout-fd", required_argument, NULL, OPT_LAUNCH_FD },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void
+usage(void)
+{
+	printf("usage: collect --pid PID [options] > STREAM\n"
+	       "       collect --launch [options] -- COMMAND [ARGS...] > STREAM\n"
+	       "\n"
+	       "Samples the CPU stacks of one running process (not its children) with perf\n"
+	       "events and writes the framed event stream on stdout.  Must run as root.\n"
+	       "\n"
+	       "  --pid PID             process to profile\n"
+	       "  --launch              run COMMAND, stopped right after its exec until\n"
+	       "                        sampling is enabled, and profile it until it exits\n"
+	       "  --launch-stdout-fd N  the command's stdout is fd N (default: stderr)\n"
+	       "  --duration DUR        stop after DUR (10s, 2m, 500ms, 1h30m); 0 = until the\n"
+	       "                        target exits or SIGINT/SIGTERM (default 0)\n"
+	       "  --cpu-frequency HZ    samples per second per thread, 1..999 (default 49)\n"
+	       "  --unwind MODE         auto or fp (auto means fp in this build; dwarf is not\n"
+	       "                        available) (default auto)\n"
+	       "  --profiles LIST       comma-separated profiles; only cpu in this build\n"
+	       "  --kind KIND           pid or launch, recorded in the stream (default pid)\n"
+	       "  --resume              send SIGCONT to the target once sampling is enabled\n"
+	       "  --module-cache DIR    copy mapped executables to DIR/.build-id/xx/yyyy...\n"
+	       "                        so unprivileged stages can read them\n"
+	       "  --save-stream FILE    also write the stream to FILE\n"
+	       "  -v, --verbose         log setup details to stderr\n"
+	       "  -h, --help            show this help\n"
+	       "\n"
+	       "Stops on --duration, SIGINT/SIGTERM or target exit, writing an end frame, and\n"
+	       "exits 0.  Example: collect --pid 1234 --duration 10s > cpu.rps\n");
+	exit(0);
+}
+
+static uint64_t
+num(const char *opt, const char *s, uint64_t min, uint64_t max)
+{
+	uint64_t v;
+	char why[128];
+	if (parse_u64(s, min, max, &v, why, sizeof(why)) < 0)
+		errx(1, "%s: %s", opt, why);
+	return v;
+}
+
+/* Only cpu exists here; the others are real profiles of the product, refused by name. */
+static void
+check_profiles(const char *list)
+{
+	char *copy = strdup(list), *save = NULL;
+	int n = 0;
+	if (!copy)
+		errx(1, "out of memory");
+	for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save), n++) {
+		if (strcmp(p, "heap") == 0 || strcmp(p, "off-cpu") == 0)
+			errx(1, "profile '%s' is not available in this build", p);
+		if (strcmp(p, "cpu") != 0)
+			errx(1, "unknown profile '%s'", p);
+	}
+	free(copy);
+	if (n == 0)
+		errx(1, "--profiles: empty list");
+}
+
+static void
+opt_value(struct collect_opts *o, int c, const char *arg)
+{
+	char why[128];
+	switch (c) {
+	case OPT_PID:
+		o->pid = (pid_t)num("--pid", arg, 1, INT_MAX);
+		break;
+	case OPT_DURATION:
+		if (parse_duration(arg, &o->duration_ns, why, sizeof(why)) < 0)
+			errx(1, "--duration: %s", why);
+		break;
+	case OPT_FREQ:
+		o->freq = (unsigned)num("--cpu-frequency", arg, 1, 999);
+		break;
+	case OPT_UNWIND:
+		if (strcmp(arg, "dwarf") == 0)
+			errx(1, "dwarf unwinding is not available in this build");
+		if (strcmp(arg, "auto") != 0 && strcmp(arg, "fp") != 0)
+			errx(1, "--unwind: unknown mode '%s' (auto, fp or dwarf)", arg);
+		o->unwind = strcmp(arg, "fp") == 0 ? "fp" : "auto";
+		break;
+	case OPT_PROFILES:
+		check_profiles(arg);
+		break;
+	case OPT_KIND:
+		if (strcmp(arg, "pid") != 0 && strcmp(arg, "launch") != 0)
+			errx(1, "--kind: unknown kind '%s' (pid or launch)", arg);
+		o->kind = strcmp(arg, "pid") == 0 ? "pid" : "launch";
+		break;
+	case OPT_CACHE:
+		o->module_cache = arg;
+		break;
+	case OPT_MAX_THREADS:
+		o->max_threads = (unsigned)num("--max-threads", arg, 1, 1u << 20);
+		break;
+	case OPT_SAVE:
+		o->save_stream = arg;
+		break;
+	case OPT_LAUNCH_FD:
+		o->launch_stdout_fd = (int)num("--launch-stdout-fd", arg, 0, 1 << 20);
+		break;
+	}
+}
+
+void
+opts_parse(int argc, char **argv, struct collect_opts *o)
+{
+	*o = (struct collect_opts){ .freq = DEFAULT_FREQ, .unwind = "auto", .kind = "pid",
+				    .max_threads = DEFAULT_MAX_THREADS, .launch_stdout_fd = -1 };
+	int launch = 0;
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:hv", longopts, NULL)) != -1) {
+		if (c == 'h')
+			usage();
+		else if (c == 'v')
+			o->verbose = 1;
+		else if (c == OPT_RESUME)
+			o->resume = 1;
+		else if (c == OPT_LAUNCH)
+			launch = 1;
+		else if (c == ':')
+			errx(1, "option '%s' needs a value", argv[optind - 1]);
+		else if (c == '?')
+			errx(1, "unknown option '%s' (see --help)", argv[optind - 1]);
+		else
+			opt_value(o, c, optarg);
+	}
+	if (launch) {
+		if (o->pid)
+			errx(1, "--launch and --pid are mutually exclusive");
+		if (optind >= argc)
+			errx(1, "--launch needs a command after --");
+		o->launch_argv = argv + optind;
+		o->kind = "launch";
+		return;
+	}
+	if (optind < argc)
+		errx(1, "unexpected argument '%s' (see --help)", argv[optind]);
+	if (o->pid == 0)
+		errx(1, "--pid is required (see --help)");
+}
+
+const char *
+opts_unwind_reason(const struct collect_opts *o)
+{
+	if (strcmp(o->unwind, "auto") == 0)
+		return "auto: DWARF unwinding is not available in this build; using frame pointers";
+	return "fp requested";
+}

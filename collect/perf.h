@@ -1,0 +1,57 @@
+/*
+ * The CPU-clock sampling events: one event per (thread, CPU), all events of a CPU writing
+ * into one ring buffer (PERF_EVENT_IOC_SET_OUTPUT to that CPU's first event), inherit=1 so
+ * threads (and child processes, which collect filters out) created later are covered.
+ */
+#ifndef COLLECT_PERF_H
+#define COLLECT_PERF_H
+
+#include <linux/perf_event.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The sample_type collect asks for; records.c parses exactly this layout. */
+#define COLLECT_SAMPLE_TYPE                                                          \
+	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |     \
+	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
+#define COLLECT_MAX_STACK 127
+
+struct perf_ring {
+	int fd;                 /* the event that owns the mapping */
+	int cpu;
+	struct perf_event_mmap_page *pg;
+	uint8_t *data;
+	uint64_t size;          /* bytes in the data area, a power of two */
+	size_t map_len;
+};
+
+struct perf_set {
+	struct perf_event_attr attr;
+	int *cpus;              /* online CPUs */
+	int ncpu;
+	int *leader;            /* per CPU slot: ring index, -1 before the first event */
+	struct perf_ring *rings;
+	size_t nrings, caprings;
+	int *fds;               /* every event fd, for enable and close */
+	size_t nfds, capfds;
+	int shared;             /* 1 while SET_OUTPUT works; 0: one ring per event */
+	uint64_t malformed;     /* ring contents that could not be walked */
+	uint8_t *scratch;       /* one record that crosses the end of the ring */
+};
+
+/* Builds the attribute and finds the online CPUs.  0, or -1 with err. */
+int perf_set_init(struct perf_set *p, unsigned freq, char *err, size_t errlen);
+/* Opens tid's events on every CPU: 1 when opened, 0 when the thread is gone, -1 with err. */
+int perf_set_add(struct perf_set *p, pid_t tid, char *err, size_t errlen);
+/* Opens and closes one event on tid: the preflight "perf access" probe.  0 or -1 with err. */
+int perf_probe(pid_t tid, char *err, size_t errlen);
+
+typedef void (*perf_record_fn)(void *arg, const struct perf_event_header *h);
+/* Hands each complete record of the ring to fn (wrapped records are copied whole first).
+ * With consume the space is given back to the kernel; without, the records stay. */
+void perf_ring_read(struct perf_set *p, struct perf_ring *r, perf_record_fn fn, void *arg,
+		    int consume);
+void perf_set_close(struct perf_set *p);
+
+#endif

@@ -1,0 +1,17 @@
+/* Checks made before anything is opened; each failure is one fatal line naming the check. */
+#ifndef COLLECT_PREFLIGHT_H
+#define COLLECT_PREFLIGHT_H
+
+#include <sys/utsname.h>
+
+#include "collect.h"
+
+struct preflight {
+	char release[sizeof(((struct utsname *)0)->release)];
+	int e_machine;          /* the target's, equal to ours */
+	int nthreads;
+};
+
+void preflight_run(const struct collect_opts *o, struct preflight *pf);
+
+#endif

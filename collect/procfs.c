@@ -1,0 +1,153 @@
+/*
+ * /proc readers for the target.  Threads may exit at any moment, so a missing file is a
+ * normal result (-1), never an error message here.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "procfs.h"
+
+int
+tidlist_add(struct tidlist *l, pid_t tid)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		pid_t *v = realloc(l->v, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = tid;
+	return 0;
+}
+
+int
+tidlist_has(const struct tidlist *l, pid_t tid)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i] == tid)
+			return 1;
+	return 0;
+}
+
+void
+tidlist_free(struct tidlist *l)
+{
+	free(l->v);
+	l->v = NULL;
+	l->n = l->cap = 0;
+}
+
+int
+procfs_tasks(pid_t pid, struct tidlist *out)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return -1;
+	out->n = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		char *end;
+		long tid = strtol(de->d_name, &end, 10);
+		if (*end || tid <= 0)
+			continue;
+		if (tidlist_add(out, (pid_t)tid) < 0) {
+			closedir(d);
+			errno = ENOMEM;
+			return -1;
+		}
+	}
+	closedir(d);
+	return 0;
+}
+
+int
+procfs_comm(pid_t pid, pid_t tid, char *buf, size_t len)
+{
+	char path[80];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	return 0;
+}
+
+int
+procfs_exe(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	ssize_t n = readlink(path, buf, len - 1);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return 0;
+}
+
+/* "7f..-7f.. r-xp 00001000 08:01 1234   /usr/lib/libc.so.6" */
+static int
+parse_map_line(char *line, struct procmap *m)
+{
+	char perms[8];
+	int off = 0;
+	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*u %n", &m->start,
+		   &m->end, perms, &m->pgoff, &off) < 4 || off == 0)
+		return -1;
+	m->prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
+		  (perms[2] == 'x' ? PROT_EXEC : 0);
+	m->flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
+	char *p = line + off;
+	p[strcspn(p, "\n")] = 0;
+	snprintf(m->path, sizeof(m->path), "%s", p);
+	return 0;
+}
+
+int
+procfs_maps(pid_t pid, int (*fn)(const struct procmap *m, void *arg), void *arg)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	char *line = NULL;
+	size_t cap = 0;
+	struct procmap *m = malloc(sizeof(*m));
+	int rc = m ? 0 : -1;
+	while (m && getline(&line, &cap, f) > 0) {
+		if (parse_map_line(line, m) == 0 && fn(m, arg))
+			break;
+	}
+	free(m);
+	free(line);
+	fclose(f);
+	return rc;
+}
+
+int
+procfs_open_mapping(pid_t pid, uint64_t start, uint64_t end, const char *path)
+{
+	char p[PATH_MAX + 64];
+	snprintf(p, sizeof(p), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, start, end);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 || path[0] != '/')
+		return fd;
+	snprintf(p, sizeof(p), "/proc/%d/root%s", (int)pid, path);
+	return open(p, O_RDONLY | O_CLOEXEC);
+}

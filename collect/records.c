@@ -1,0 +1,222 @@
+/*
+ * perf records into stream frames.  Every record's size is checked against the minimum for
+ * its type before a field is read; a record that fails is counted as LOST_MALFORMED.
+ * Records of other processes (children that inherited the events) are dropped, because
+ * record --pid follows one process, not its descendants.
+ */
+#include <string.h>
+#include <sys/mman.h>
+
+#include "collect.h"
+
+/* sample_id_all trailer for COLLECT_SAMPLE_TYPE: u32 pid, tid; u64 time; u32 cpu, res. */
+#define SID_SIZE 24
+#define SAMPLE_FIXED 56 /* header, ip, pid/tid, time, cpu/res, period, nr */
+#define MMAP2_FIXED 72  /* header through prot/flags; the filename follows */
+
+static uint32_t
+rd32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static uint64_t
+rd64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static uint64_t
+sid_time(const uint8_t *r, size_t size)
+{
+	return rd64(r + size - SID_SIZE + 8);
+}
+
+/* Sends the symbol of each kernel ip not named yet, so readers meet it before the sample. */
+static void
+send_ksyms(struct collect *c, const uint64_t *ips, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct ksym *s = ksyms_find(&c->ksyms, ips[i]);
+		if (!s || s->sent)
+			continue;
+		s->sent = 1;
+		struct fr_ksym k = {
+			.start = s->start, .end = s->end,
+			.name = { s->name, (uint16_t)strnlen(s->name, STREAM_MAX_STR - 1) },
+			.module = { s->module, (uint16_t)strnlen(s->module, STREAM_MAX_STR - 1) },
+		};
+		emit_ksym(&c->out, &k);
+	}
+}
+
+/* Splits the callchain at the context markers: kernel ips, then user ips, leaf first.
+ * Entries in other contexts (hypervisor, guest) are left out. */
+static void
+split_chain(struct fr_sample *s, const uint8_t *chain, uint64_t nr, int kernel_first)
+{
+	uint64_t user[STREAM_MAX_IPS];
+	size_t nk = 0, nu = 0;
+	int mode = kernel_first ? 1 : 2; /* 1 kernel, 2 user, 0 skip */
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t ip = rd64(chain + 8 * i);
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			mode = ip == (uint64_t)PERF_CONTEXT_KERNEL ? 1 :
+			       ip == (uint64_t)PERF_CONTEXT_USER ? 2 : 0;
+			continue;
+		}
+		if (nk + nu >= STREAM_MAX_IPS)
+			break;
+		if (mode == 1)
+			s->ips[nk++] = ip;
+		else if (mode == 2)
+			user[nu++] = ip;
+	}
+	memcpy(s->ips + nk, user, nu * sizeof(*user));
+	s->nkernel = (uint16_t)nk;
+	s->nuser = (uint16_t)nu;
+}
+
+static void
+on_sample(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
+{
+	uint64_t nr = h->size >= SAMPLE_FIXED ? rd64(r + 48) : 0;
+	if (h->size < SAMPLE_FIXED || nr > (uint64_t)(h->size - SAMPLE_FIXED) / 8) {
+		c->malformed++;
+		return;
+	}
+	struct fr_sample *s = &c->sample;
+	s->pid = rd32(r + 16);
+	if (s->pid != (uint32_t)c->o.pid) {
+		c->dropped++;
+		return;
+	}
+	s->tid = rd32(r + 20);
+	s->time = rd64(r + 24);
+	s->cpu = rd32(r + 32);
+	s->period = rd64(r + 40);
+	/* Samples taken after the deadline belong to no window of this recording. */
+	if (c->deadline_ns && s->time >= c->deadline_ns)
+		return;
+	int in_kernel = (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+	split_chain(s, r + SAMPLE_FIXED, nr, in_kernel);
+	if (s->nkernel + s->nuser == 0) {
+		/* No callchain: the interrupted ip alone is still a usable leaf. */
+		s->ips[0] = rd64(r + 8);
+		s->nkernel = in_kernel ? 1 : 0;
+		s->nuser = in_kernel ? 0 : 1;
+	}
+	send_ksyms(c, s->ips, s->nkernel);
+	emit_sample(&c->out, s);
+	c->samples++;
+}
+
+static void
+on_mmap2(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
+{
+	size_t size = h->size, plen;
+	if (size < MMAP2_FIXED + 8 + SID_SIZE ||
+	    (plen = strnlen((const char *)r + MMAP2_FIXED, size - SID_SIZE - MMAP2_FIXED)) ==
+		    size - SID_SIZE - MMAP2_FIXED) {
+		c->malformed++;
+		return;
+	}
+	struct fr_mmap m = {
+		.time = sid_time(r, size), .pid = rd32(r + 8), .tid = rd32(r + 12),
+		.start = rd64(r + 16), .len = rd64(r + 24), .pgoff = rd64(r + 32),
+		.prot = rd32(r + 64), .flags = rd32(r + 68),
+		.path = { (const char *)r + MMAP2_FIXED,
+			  (uint16_t)(plen < STREAM_MAX_STR ? plen : STREAM_MAX_STR - 1) },
+	};
+	if (m.pid != (uint32_t)c->o.pid || !(m.prot & PROT_EXEC))
+		return;
+	if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+		m.build_id_len = r[40] <= STREAM_BUILD_ID_MAX ? r[40] : STREAM_BUILD_ID_MAX;
+		memcpy(m.build_id, r + 44, m.build_id_len);
+	}
+	collect_mapping(c, &m, m.start + m.len);
+}
+
+static void
+on_comm(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
+{
+	size_t size = h->size, n;
+	if (size < 16 + 8 + SID_SIZE ||
+	    (n = strnlen((const char *)r + 16, size - SID_SIZE - 16)) == size - SID_SIZE - 16) {
+		c->malformed++;
+		return;
+	}
+	struct fr_comm m = {
+		.time = sid_time(r, size), .pid = rd32(r + 8), .tid = rd32(r + 12),
+		.flags = (h->misc & PERF_RECORD_MISC_COMM_EXEC) ? COMM_EXEC : 0,
+		.comm = { (const char *)r + 16, (uint16_t)n },
+	};
+	if (m.pid == (uint32_t)c->o.pid)
+		emit_comm(&c->out, &m);
+}
+
+static void
+on_task(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
+{
+	if (h->size < 32 + SID_SIZE) {
+		c->malformed++;
+		return;
+	}
+	struct fr_task t = {
+		.pid = rd32(r + 8), .ppid = rd32(r + 12), .tid = rd32(r + 16),
+		.ptid = rd32(r + 20), .time = rd64(r + 24),
+	};
+	if (t.pid == (uint32_t)c->o.pid)
+		emit_task(&c->out, h->type == PERF_RECORD_FORK ? FR_FORK : FR_EXIT, &t);
+}
+
+/* LOST {id, lost}, LOST_SAMPLES {lost}, THROTTLE {time, id, stream_id}. */
+static void
+on_lost(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
+{
+	size_t min = h->type == PERF_RECORD_LOST ? 24 : h->type == PERF_RECORD_THROTTLE ? 32 : 16;
+	if (h->size < min + SID_SIZE) {
+		c->malformed++;
+		return;
+	}
+	struct fr_lost l = { .time = sid_time(r, h->size), .count = 1, .kind = LOST_THROTTLED };
+	if (h->type == PERF_RECORD_LOST)
+		l = (struct fr_lost){ l.time, rd64(r + 16), LOST_RECORDS };
+	else if (h->type == PERF_RECORD_LOST_SAMPLES)
+		l = (struct fr_lost){ l.time, rd64(r + 8), LOST_RECORDS };
+	if (l.count)
+		emit_lost(&c->out, &l);
+}
+
+void
+records_handle(void *arg, const struct perf_event_header *h)
+{
+	struct collect *c = arg;
+	const uint8_t *r = (const uint8_t *)h;
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		on_sample(c, h, r);
+		break;
+	case PERF_RECORD_MMAP2:
+		on_mmap2(c, h, r);
+		break;
+	case PERF_RECORD_COMM:
+		on_comm(c, h, r);
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		on_task(c, h, r);
+		break;
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+	case PERF_RECORD_THROTTLE:
+		on_lost(c, h, r);
+		break;
+	default:
+		break; /* UNTHROTTLE and anything newer carry nothing we forward */
+	}
+}

@@ -1,0 +1,110 @@
+/*
+ * Frames for what existed before the events were enabled: the target description, its
+ * executable mappings and its threads' names.  Pre-existing state produces no perf records,
+ * so without these the first samples could not be attributed.
+ */
+#include <err.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "collect.h"
+#include "elfid.h"
+#include "procfs.h"
+
+static struct str
+mkstr(const char *s)
+{
+	size_t n = strnlen(s, STREAM_MAX_STR - 1);
+	return (struct str){ s, (uint16_t)n };
+}
+
+void
+collect_mapping(struct collect *c, struct fr_mmap *m, uint64_t end)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%.*s", (int)m->path.len, m->path.p);
+	if (m->build_id_len == 0 && path[0] == '/') {
+		int fd = procfs_open_mapping(c->o.pid, m->start, end, path);
+		if (fd >= 0) {
+			int n = elfid_build_id(fd, m->build_id, sizeof(m->build_id));
+			m->build_id_len = n > 0 ? (uint8_t)n : 0;
+			close(fd);
+		}
+	}
+	emit_mmap(&c->out, m);
+	char why[PATH_MAX + 200];
+	if (path[0] == '/' && m->build_id_len &&
+	    modcache_add(&c->cache, m->build_id, m->build_id_len, c->o.pid, m->start, end, path,
+			 why, sizeof(why)) < 0)
+		warnx("module cache: %s", why);
+}
+
+struct synth_maps {
+	struct collect *c;
+	uint64_t time;
+};
+
+static int
+synth_map(const struct procmap *pm, void *arg)
+{
+	struct synth_maps *s = arg;
+	if (!(pm->prot & PROT_EXEC))
+		return 0;
+	/* perf names anonymous executable memory (JIT code) this way too. */
+	const char *path = pm->path[0] ? pm->path : "//anon";
+	struct fr_mmap m = {
+		.time = s->time, .pid = (uint32_t)s->c->o.pid, .tid = (uint32_t)s->c->o.pid,
+		.start = pm->start, .len = pm->end - pm->start, .pgoff = pm->pgoff,
+		.prot = pm->prot, .flags = pm->flags, .path = mkstr(path),
+	};
+	collect_mapping(s->c, &m, pm->end);
+	return 0;
+}
+
+void
+synth_existing(struct collect *c)
+{
+	struct synth_maps s = { c, collect_now() };
+	if (procfs_maps(c->o.pid, synth_map, &s) < 0)
+		warn("cannot read /proc/%d/maps", (int)c->o.pid);
+	struct tidlist tids = { 0 };
+	if (procfs_tasks(c->o.pid, &tids) < 0)
+		warn("cannot list /proc/%d/task", (int)c->o.pid);
+	for (size_t i = 0; i < tids.n; i++) {
+		char comm[64];
+		if (procfs_comm(c->o.pid, tids.v[i], comm, sizeof(comm)) < 0)
+			continue; /* the thread has exited meanwhile */
+		struct fr_comm fc = {
+			.time = s.time, .pid = (uint32_t)c->o.pid, .tid = (uint32_t)tids.v[i],
+			.comm = mkstr(comm),
+		};
+		emit_comm(&c->out, &fc);
+	}
+	tidlist_free(&tids);
+}
+
+void
+synth_target(struct collect *c, const char *release, const char *reason)
+{
+	char exe[PATH_MAX] = "", comm[64] = "";
+	if (procfs_exe(c->o.pid, exe, sizeof(exe)) < 0)
+		exe[0] = 0;
+	if (procfs_comm(c->o.pid, c->o.pid, comm, sizeof(comm)) < 0)
+		comm[0] = 0;
+	struct fr_target t = {
+		.pid = (uint32_t)c->o.pid,
+		.cpu_frequency = c->o.freq,
+		.start_time = c->start_ns,
+		.kind = mkstr(c->o.kind),
+		.exe = mkstr(exe),
+		.comm = mkstr(comm),
+		.unwind_requested = mkstr(c->o.unwind),
+		.unwind_mode = mkstr("fp"),
+		.unwind_reason = mkstr(reason),
+		.profiles = mkstr("cpu"),
+		.kernel_release = mkstr(release),
+	};
+	emit_target(&c->out, &t);
+}
