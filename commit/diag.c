@@ -1,0 +1,295 @@
+/*
+ * commit: the diagnostics JSON of one window, schema version 3 (manual, "Output files and
+ * retention").  Window statistics arrive as FR_WINDOW_END key/values: a key without a dot
+ * belongs to "cpu", "event_order.x" to "event_order", and any other "a.b" to object "a".
+ */
+#include "commit.h"
+
+#include <stdbool.h>
+#include <string.h>
+#include <time.h>
+
+#include "json.h"
+#include "outname.h"
+
+#define DIAG_SCHEMA_VERSION 3
+
+/* The cpu members in the order readers see them.  Most are window statistics; a statistic
+ * the producer did not send is written as 0 so every document has the same keys. */
+static const char *const cpu_documented[] = {
+	"cpu_nanoseconds", "samples", "lost_samples", "malformed_samples",
+	"aggregation_dropped_samples", "aggregation_dropped_nanoseconds", "frequency_hz",
+	"unwind_mode", "unwind_requested", "unwind_reason", "usable_stack_ratio",
+	"usable_stacks", "unusable_stacks", "truncated_stacks", "empty_stacks",
+	"cyclic_stacks", "out_of_mapping_stacks", "distinct_stacks", "max_stacks",
+	"fallback_reason",
+};
+
+/* Top-level names a dotted statistic may not reuse as its object. */
+static const char *const reserved[] = {
+	"schema_version", "session_id", "window_index", "pid", "window_start_unix_nanos",
+	"window_end_unix_nanos", "duration_nanos", "final_window", "written_at_unix_nanos",
+	"target", "requested_profiles", "written_profiles", "output_paths", "warnings",
+	"allocator_probe", "cpu", "event_order",
+};
+
+/* Profile kinds, as opposed to derived outputs such as "svg-cpu". */
+static const char *const profile_kinds[] = { "cpu", "heap", "off-cpu" };
+
+#define LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+static int
+in_list(const char *const *list, size_t n, const char *s, size_t len)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strlen(list[i]) == len && memcmp(list[i], s, len) == 0)
+			return 1;
+	return 0;
+}
+
+/* The first statistic named exactly key (prefix included), or NULL. */
+static const struct fr_stat *
+stat_find(const struct fr_window_end *we, const char *key)
+{
+	for (uint16_t i = 0; i < we->nstats; i++)
+		if (str_eq(we->stats[i].key, key))
+			return &we->stats[i];
+	return NULL;
+}
+
+static uint64_t
+stat_get(const struct fr_window_end *we, const char *key)
+{
+	const struct fr_stat *s = stat_find(we, key);
+
+	return s ? s->value : 0;
+}
+
+/* Length of the group name of a statistic key: 0 for "cpu" keys without a dot. */
+static size_t
+group_len(struct str key)
+{
+	const char *dot = memchr(key.p, '.', key.len);
+
+	return dot ? (size_t)(dot - key.p) : 0;
+}
+
+/* Writes the statistics of group g (length glen) not yet written, prefix removed.  A
+ * duplicate key keeps its first value so the object never repeats a name. */
+static void
+write_group(struct json *j, const struct fr_window_end *we, const char *g, size_t glen,
+	    const char *const *skip, size_t nskip)
+{
+	char key[STREAM_MAX_STR + 1];
+
+	for (uint16_t i = 0; i < we->nstats; i++) {
+		struct str k = we->stats[i].key;
+		size_t off = glen ? glen + 1 : 0;
+		int dup = 0;
+
+		if (group_len(k) != glen || (glen && memcmp(k.p, g, glen) != 0))
+			continue;
+		if (in_list(skip, nskip, k.p + off, k.len - off))
+			continue;
+		for (uint16_t p = 0; p < i && !dup; p++)
+			dup = we->stats[p].key.len == k.len && !memcmp(we->stats[p].key.p, k.p, k.len);
+		if (dup)
+			continue;
+		memcpy(key, k.p + off, k.len - off);
+		key[k.len - off] = '\0';
+		json_ku64(j, key, we->stats[i].value);
+	}
+}
+
+static void
+write_target(struct json *j, const struct commit_target *t)
+{
+	json_key(j, "target");
+	json_object_begin(j);
+	json_kstring(j, "kind", t->kind);
+	json_key(j, "pid");
+	t->have ? json_u64(j, t->pid) : json_null(j);
+	json_kstring(j, "executable", t->exe);
+	json_kstring(j, "comm", t->comm);
+	json_kstring(j, "kernel_release", t->kernel_release);
+	json_object_end(j);
+}
+
+static void
+write_profiles(struct json *j, const struct commit *c, const struct commit_batch *b)
+{
+	const char *p = c->target.profiles ? c->target.profiles : "";
+
+	json_key(j, "requested_profiles");
+	json_array_begin(j);
+	while (*p) {
+		size_t n = strcspn(p, ",");
+
+		if (n)
+			json_string_len(j, p, n);
+		p += n + (p[n] == ',');
+	}
+	json_array_end(j);
+	json_key(j, "written_profiles");
+	json_array_begin(j);
+	for (size_t i = 0; i < b->nfiles; i++)
+		if ((b->files[i].flags & FILE_REQUIRED) &&
+		    in_list(profile_kinds, LEN(profile_kinds), b->files[i].kind,
+			    strlen(b->files[i].kind)))
+			json_string(j, b->files[i].kind);
+	json_array_end(j);
+}
+
+static void
+write_path(struct json *j, const struct commit *c, const char *kind, const char *name)
+{
+	char path[8192];
+
+	snprintf(path, sizeof(path), "%s/%s", c->dir, name);
+	json_kstring(j, kind, path);
+}
+
+static void
+write_outputs(struct json *j, const struct commit *c, const struct commit_batch *b)
+{
+	json_key(j, "output_paths");
+	json_object_begin(j);
+	for (size_t i = 0; i < b->nfiles; i++)
+		write_path(j, c, b->files[i].kind, b->files[i].name);
+	write_path(j, c, "diagnostics", b->diag_name);
+	json_object_end(j);
+	json_key(j, "warnings");
+	json_array_begin(j);
+	for (size_t i = 0; i < b->nwarnings; i++)
+		json_string(j, b->warnings[i]);
+	json_array_end(j);
+}
+
+/* One documented cpu member: from the target frame, computed, or a statistic. */
+static void
+write_cpu_member(struct json *j, const struct commit *c, const struct fr_window_end *we,
+		 const char *key)
+{
+	const struct commit_target *t = &c->target;
+	uint64_t usable = stat_get(we, "usable_stacks"), unusable = stat_get(we, "unusable_stacks");
+
+	json_key(j, key);
+	if (strcmp(key, "frequency_hz") == 0)
+		t->have ? json_u64(j, t->cpu_frequency) : json_null(j);
+	else if (strcmp(key, "unwind_mode") == 0)
+		json_string(j, t->unwind_mode);
+	else if (strcmp(key, "unwind_requested") == 0)
+		json_string(j, t->unwind_requested);
+	else if (strcmp(key, "unwind_reason") == 0)
+		json_string(j, t->unwind_reason);
+	else if (strcmp(key, "usable_stack_ratio") == 0 && usable + unusable == 0)
+		json_null(j);
+	else if (strcmp(key, "usable_stack_ratio") == 0)
+		json_double(j, (double)usable / ((double)usable + (double)unusable));
+	else if (strcmp(key, "fallback_reason") == 0)
+		json_null(j); /* the unwind fallback is reported by unwind_mode/unwind_reason */
+	else
+		json_u64(j, stat_get(we, key));
+}
+
+static void
+write_cpu(struct json *j, const struct commit *c, const struct fr_window_end *we)
+{
+	json_key(j, "cpu");
+	json_object_begin(j);
+	for (size_t i = 0; i < LEN(cpu_documented); i++)
+		write_cpu_member(j, c, we, cpu_documented[i]);
+	/* Further cpu statistics, undotted or "cpu.x", after the documented ones. */
+	write_group(j, we, "", 0, cpu_documented, LEN(cpu_documented));
+	write_group(j, we, "cpu", 3, cpu_documented, LEN(cpu_documented));
+	json_object_end(j);
+}
+
+static void
+write_allocator_probe(struct json *j)
+{
+	json_key(j, "allocator_probe");
+	json_object_begin(j);
+	json_kbool(j, "requested", false);
+	json_knull(j, "detected");
+	json_knull(j, "module");
+	json_kbool(j, "complete", false);
+	json_kstring(j, "reason", "heap profiling is not available in this build");
+	json_object_end(j);
+}
+
+/* "cpu.x" statistics join the cpu object; other groups get their own, in first-seen order,
+ * unless the name is taken at the top level. */
+static void
+write_other_groups(struct json *j, const struct fr_window_end *we)
+{
+	char name[STREAM_MAX_STR + 1];
+
+	for (uint16_t i = 0; i < we->nstats; i++) {
+		struct str k = we->stats[i].key;
+		size_t glen = group_len(k);
+		int seen = 0;
+
+		if (glen == 0 || in_list(reserved, LEN(reserved), k.p, glen))
+			continue;
+		for (uint16_t p = 0; p < i && !seen; p++)
+			seen = group_len(we->stats[p].key) == glen &&
+			       memcmp(we->stats[p].key.p, k.p, glen) == 0;
+		if (seen)
+			continue;
+		memcpy(name, k.p, glen);
+		name[glen] = '\0';
+		json_key(j, name);
+		json_object_begin(j);
+		write_group(j, we, name, glen, NULL, 0);
+		json_object_end(j);
+	}
+}
+
+static void
+write_window(struct json *j, const struct commit *c, const struct commit_batch *b)
+{
+	const struct fr_window_end *we = b->end;
+	char session[17];
+	struct timespec now;
+
+	outname_session(session, c->header.session_id);
+	clock_gettime(CLOCK_REALTIME, &now);
+	json_ku64(j, "schema_version", DIAG_SCHEMA_VERSION);
+	json_kstring(j, "session_id", session);
+	json_ku64(j, "window_index", we->index);
+	json_key(j, "pid");
+	c->target.have ? json_u64(j, c->target.pid) : json_null(j);
+	json_ki64(j, "window_start_unix_nanos", commit_unix(c, we->start));
+	json_ki64(j, "window_end_unix_nanos", commit_unix(c, we->end));
+	json_ku64(j, "duration_nanos", we->end >= we->start ? we->end - we->start : 0);
+	json_kbool(j, "final_window", we->reason == WINDOW_FINAL);
+	json_ki64(j, "written_at_unix_nanos", (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
+}
+
+int
+commit_diag_write(FILE *f, const struct commit *c, const struct commit_batch *b, char *err,
+		  size_t errlen)
+{
+	struct json j;
+
+	json_init(&j, f, 1);
+	json_object_begin(&j);
+	write_window(&j, c, b);
+	write_target(&j, &c->target);
+	write_profiles(&j, c, b);
+	write_outputs(&j, c, b);
+	write_cpu(&j, c, b->end);
+	json_key(&j, "event_order");
+	json_object_begin(&j);
+	write_group(&j, b->end, "event_order", strlen("event_order"), NULL, 0);
+	json_object_end(&j);
+	write_allocator_probe(&j);
+	write_other_groups(&j, b->end);
+	json_object_end(&j);
+	if (json_finish(&j) < 0) {
+		snprintf(err, errlen, "%s", j.err);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,223 @@
+/*
+ * commit: the last stage, the one place that publishes a window.
+ *
+ * Reads the framed stream (stdin, or FILE).  Keeps the target frame, warnings, and the
+ * FR_FILE frames that emitters wrote for each window (temp files already in the output
+ * directory).  On each FR_WINDOW_END it writes the window's diagnostics JSON, renames all
+ * of the window's files into place at once, applies --keep-windows, and only then prints
+ * one "wrote PATH" line per file on stdout, nothing else.  On a truncated or corrupt stream
+ * it removes the temps of unpublished windows and exits 1; published windows stay.
+ * Writes no stream: it is the end of the pipeline.  SIGINT is ignored: collect handles it
+ * and the stream ends with an END frame.
+ */
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commit.h"
+#include "stream.h"
+
+static struct env {
+	const char *output;
+	uint32_t keep_windows;
+	const char *input;
+	int check;
+} env = {
+	.keep_windows = 60, /* the manual's default */
+};
+
+static const char usage_text[] =
+	"usage: commit --output DIR [--keep-windows N] [--check] [FILE]\n"
+	"\n"
+	"Publishes each window of the stream (stdin, or FILE) in DIR: writes the window's\n"
+	"diagnostics JSON, renames the window's files into place together, and prints\n"
+	"'wrote PATH' for each file once the window is complete.\n"
+	"\n"
+	"  -o, --output DIR        output directory; the emitters' temp files are in it\n"
+	"  -k, --keep-windows N    keep only the newest N windows written by this run\n"
+	"                          (default 60); older runs' files are never removed\n"
+	"      --check             validate the options and exit (DIR need not exist yet)\n"
+	"  -h, --help              show this help\n"
+	"\n"
+	"example: ... | emit-pprof --output out | commit --output out\n";
+
+static void
+parse_args(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "keep-windows", required_argument, NULL, 'k' },
+		{ "check", no_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	char *end;
+	unsigned long n;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "o:k:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			env.output = optarg;
+			break;
+		case 'k':
+			errno = 0;
+			n = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' || n == 0 ||
+			    n > 1000000)
+				errx(1, "--keep-windows must be a positive integer up to 1000000, "
+					"not '%s'", optarg);
+			env.keep_windows = (uint32_t)n;
+			break;
+		case 'c':
+			env.check = 1;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			exit(0);
+		default:
+			errx(1, "usage: commit --output DIR [--keep-windows N] [--check] [FILE]");
+		}
+	}
+	if (!env.output)
+		errx(1, "usage: commit --output DIR [--keep-windows N] [--check] [FILE]");
+	if (optind < argc)
+		env.input = argv[optind++];
+	if (optind < argc)
+		errx(1, "usage: commit --output DIR [--keep-windows N] [--check] [FILE]");
+}
+
+/* Stops on a stream or output error: no temp file of an unpublished window survives. */
+static void __attribute__((noreturn, format(printf, 2, 3)))
+die(struct commit *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	commit_remove_pending(c);
+	va_start(ap, fmt);
+	verrx(1, fmt, ap);
+}
+
+static void
+end_window(struct commit *c, const char *name, const struct frame *f)
+{
+	static struct fr_window_end we; /* large; one at a time */
+	struct commit_batch b;
+	char err[512];
+
+	if (stream_get_window_end(f, &we, err, sizeof(err)) < 0 ||
+	    commit_take_window(c, &we, &b, err, sizeof(err)) < 0)
+		die(c, "%s: %s", name, err);
+	if (commit_publish(c, &b, err, sizeof(err)) < 0) {
+		commit_batch_release(&b);
+		die(c, "%s", err);
+	}
+	commit_batch_release(&b);
+}
+
+/* One frame; returns 1 at the END frame. */
+static int
+handle(struct commit *c, const char *name, const struct frame *f)
+{
+	union {
+		struct fr_target target;
+		struct fr_warning warning;
+		struct fr_window_start start;
+		struct fr_file file;
+	} v;
+	char err[512];
+	int rc = 0;
+
+	switch (f->type) {
+	case FR_TARGET:
+		if ((rc = stream_get_target(f, &v.target, err, sizeof(err))) == 0)
+			commit_set_target(c, &v.target);
+		break;
+	case FR_WARNING:
+		if ((rc = stream_get_warning(f, &v.warning, err, sizeof(err))) == 0)
+			commit_add_warning(c, &v.warning);
+		break;
+	case FR_WINDOW_START:
+		if ((rc = stream_get_window_start(f, &v.start, err, sizeof(err))) == 0)
+			rc = commit_window_start(c, &v.start, err, sizeof(err));
+		break;
+	case FR_FILE:
+		if ((rc = stream_get_file(f, &v.file, err, sizeof(err))) == 0)
+			rc = commit_add_file(c, &v.file, err, sizeof(err));
+		break;
+	case FR_WINDOW_END:
+		end_window(c, name, f);
+		break;
+	case FR_END:
+		return 1;
+	default:
+		break; /* not ours: samples, stacks, and types newer than this stage */
+	}
+	if (rc < 0)
+		die(c, "%s: %s", name, err);
+	return 0;
+}
+
+static void
+run(struct commit *c, int fd, const char *name)
+{
+	struct stream_reader r;
+	struct frame f;
+	int rc;
+
+	if (stream_reader_open(&r, fd, name, &c->header) < 0)
+		errx(1, "%s: %s", name, r.err);
+	while ((rc = stream_read(&r, &f)) > 0)
+		if (handle(c, name, &f))
+			break;
+	if (rc < 0)
+		die(c, "%s: %s", name, r.err);
+	if (rc == 0)
+		die(c, "%s: input ended without an end frame", name);
+	if (c->nopen)
+		die(c, "%s: window %u has no end frame", name, c->open[0].index);
+	if (c->nfiles)
+		die(c, "%s: file '%s' of window %u was never published", name, c->files[0].name,
+		    c->files[0].index);
+	stream_reader_release(&r);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct commit c = { 0 };
+	size_t len;
+	int fd = 0;
+
+	parse_args(argc, argv);
+	if (env.check)
+		return 0;
+	signal(SIGINT, SIG_IGN);
+	if (env.input && (fd = open(env.input, O_RDONLY | O_CLOEXEC)) < 0)
+		err(1, "cannot open '%s'", env.input);
+	c.dirfd = open(env.output, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (c.dirfd < 0)
+		err(1, "cannot open output directory '%s'", env.output);
+	/* Paths print as dir + "/" + name: "out/" gives "out/name" and "/" gives "/name". */
+	len = strlen(env.output);
+	while (len > 0 && env.output[len - 1] == '/')
+		len--;
+	c.dir = strndup(env.output, len);
+	if (!c.dir)
+		errx(1, "out of memory");
+	c.keep_windows = env.keep_windows;
+	run(&c, fd, env.input ? env.input : "stdin");
+	commit_release(&c);
+	free((char *)c.dir);
+	close(c.dirfd);
+	if (fclose(stdout) != 0)
+		err(1, "stdout");
+	return 0;
+}
