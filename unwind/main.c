@@ -1,0 +1,173 @@
+/*
+ * unwind: validates and symbolizes the stacks of raw samples.
+ *
+ * Reads the framed stream on stdin and writes it on stdout.  Each FR_SAMPLE is replaced by
+ * an FR_STACK of location ids (leaf first); the FR_MAPPING, FR_FUNCTION and FR_LOCATION
+ * frames defining those ids are written before their first use.  Every other frame is
+ * forwarded untouched.  Runs without privileges: ELF and debug files come from the module
+ * cache collect filled, the original paths, /usr/lib/debug and --symbol-dir.
+ */
+#include <err.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fpstack.h"
+#include "resolve.h"
+#include "stream.h"
+#include "symbolize.h"
+
+#define MAX_SYMBOL_DIRS 64
+
+static struct {
+	const char *symbol_dirs[MAX_SYMBOL_DIRS];
+	size_t nsymbol_dirs;
+	const char *module_cache;
+} env;
+
+static void
+usage(FILE *f, int status)
+{
+	fprintf(f,
+		"usage: unwind [--symbol-dir DIR]... [--module-cache DIR] < stream > stream\n"
+		"\n"
+		"Validates frame-pointer stacks against executable mappings and symbolizes them.\n"
+		"  --symbol-dir DIR    extra debug-file directory (repeatable): DIR/<name>,\n"
+		"                      DIR/<name>.debug and DIR/.build-id/xx/rest.debug\n"
+		"  --module-cache DIR  build-id keyed copies of the target's ELF files\n");
+	exit(status);
+}
+
+static void
+parse_options(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "symbol-dir", required_argument, NULL, 'd' },
+		{ "module-cache", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			if (env.nsymbol_dirs == MAX_SYMBOL_DIRS)
+				errx(1, "at most %d --symbol-dir options", MAX_SYMBOL_DIRS);
+			env.symbol_dirs[env.nsymbol_dirs++] = optarg;
+			break;
+		case 'c':
+			env.module_cache = optarg;
+			break;
+		case 'h':
+			usage(stdout, 0);
+			break;
+		default:
+			usage(stderr, 2);
+		}
+	}
+	if (optind != argc)
+		errx(1, "unexpected argument '%s'", argv[optind]);
+}
+
+static void
+check_target(const struct frame *f)
+{
+	struct fr_target t;
+	char e[200];
+
+	if (stream_get_target(f, &t, e, sizeof(e)) < 0)
+		errx(1, "stdin: %s", e);
+	if (t.unwind_mode.len && !str_eq(t.unwind_mode, "fp"))
+		errx(1, "unwind mode '%.*s' is not available in this build", t.unwind_mode.len,
+		     t.unwind_mode.p);
+}
+
+/* Handles one frame; returns 1 after FR_END. */
+static int
+on_frame(struct resolver *r, struct stream_writer *out, const struct frame *f)
+{
+	static struct fr_sample s;
+	static struct fr_stack st;
+	union {
+		struct fr_mmap m;
+		struct fr_comm c;
+		struct fr_ksym k;
+	} u;
+	char e[200];
+
+	if (stream_check_frame(f, e, sizeof(e)) < 0)
+		errx(1, "stdin: %s", e);
+	switch (f->type) {
+	case FR_SAMPLE:
+		stream_get_sample(f, &s, e, sizeof(e));
+		if (fpstack_resolve(r, &s, &st) < 0 || stream_put_stack(out, &st) < 0)
+			errx(1, "%s", out->err[0] ? out->err : "out of memory");
+		return 0;
+	case FR_TARGET:
+		check_target(f);
+		break;
+	case FR_MMAP: {
+		stream_get_mmap(f, &u.m, e, sizeof(e));
+		struct proc *p = proctab_get(&r->procs, u.m.pid);
+		if (!p || proc_map(p, &u.m) < 0)
+			errx(1, "out of memory");
+		break;
+	}
+	case FR_COMM:
+		stream_get_comm(f, &u.c, e, sizeof(e));
+		if (u.c.flags & COMM_EXEC) {
+			struct proc *p = proctab_get(&r->procs, u.c.pid);
+			if (!p)
+				errx(1, "out of memory");
+			proc_clear(p);
+		}
+		break;
+	case FR_KSYM:
+		stream_get_ksym(f, &u.k, e, sizeof(e));
+		if (ksymtab_add(&r->ksyms, &u.k) < 0)
+			errx(1, "out of memory");
+		break;
+	}
+	if (stream_forward(out, f) < 0)
+		errx(1, "%s", out->err);
+	return f->type == FR_END;
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct stream_reader in;
+	static struct stream_writer out;
+	static struct resolver r;
+	struct stream_header h;
+	struct frame f;
+	int rc, ended = 0;
+
+	parse_options(argc, argv);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	struct symbolizer *sym = symbolizer_new(env.symbol_dirs, env.nsymbol_dirs,
+						env.module_cache);
+	if (!sym)
+		errx(1, "out of memory");
+	if (stream_reader_open(&in, 0, "stdin", &h) < 0)
+		errx(1, "stdin: %s", in.err);
+	if (stream_writer_open(&out, 1, "stdout", &h) < 0 || resolver_init(&r, &out, sym) < 0)
+		errx(1, "out of memory");
+	while ((rc = stream_read(&in, &f)) > 0)
+		ended |= on_frame(&r, &out, &f);
+	if (rc < 0)
+		errx(1, "stdin: %s", in.err);
+	if (!ended)
+		errx(1, "stdin: stream ended without an end frame");
+	if (stream_flush(&out) < 0)
+		errx(1, "%s", out.err);
+	resolver_release(&r);
+	symbolizer_free(sym);
+	stream_reader_release(&in);
+	stream_writer_release(&out);
+	return 0;
+}

@@ -1,0 +1,152 @@
+#include "procmaps.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct proc *
+proctab_get(struct proctab *t, uint32_t pid)
+{
+	size_t lo = 0, hi = t->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (t->procs[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < t->n && t->procs[lo].pid == pid)
+		return &t->procs[lo];
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 16;
+		struct proc *np = realloc(t->procs, cap * sizeof(*np));
+		if (!np)
+			return NULL;
+		t->procs = np;
+		t->cap = cap;
+	}
+	memmove(&t->procs[lo + 1], &t->procs[lo], (t->n - lo) * sizeof(*t->procs));
+	t->n++;
+	memset(&t->procs[lo], 0, sizeof(*t->procs));
+	t->procs[lo].pid = pid;
+	return &t->procs[lo];
+}
+
+static void
+map_free(struct map *m)
+{
+	free(m->path);
+}
+
+static int
+reserve(struct proc *p, size_t extra)
+{
+	if (p->n + extra <= p->cap)
+		return 0;
+	size_t cap = p->cap ? p->cap * 2 : 16;
+	while (cap < p->n + extra)
+		cap *= 2;
+	struct map *nm = realloc(p->maps, cap * sizeof(*nm));
+	if (!nm)
+		return -1;
+	p->maps = nm;
+	p->cap = cap;
+	return 0;
+}
+
+/* Cuts [start, end) out of the existing mappings, splitting one if needed. */
+static int
+punch(struct proc *p, uint64_t start, uint64_t end)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		struct map *m = &p->maps[i];
+		if (m->end <= start || m->start >= end)
+			continue;
+		if (m->start < start && m->end > end) {
+			if (reserve(p, 1) < 0)
+				return -1;
+			m = &p->maps[i];
+			struct map tail = *m;
+			tail.path = strdup(m->path);
+			if (!tail.path)
+				return -1;
+			tail.pgoff += end - m->start;
+			tail.start = end;
+			tail.mapping_id = 0;
+			m->end = start;
+			memmove(&p->maps[i + 2], &p->maps[i + 1], (p->n - i - 1) * sizeof(*m));
+			p->maps[i + 1] = tail;
+			p->n++;
+			return 0;
+		}
+		if (m->start >= start && m->end <= end) {
+			map_free(m);
+			memmove(m, m + 1, (p->n - i - 1) * sizeof(*m));
+			p->n--;
+			i--;
+		} else if (m->start < start) {
+			m->end = start;
+		} else {
+			m->pgoff += end - m->start;
+			m->start = end;
+		}
+	}
+	return 0;
+}
+
+int
+proc_map(struct proc *p, const struct fr_mmap *f)
+{
+	if (f->len == 0)
+		return 0;
+	if (punch(p, f->start, f->start + f->len) < 0 || reserve(p, 1) < 0)
+		return -1;
+	struct map m = { .start = f->start, .end = f->start + f->len, .pgoff = f->pgoff,
+			 .build_id_len = f->build_id_len };
+	memcpy(m.build_id, f->build_id, sizeof(m.build_id));
+	m.path = str_dup(f->path);
+	if (!m.path)
+		return -1;
+	size_t i = 0;
+	while (i < p->n && p->maps[i].start < m.start)
+		i++;
+	memmove(&p->maps[i + 1], &p->maps[i], (p->n - i) * sizeof(m));
+	p->maps[i] = m;
+	p->n++;
+	return 0;
+}
+
+void
+proc_clear(struct proc *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		map_free(&p->maps[i]);
+	p->n = 0;
+}
+
+struct map *
+proc_find(struct proc *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (p->maps[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < p->n && p->maps[lo].start <= addr && addr < p->maps[lo].end)
+		return &p->maps[lo];
+	return NULL;
+}
+
+void
+proctab_release(struct proctab *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		proc_clear(&t->procs[i]);
+		free(t->procs[i].maps);
+	}
+	free(t->procs);
+	t->procs = NULL;
+	t->n = 0;
+}

@@ -1,0 +1,47 @@
+/*
+ * The executable mappings of each process, as told by FR_MMAP frames, kept sorted by start
+ * address so that every user address can be validated and resolved with a binary search.
+ */
+#ifndef RP_PROCMAPS_H
+#define RP_PROCMAPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stream.h"
+
+struct symmod;
+
+struct map {
+	uint64_t start, end, pgoff;
+	char *path;
+	uint8_t build_id_len;
+	uint8_t build_id[STREAM_BUILD_ID_MAX];
+	uint32_t mapping_id;     /* 0 until an FR_MAPPING was written for it */
+	int sym_tried;           /* symmod looked up (it may still be NULL) */
+	struct symmod *sym;
+};
+
+struct proc {
+	uint32_t pid;
+	struct map *maps;
+	size_t n, cap;
+};
+
+struct proctab {
+	struct proc *procs;     /* sorted by pid */
+	size_t n, cap;
+};
+
+/* The process, created empty if new; NULL when out of memory. */
+struct proc *proctab_get(struct proctab *t, uint32_t pid);
+/* Adds a mapping, replacing any overlapped part of older ones (a new mmap over old
+ * addresses wins, as in the kernel).  0 or -1 when out of memory. */
+int proc_map(struct proc *p, const struct fr_mmap *m);
+/* Forgets every mapping: the process executed a new image. */
+void proc_clear(struct proc *p);
+/* The mapping holding addr, or NULL. */
+struct map *proc_find(struct proc *p, uint64_t addr);
+void proctab_release(struct proctab *t);
+
+#endif

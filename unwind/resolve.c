@@ -1,0 +1,131 @@
+#include "resolve.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "symbolize.h"
+
+int
+resolver_init(struct resolver *r, struct stream_writer *out, struct symbolizer *sym)
+{
+	memset(r, 0, sizeof(*r));
+	r->out = out;
+	r->sym = sym;
+	r->next_mapping_id = 1;
+	if (intern_init(&r->locs) < 0 || intern_init(&r->funcs) < 0)
+		return -1;
+	return 0;
+}
+
+static struct str
+S(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	return (struct str){ s ? s : "", (uint16_t)(n > STREAM_MAX_STR ? STREAM_MAX_STR : n) };
+}
+
+/* Function id for (name, system name, file, start line); written on first use. */
+static uint32_t
+function_id(struct resolver *r, const char *name, const char *sys, const char *file,
+	    uint32_t start_line)
+{
+	char key[3 * STREAM_MAX_STR + 16];
+	int n = snprintf(key, sizeof(key), "%.4096s%c%.4096s%c%.4096s%c%u", name, 0,
+			 sys ? sys : name, 0, file ? file : "", 0, start_line);
+	int is_new;
+	uint32_t id = intern_text(&r->funcs, key, (size_t)n, &is_new);
+	if (!id || !is_new)
+		return id;
+	struct fr_function f = { id, start_line, S(name), S(sys ? sys : name), S(file) };
+	return stream_put_function(r->out, &f) < 0 ? 0 : id;
+}
+
+uint32_t
+resolve_kernel(struct resolver *r, uint64_t addr)
+{
+	uint32_t id = intern_find(&r->locs, 0, addr);
+	if (id)
+		return id;
+	if (!r->kernel_mapping_id) {
+		r->kernel_mapping_id = r->next_mapping_id++;
+		struct fr_mapping m = { .id = r->kernel_mapping_id, .start = 0xffff800000000000ull,
+					.limit = UINT64_MAX, .flags = MAPPING_KERNEL |
+					MAPPING_HAS_FUNCTIONS, .path = S("[kernel.kallsyms]") };
+		if (stream_put_mapping(r->out, &m) < 0)
+			return 0;
+	}
+	static struct fr_location loc;
+	memset(&loc, 0, offsetof(struct fr_location, lines));
+	const struct ksym *k = ksymtab_find(&r->ksyms, addr);
+	if (k) {
+		char file[STREAM_MAX_STR];
+		snprintf(file, sizeof(file), k->module[0] ? "[%s]" : "%s", k->module);
+		uint32_t fid = function_id(r, k->name, k->name, file, 0);
+		if (!fid)
+			return 0;
+		loc.nlines = 1;
+		loc.lines[0] = (struct fr_line){ fid, 0 };
+	}
+	id = intern_add(&r->locs, 0, addr);
+	loc.id = id;
+	loc.mapping_id = r->kernel_mapping_id;
+	loc.address = addr;
+	return id && stream_put_location(r->out, &loc) == 0 ? id : 0;
+}
+
+static int
+write_mapping(struct resolver *r, uint32_t pid, struct map *m)
+{
+	if (!m->sym_tried) {
+		m->sym_tried = 1;
+		m->sym = symbolizer_module(r->sym, m->path, m->build_id, m->build_id_len);
+	}
+	m->mapping_id = r->next_mapping_id++;
+	struct fr_mapping f = { .id = m->mapping_id, .pid = pid, .start = m->start,
+				.limit = m->end, .offset = m->pgoff,
+				.build_id_len = m->build_id_len, .path = S(m->path) };
+	memcpy(f.build_id, m->build_id, sizeof(f.build_id));
+	if (m->sym)
+		f.flags = MAPPING_HAS_FUNCTIONS | MAPPING_HAS_FILENAMES | MAPPING_HAS_LINES |
+			  MAPPING_HAS_INLINES;
+	return stream_put_mapping(r->out, &f);
+}
+
+uint32_t
+resolve_user(struct resolver *r, uint32_t pid, struct map *m, uint64_t addr)
+{
+	if (!m->mapping_id && write_mapping(r, pid, m) < 0)
+		return 0;
+	uint32_t id = intern_find(&r->locs, m->mapping_id, addr);
+	if (id)
+		return id;
+	static struct fr_location loc;
+	static struct symframe frames[STREAM_MAX_LINES];
+	memset(&loc, 0, offsetof(struct fr_location, lines));
+	uint64_t vaddr;
+	int n = 0;
+	if (m->sym && symmod_offset_to_vaddr(m->sym, addr - m->start + m->pgoff, &vaddr) == 0)
+		n = symmod_lookup(m->sym, vaddr, frames, STREAM_MAX_LINES);
+	for (int i = 0; i < n; i++) {
+		uint32_t fid = function_id(r, frames[i].name, frames[i].system_name,
+					   frames[i].file, frames[i].start_line);
+		if (!fid)
+			return 0;
+		loc.lines[loc.nlines++] = (struct fr_line){ fid, frames[i].line };
+	}
+	id = intern_add(&r->locs, m->mapping_id, addr);
+	loc.id = id;
+	loc.mapping_id = m->mapping_id;
+	loc.address = addr;
+	return id && stream_put_location(r->out, &loc) == 0 ? id : 0;
+}
+
+void
+resolver_release(struct resolver *r)
+{
+	proctab_release(&r->procs);
+	ksymtab_release(&r->ksyms);
+	intern_release(&r->locs);
+	intern_release(&r->funcs);
+}

@@ -1,0 +1,86 @@
+/* symdwarf: a compact, address-sorted index of one module's DWARF.
+ *
+ * Asking libdw per address (dwarf_addrdie, dwarf_getscopes, dwarf_getsrc_die) re-walks DIE
+ * trees on every lookup and is tens of times slower than the best symbolizers.  Instead the
+ * module is walked once when first opened and reduced to four flat arrays; a lookup is then
+ * three binary searches and a walk up a parent chain.  libdw is closed afterwards: every
+ * string the index keeps is copied into the module's string pool.
+ *
+ *   funcs  [lo, hi) of every concrete function range (DW_AT_low_pc/high_pc or DW_AT_ranges),
+ *          pointing at a name descriptor
+ *   segs   disjoint [lo, hi) pieces of code each mapped to the innermost inlined subroutine
+ *          covering it (nested inline ranges are flattened when their function is indexed)
+ *   inl    one node per DW_TAG_inlined_subroutine: its name descriptor, its parent node
+ *          (-1: directly in the function) and the call site DW_AT_call_file/call_line
+ *   lines  every line table row of every CU merged into one array sorted by address
+ */
+#ifndef RP_SYMDWARF_H
+#define RP_SYMDWARF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <elfutils/libdw.h>
+#include <libelf.h>
+
+#include "symaddr.h"
+#include "symstr.h"
+
+struct dwdesc {
+	const char *sys;	/* linkage name, else DW_AT_name; NULL when unnamed */
+	const char *plain;	/* DW_AT_name (C asm labels like glibc's __GI_x differ) */
+	const char *name;	/* demangled, filled on first use */
+	uint32_t decl_line;	/* DW_AT_decl_line, 0 when unknown */
+};
+
+struct dwrange {
+	uint64_t lo, hi;
+	uint32_t id;		/* funcs: descriptor index; segs: inline node index */
+};
+
+struct dwinline {
+	uint32_t desc;
+	int32_t parent;
+	const char *call_file;
+	uint32_t call_line;
+};
+
+#define DWLINE_END UINT32_MAX	/* file value of an end_sequence row: no line here */
+
+struct dwline {
+	uint64_t addr;
+	uint32_t file;		/* index into files[], or DWLINE_END */
+	uint32_t line;
+};
+
+struct dwindex {
+	struct dwdesc *descs;
+	struct dwrange *funcs, *segs;
+	struct dwinline *inl;
+	struct dwline *lines;
+	const char **files;
+	size_t ndescs, nfuncs, nsegs, ninl, nlines, nfiles;
+	size_t cdescs, cfuncs, csegs, cinl, clines, cfiles;	/* capacities */
+	struct addrix xfuncs, xsegs, xlines;	/* bucket indexes of the sorted arrays */
+};
+
+/* Indexes the DWARF of elf (which stays owned by the caller).  Returns 0 (possibly with
+ * empty arrays when there is no usable DWARF), -1 when out of memory. */
+int dwindex_build(struct dwindex *, Elf *elf, struct strpool *);
+void dwindex_free(struct dwindex *);
+
+/* Descriptor index of the function containing addr, or -1. */
+int64_t dwindex_func(const struct dwindex *, uint64_t addr);
+/* Innermost inline node containing addr, or -1. */
+int64_t dwindex_inline(const struct dwindex *, uint64_t addr);
+/* File and line of addr from the line table, and the address of the row giving them; 0 when
+ * found, -1 otherwise. */
+int dwindex_line(const struct dwindex *, uint64_t addr, const char **file, uint32_t *line,
+		 uint64_t *row_addr);
+
+/* Internal to symdwarf.c / symline.c. */
+int dwindex_grow(void **v, size_t *cap, size_t n, size_t esz);
+int dwindex_add_lines(struct dwindex *, Dwarf_Die *cudie, struct strpool *);
+int dwindex_sort_lines(struct dwindex *);
+
+#endif

@@ -1,0 +1,139 @@
+/* symmod: find a module's ELF and debug file, then index them (see symmod.h). */
+#include "symmod.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "debugfile.h"
+
+void symmod_free(struct symmod *m)
+{
+	if (!m)
+		return;
+	free(m->path);
+	free(m->segs);
+	symtab_index_free(&m->syms);
+	dwindex_free(&m->dw);
+	strpool_free(&m->pool);
+	free(m);
+}
+
+static int has_dwarf(Elf *elf)
+{
+	return symelf_has_section(elf, ".debug_info") || symelf_has_section(elf, ".zdebug_info");
+}
+
+/* Opens path when it is an ELF file whose build id is the wanted one. */
+static int open_checked(const struct symmod_req *r, const char *path, struct elffile *f,
+			char *err, size_t errlen)
+{
+	uint8_t id[SYM_BUILD_ID_MAX];
+	size_t len;
+
+	if (elffile_open(f, path) < 0) {
+		snprintf(err, errlen, "cannot open '%s' as ELF", path);
+		return -1;
+	}
+	if (r->build_id_len) {
+		len = symelf_build_id(f->elf, id);
+		if (len != r->build_id_len || memcmp(id, r->build_id, len) != 0) {
+			snprintf(err, errlen, "'%s' has a different build id", path);
+			elffile_close(f);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The module's own ELF: the build-id cache, the path, or (by build id) a debug file. */
+static int open_main(const struct symmod_req *r, struct elffile *f, char *err, size_t errlen)
+{
+	char hex[2 * SYM_BUILD_ID_MAX + 1], path[4096];
+	int have_id = r->build_id_len >= 2 && r->build_id_len <= SYM_BUILD_ID_MAX;
+
+	if (have_id)
+		build_id_hex(r->build_id, r->build_id_len, hex);
+	if (have_id && r->cache_dir &&
+	    (size_t)snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s", r->cache_dir, hex,
+			     hex + 2) < sizeof(path) &&
+	    open_checked(r, path, f, err, errlen) == 0)
+		return 0;
+	if (r->path && open_checked(r, r->path, f, err, errlen) == 0)
+		return 0;
+	if (have_id) {
+		struct debugfile_query q = { .path = r->path, .build_id = r->build_id,
+					     .build_id_len = r->build_id_len, .dirs = r->dirs,
+					     .ndirs = r->ndirs };
+		if (debugfile_find(&q, f) == 0)
+			return 0;
+	}
+	if (!r->path && !have_id)
+		snprintf(err, errlen, "module has neither a path nor a build id");
+	return -1;
+}
+
+/* Adds what the module's ELF lacks (DWARF, .symtab) from its separate debug file. */
+static int index_debugfile(const struct symmod_req *r, struct symmod *m, Elf *main_elf,
+			   int need_dwarf, int need_symtab)
+{
+	struct debugfile_query q = { .path = r->path ? r->path : m->path,
+				     .build_id = m->build_id, .build_id_len = m->build_id_len,
+				     .dirs = r->dirs, .ndirs = r->ndirs };
+	struct elffile dbg;
+	int rc = 0;
+
+	q.debuglink = symelf_debuglink(main_elf, &q.crc);
+	if (debugfile_find(&q, &dbg) < 0)
+		return 0;	/* not finding one is normal: stay with what we have */
+	if (need_dwarf && has_dwarf(dbg.elf))
+		rc = dwindex_build(&m->dw, dbg.elf, &m->pool);
+	if (rc == 0 && need_symtab && symelf_has_section(dbg.elf, ".symtab")) {
+		symtab_index_free(&m->syms);
+		rc = symtab_index_build(&m->syms, dbg.elf, &m->pool);
+	}
+	elffile_close(&dbg);
+	return rc;
+}
+
+static int index_module(const struct symmod_req *r, struct symmod *m, Elf *elf)
+{
+	int dwarf = has_dwarf(elf), symtab = symelf_has_section(elf, ".symtab");
+
+	if (symtab_index_build(&m->syms, elf, &m->pool) < 0 ||
+	    (dwarf && dwindex_build(&m->dw, elf, &m->pool) < 0))
+		return -1;
+	if (dwarf && symtab)
+		return 0;
+	return index_debugfile(r, m, elf, !dwarf, !symtab);
+}
+
+struct symmod *symmod_open(const struct symmod_req *r, char *err, size_t errlen)
+{
+	struct elffile f;
+	struct symmod *m;
+
+	snprintf(err, errlen, "cannot find module '%s'", r->path ? r->path : "?");
+	if (open_main(r, &f, err, errlen) < 0)
+		return NULL;
+	if (!(m = calloc(1, sizeof(*m))) || !(m->path = strdup(f.path))) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	strpool_init(&m->pool);
+	m->build_id_len = symelf_build_id(f.elf, m->build_id);
+	if ((m->nsegs = symelf_segments(f.elf, &m->segs)) <= 0) {
+		snprintf(err, errlen, "'%s' has no loadable segments", f.path);
+		goto fail;
+	}
+	if (index_module(r, m, f.elf) < 0) {
+		snprintf(err, errlen, "out of memory indexing '%s'", f.path);
+		goto fail;
+	}
+	elffile_close(&f);
+	return m;
+fail:
+	symmod_free(m);
+	elffile_close(&f);
+	return NULL;
+}
