@@ -1,0 +1,58 @@
+# Sourced by the benchmark scripts (POSIX sh): locations, clocks and medians.
+#
+#   . "$(dirname "$0")/common.sh"
+#   bench_init overhead          # sets ROOT, RP_BIN, RP_WORKLOADS, RP_DRIVER, BENCH_TMP
+#   t0=$(now_s); ...; t1=$(now_s); elapsed=$(fsub "$t1" "$t0")
+#   printf '%s\n' 3.1 2.9 3.0 | median      -> 3.0
+
+# bench_init NAME: NAME prefixes every message; a temp dir is made and removed at exit.
+bench_init() {
+	BENCH=$1
+	ROOT=$(cd "$(dirname "$0")/.." && pwd)
+	RP_BIN=${RP_BIN:-$ROOT/.output/bin}
+	RP_WORKLOADS=${RP_WORKLOADS:-$ROOT/.output/workloads}
+	RP_DRIVER=$RP_BIN/rustprofile.sh
+	BENCH_TMP=$(mktemp -d "${TMPDIR:-/tmp}/rp-bench-$BENCH.XXXXXX")
+	# rustprofile's unprivileged stages (nobody, or the sudo caller) write profiles below it.
+	chmod 755 "$BENCH_TMP"
+	BENCH_PIDS=""
+	trap 'bench_cleanup' EXIT
+	trap 'exit 130' INT TERM
+}
+
+bench_cleanup() {
+	for p in $BENCH_PIDS; do
+		kill "$p" 2>/dev/null || true
+	done
+	rm -rf "$BENCH_TMP"
+}
+
+say() { printf '%s: %s\n' "$BENCH" "$*"; }
+die() { say "$*" >&2; exit 1; }
+
+# need_workload NAME: the path of a built workload, or exits saying how to build it.
+need_workload() {
+	[ -x "$RP_WORKLOADS/$1" ] || die "workload '$RP_WORKLOADS/$1' missing: run 'make workloads'"
+	printf '%s\n' "$RP_WORKLOADS/$1"
+}
+
+have_driver() { [ -x "$RP_DRIVER" ]; }
+
+now_s() { date +%s.%N; }
+
+fsub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.6f\n", a - b }'; }
+
+# ratio A B: A/B with three decimals, or "n/a" when either is missing or B is zero.
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		if (a == "" || b == "" || a == "n/a" || b == "n/a" || b + 0 == 0) print "n/a"
+		else printf "%.3f\n", a / b }'
+}
+
+# median: reads one number a line, prints the median ("n/a" for no input).
+median() {
+	sort -g | awk '{ v[NR] = $1 } END {
+		if (NR == 0) { print "n/a"; exit }
+		if (NR % 2) printf "%.3f\n", v[(NR + 1) / 2]
+		else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}

@@ -1,0 +1,66 @@
+#!/bin/sh
+# USAGE: scripts/install-deps.sh            (as root, on Debian 12)
+#
+# Installs every Debian package that building, testing (make check, check-asan, fuzz) and
+# benchmarking (make bench) need.  Idempotent: a package already installed is only reported,
+# and `apt-get update` runs only when something is missing.
+#
+#   $ sudo scripts/install-deps.sh
+#   install-deps: have build-essential
+#   ...
+#   install-deps: installing linux-perf bats
+#   install-deps: done
+#
+# Exits non-zero with one line saying why when a package cannot be installed.
+set -eu
+
+# Why each one: compilers and headers for the stages (pkg-config libelf libdw zlib libcap-ng,
+# -liberty); clang + libclang-rt-dev for check-asan and the libFuzzer targets; the workloads
+# need g++, rustc and golang-go; binutils/elfutils make the stripped and build-id workloads;
+# bats* run tests/; linux-perf is Debian 12's name for perf (the peer in benchmarks);
+# util-linux gives setpriv, procps gives ps/pgrep, time gives /usr/bin/time for bench/cost.sh.
+PKGS="build-essential pkg-config clang llvm libclang-rt-dev libelf-dev libdw-dev zlib1g-dev
+libiberty-dev libcap-ng-dev libzstd-dev elfutils binutils g++ rustc golang-go bats
+bats-support bats-assert linux-perf util-linux procps python3 jq xxd debuginfod time"
+
+say() { printf 'install-deps: %s\n' "$*"; }
+die() { say "$*" >&2; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || die "must run as root (apt-get install needs it)"
+command -v apt-get >/dev/null 2>&1 || die "apt-get not found: this script targets Debian 12"
+
+installed() {
+	[ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]
+}
+
+missing=""
+for p in $PKGS; do
+	if installed "$p"; then
+		say "have $p"
+	else
+		missing="$missing $p"
+	fi
+done
+
+if [ -z "$missing" ]; then
+	say "done: nothing to install"
+	exit 0
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+say "apt-get update (missing:$missing)"
+apt-get update -qq >/dev/null || die "apt-get update failed"
+for p in $missing; do
+	cand=$(apt-cache policy "$p" 2>/dev/null | awk '/Candidate:/ { print $2 }')
+	if [ -z "$cand" ] || [ "$cand" = "(none)" ]; then
+		die "package '$p' has no installable candidate in the configured apt sources"
+	fi
+done
+say "installing$missing"
+# shellcheck disable=SC2086 # word splitting of the package list is wanted
+apt-get install -y -qq --no-install-recommends $missing >/dev/null \
+	|| die "apt-get install failed for:$missing"
+for p in $missing; do
+	installed "$p" || die "package '$p' still not installed after apt-get install"
+done
+say "done: installed$missing"

@@ -1,0 +1,84 @@
+#!/bin/sh
+# USAGE: sh workloads/build.sh OUTDIR
+#
+# Builds every bundled workload into OUTDIR (make calls it with .output/workloads):
+#   cpu_split syscall_heavy cpp_workload rust_workload busy2 fixedjob threads_later
+#   debuglink/stripped  debuglink/stripped.debug        (symbols via .gnu_debuglink)
+#   buildid/stripped_bid  symdir/.build-id/xx/rest.debug (symbols via build ID; pass
+#                                                        --symbol-dir OUTDIR/symdir)
+# All are built with frame pointers.  rust_workload is skipped, with a message, when no
+# rustc is found ($RUSTC, else Debian's /usr/bin/rustc, else rustc on PATH).
+#
+#   $ sh workloads/build.sh .output/workloads
+#   workloads: built 10 programs in .output/workloads
+# shellcheck disable=SC2086 # word lists (flags, fields) are split on purpose
+set -e
+
+[ $# -eq 1 ] || { echo "usage: sh workloads/build.sh OUTDIR" >&2; exit 2; }
+OUT=$1
+SRC=$(cd "$(dirname "$0")" && pwd)
+CC=${CC:-cc}
+CXX=${CXX:-c++}
+
+# GCC 12 drops the frame pointer of leaf functions even with these flags, so the workloads
+# keep their hot functions non-leaf; -mno-omit-leaf-frame-pointer helps compilers that honour it.
+FP="-fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls"
+COMMON="-O1 -g $FP -D_GNU_SOURCE -Wall -Wextra -Werror -Wl,--build-id"
+CFLAGS_WL="-std=c17 $COMMON"
+CXXFLAGS_WL="-std=c++17 $COMMON"
+
+mkdir -p "$OUT" "$OUT/debuglink" "$OUT/buildid" "$OUT/symdir"
+n=0
+
+cc_one() {	# cc_one NAME [extra flags...]: OUT/NAME from SRC/NAME.c
+	name=$1
+	shift
+	$CC $CFLAGS_WL -I"$SRC" "$@" -o "$OUT/$name" "$SRC/$name.c" -pthread
+	n=$((n + 1))
+}
+
+for w in cpu_split syscall_heavy busy2 fixedjob threads_later; do
+	cc_one "$w"
+done
+
+$CXX $CXXFLAGS_WL -I"$SRC" -o "$OUT/cpp_workload" "$SRC/cpp_workload.cc"
+n=$((n + 1))
+
+# rustc's std has no frame pointers, but our frames have them: the chain reaches main.
+RUSTC=${RUSTC:-$(command -v /usr/bin/rustc || command -v rustc || true)}
+if [ -n "$RUSTC" ]; then
+	"$RUSTC" --edition 2021 -C force-frame-pointers=yes -C opt-level=1 -g \
+		-o "$OUT/rust_workload" "$SRC/rust_workload.rs"
+	n=$((n + 1))
+else
+	rm -f "$OUT/rust_workload"
+	echo "workloads: no rustc found, skipping rust_workload" >&2
+fi
+
+# build_id FILE: prints the hex build ID of FILE's NT_GNU_BUILD_ID note.
+build_id() {
+	readelf -n "$1" | awk '/Build ID:/ { print $3; exit }'
+}
+
+# debuglink layout: the stripped binary points at the .debug file beside it by name.
+D=$OUT/debuglink
+$CC $CFLAGS_WL -I"$SRC" -DLAYOUT='"debuglink"' -o "$D/stripped" "$SRC/stripped.c"
+objcopy --only-keep-debug "$D/stripped" "$D/stripped.debug"
+strip --strip-all "$D/stripped"
+(cd "$D" && objcopy --add-gnu-debuglink=stripped.debug stripped)
+n=$((n + 1))
+
+# build-ID layout: no debuglink and nothing beside the binary; the debug file lives only in
+# symdir/.build-id/xx/rest.debug.  LAYOUT differs, so the build ID differs from the above.
+B=$OUT/buildid
+$CC $CFLAGS_WL -I"$SRC" -DLAYOUT='"buildid"' -o "$B/stripped_bid" "$SRC/stripped.c"
+id=$(build_id "$B/stripped_bid")
+[ ${#id} -gt 2 ] || { echo "workloads: no build ID in stripped_bid" >&2; exit 1; }
+rm -rf "$OUT/symdir/.build-id"
+dir=$OUT/symdir/.build-id/$(echo "$id" | cut -c1-2)
+mkdir -p "$dir"
+objcopy --only-keep-debug "$B/stripped_bid" "$dir/$(echo "$id" | cut -c3-).debug"
+strip --strip-all "$B/stripped_bid"
+n=$((n + 1))
+
+echo "workloads: built $n programs in $OUT"
