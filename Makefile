@@ -47,7 +47,7 @@ WORKLOADS := $(OUT)/bin/workloads.stamp
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all check check-unit check-bats check-asan fuzz bench install clean workloads
+.PHONY: demo all check check-unit check-bats check-asan fuzz bench install clean workloads
 
 all: $(BINS) $(OUT)/bin/rustprofile.sh
 
@@ -130,3 +130,10 @@ install: all
 
 clean:
 	rm -rf $(OUT) .output-asan
+
+# The README's first quick-start command ends here: profile the bundled demo workload.
+demo: all $(WORKLOADS)
+	$(Q)./rustprofile.sh launch --duration 5s --window 5s --cpu-frequency 199 \
+		--output ./demo-profiles -- $(OUT)/workloads/cpu_split 5
+	$(Q)HOME=$${HOME:-/root} go tool pprof -top -nodecount=15 \
+		$$(ls -t ./demo-profiles/cpu-*.pb.gz | head -n 1)

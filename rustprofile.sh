@@ -1,0 +1,253 @@
+#!/bin/sh
+# rustprofile: wires the profiler's stages into a pipeline for each subcommand.
+#
+# USAGE
+#   rustprofile.sh record --pid PID [OPTIONS]
+#   rustprofile.sh launch [OPTIONS] -- COMMAND [ARGS...]
+#   rustprofile.sh replay --input STREAM [OPTIONS]
+#
+# record/launch run, as root:
+#   collect ──▶ [tee FILE] ──▶ unwind ──▶ aggregate ──▶ emit-pprof ──▶ commit ──▶ "wrote PATH"
+# with every stage after collect started as an unprivileged user (the sudo caller, else
+# nobody) with no capabilities and no-new-privs.  replay feeds a saved stream to unwind.
+# The same pipeline can be typed by hand; see README.md.
+#
+# EXAMPLE
+#   sudo ./rustprofile.sh record --pid 1234 --duration 10s --window 2s --output ./profiles
+#   wrote ./profiles/cpu-5f0c…-000000-1732870000000000000.pb.gz
+#   wrote ./profiles/diagnostics-5f0c…-000000-1732870000000000000.json
+set -eu
+
+prog=rustprofile
+here=$(cd "$(dirname "$0")" && pwd)
+if [ -n "${RP_BIN:-}" ]; then
+	bin=$RP_BIN
+elif [ -f "$here/collect" ] && [ -x "$here/collect" ]; then
+	bin=$here
+else
+	bin=$here/.output/bin
+fi
+
+usage() {
+	cat <<EOF
+usage: $prog record --pid PID [OPTIONS]
+       $prog launch [OPTIONS] -- COMMAND [ARGS...]
+       $prog replay --input STREAM [--module-cache DIR] [OPTIONS]
+
+Options (defaults in brackets):
+  --pid PID                      process to profile (record)
+  --duration DURATION            how long to record; 0 = until exit or signal [60s]
+  --window DURATION              window length, > 0 [60s]
+  --output DIR                   where windows are published [.]
+  --profiles LIST                cpu (heap and off-cpu are not available in this build) [cpu]
+  --unwind MODE                  auto, fp or dwarf; auto means fp in this build [auto]
+  --cpu-frequency HZ             samples per second, 1..999 [49]
+  --keep-windows N               windows kept from this session, > 0 [60]
+  --max-stacks N                 distinct stacks per window [65536]
+  --max-pending-events N         reorder buffer bound [262144]
+  --event-reorder-window DUR     tolerated timestamp skew, <= window [100ms]
+  --symbol-dir DIR               extra debug-file directory (repeatable)
+  --save-stream FILE             also keep collect's event stream in FILE (record, launch)
+  --input FILE                   saved stream to replay (replay)
+  --module-cache DIR             module copies for replay [<input dir>/.modules]
+  -h, --help                     this text
+Durations: 500ms, 10s, 2m, 1h30m.  See README.md and the manual for details.
+EOF
+}
+
+err() {
+	echo "$prog: $*" >&2
+	exit 1
+}
+
+# ---- options ----
+cmd=${1:-}
+[ -n "$cmd" ] || { usage >&2; exit 2; }
+shift
+case $cmd in
+record | launch | replay) ;;
+-h | --help | help) usage; exit 0 ;;
+*) err "unknown command '$cmd' (expected record, launch or replay)" ;;
+esac
+
+pid= duration=60s window=60s output=. profiles=cpu unwind=auto freq=49 keep=60
+max_stacks=65536 max_pending=262144 reorder=100ms save= input= cache= max_threads=
+selectors=0
+symdirs=
+need() { [ $# -ge 2 ] || err "option '$1' needs a value"; }
+while [ $# -gt 0 ]; do
+	case $1 in
+	--pid) need "$@"; pid=$2; selectors=$((selectors + 1)); shift 2 ;;
+	--docker-container | --k8s-pod)
+		err "target selector '$1' is not available in this build" ;;
+	--container) err "--container is only valid with --k8s-pod" ;;
+	--duration) need "$@"; duration=$2; shift 2 ;;
+	--window) need "$@"; window=$2; shift 2 ;;
+	--output) need "$@"; output=$2; shift 2 ;;
+	--profiles) need "$@"; profiles=$2; shift 2 ;;
+	--unwind) need "$@"; unwind=$2; shift 2 ;;
+	--cpu-frequency) need "$@"; freq=$2; shift 2 ;;
+	--keep-windows) need "$@"; keep=$2; shift 2 ;;
+	--max-stacks) need "$@"; max_stacks=$2; shift 2 ;;
+	--max-pending-events) need "$@"; max_pending=$2; shift 2 ;;
+	--event-reorder-window) need "$@"; reorder=$2; shift 2 ;;
+	--max-threads) need "$@"; max_threads=$2; shift 2 ;;
+	--symbol-dir) need "$@"; symdirs="$symdirs
+$2"; shift 2 ;;
+	--save-stream) need "$@"; save=$2; shift 2 ;;
+	--input) need "$@"; input=$2; shift 2 ;;
+	--module-cache) need "$@"; cache=$2; shift 2 ;;
+	-h | --help) usage; exit 0 ;;
+	--) shift; break ;;
+	*) err "unknown option '$1'" ;;
+	esac
+done
+
+case $cmd in
+record)
+	[ "$selectors" -eq 1 ] || err "record needs exactly one target selector (--pid PID)"
+	[ $# -eq 0 ] || err "record takes no command; use launch -- COMMAND"
+	[ -z "$input" ] || err "--input is only valid with replay" ;;
+launch)
+	[ "$selectors" -eq 0 ] || err "launch takes a command, not --pid"
+	[ $# -gt 0 ] || err "launch needs a command after --"
+	[ -z "$input" ] || err "--input is only valid with replay" ;;
+replay)
+	[ "$selectors" -eq 0 ] || err "replay reads a saved stream, not --pid"
+	[ -n "$input" ] || err "replay needs --input FILE"
+	[ -r "$input" ] || err "cannot read '$input'"
+	[ -z "$save" ] || err "--save-stream is only valid with record and launch" ;;
+esac
+for s in collect unwind aggregate emit-pprof commit; do
+	[ -x "$bin/$s" ] || err "stage '$s' not found in $bin (run make)"
+done
+
+# Stage options are checked before anything starts, so a bad value leaves no trace.
+"$bin/aggregate" --check --window "$window" --event-reorder-window "$reorder" \
+	--max-stacks "$max_stacks" --max-pending-events "$max_pending" ||
+	exit 1
+"$bin/commit" --check --output "$output" --keep-windows "$keep" || exit 1
+
+# ---- the unprivileged user for every stage after collect ----
+if [ "$(id -u)" -eq 0 ]; then
+	if [ -n "${SUDO_UID:-}" ] && [ "${SUDO_UID}" != 0 ]; then
+		ruid=$SUDO_UID rgid=${SUDO_GID:-$SUDO_UID}
+	else
+		ruid=$(id -u nobody) rgid=$(id -g nobody)
+	fi
+	command -v setpriv >/dev/null || err "setpriv (util-linux) is needed to drop privileges"
+	drop() {
+		setpriv --reuid="$ruid" --regid="$rgid" --clear-groups --inh-caps=-all \
+			--bounding-set=-all --no-new-privs -- "$@"
+	}
+else
+	[ "$cmd" = replay ] || err "$cmd must run as root (perf events of another process)"
+	ruid=$(id -u) rgid=$(id -g)
+	drop() { "$@"; }
+fi
+
+if [ ! -d "$output" ]; then
+	mkdir -p "$output" || err "cannot create output directory '$output'"
+	[ "$(id -u)" -ne 0 ] || chown "$ruid:$rgid" "$output"
+fi
+drop test -w "$output" -a -x "$output" ||
+	err "output directory '$output' is not writable by uid $ruid (the unprivileged stages)"
+
+# ---- wiring ----
+work=$(mktemp -d "${TMPDIR:-/tmp}/rustprofile.XXXXXX")
+chmod 711 "$work"
+pids=
+cleanup() {
+	for p in $pids; do kill "$p" 2>/dev/null || true; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+mkfifo "$work/s0" "$work/s1" "$work/s2" "$work/s3" "$work/s4"
+chown "$ruid:$rgid" "$work"/s*
+
+# start NAME IN OUT CMD...: runs a stage in the background reading IN and writing OUT
+# ("-" keeps the driver's) and remembers its pid under NAME.  The redirections happen in the
+# background child: opening a FIFO blocks until its other end is opened.
+start() {
+	name=$1 in=$2 out=$3
+	shift 3
+	if [ "$in" = - ] && [ "$out" = - ]; then
+		"$@" &
+	elif [ "$in" = - ]; then
+		"$@" >"$out" &
+	elif [ "$out" = - ]; then
+		"$@" <"$in" &
+	else
+		"$@" <"$in" >"$out" &
+	fi
+	eval "pid_$(echo "$name" | tr - _)=\$!"
+	pids="$pids $!"
+	names="${names:-} $name:$!"
+}
+
+symargs=
+set_symargs() {
+	old_ifs=$IFS
+	IFS='
+'
+	for d in $symdirs; do symargs="$symargs --symbol-dir=$d"; done
+	IFS=$old_ifs
+}
+set_symargs
+
+if [ "$cmd" = replay ]; then
+	[ -n "$cache" ] || cache=$(dirname "$input")/.modules
+	start reader "$input" "$work/s1" drop cat
+else
+	cache=$output/.modules
+	copts="--duration $duration --cpu-frequency $freq --unwind $unwind --profiles $profiles"
+	copts="$copts --module-cache $cache ${max_threads:+--max-threads $max_threads}"
+	if [ "$cmd" = record ]; then
+		# shellcheck disable=SC2086
+		start collect - "$work/s0" "$bin/collect" $copts --kind pid --pid "$pid"
+	else
+		# The command keeps the driver's stdout through fd 3; collect's goes to the pipe.
+		exec 3>&1
+		# shellcheck disable=SC2086
+		start collect - "$work/s0" "$bin/collect" $copts --kind launch \
+			--launch-stdout-fd 3 --launch -- "$@"
+		exec 3>&-
+	fi
+	if [ -n "$save" ]; then
+		start save-stream "$work/s0" "$work/s1" drop tee "$save"
+	else
+		start relay "$work/s0" "$work/s1" drop cat
+	fi
+fi
+# shellcheck disable=SC2086
+start unwind "$work/s1" "$work/s2" drop "$bin/unwind" --module-cache "$cache" $symargs
+start aggregate "$work/s2" "$work/s3" drop "$bin/aggregate" --window "$window" \
+	--event-reorder-window "$reorder" --max-stacks "$max_stacks" \
+	--max-pending-events "$max_pending"
+start emit-pprof "$work/s3" "$work/s4" drop "$bin/emit-pprof" --output "$output"
+start commit "$work/s4" - drop "$bin/commit" --output "$output" --keep-windows "$keep"
+
+# SIGINT/SIGTERM: collect publishes the current window and stops; the rest drain.
+stop() {
+	[ -z "${pid_collect:-}" ] || kill -TERM "$pid_collect" 2>/dev/null || true
+}
+trap stop INT TERM
+
+failed=
+for entry in $names; do
+	name=${entry%%:*} p=${entry#*:}
+	while :; do
+		set +e
+		wait "$p"
+		rc=$?
+		set -e
+		# A trapped signal interrupts wait with a status above 128: wait again.
+		kill -0 "$p" 2>/dev/null || break
+	done
+	if [ "$rc" -ne 0 ] && [ -z "$failed" ]; then
+		failed="$name (exit $rc)"
+	fi
+done
+pids=
+[ -z "$failed" ] || err "stage $failed failed"
+exit 0

@@ -1,0 +1,107 @@
+#!/usr/bin/env bats
+# Bad options and bad streams: one line, non-zero exit, nothing partial in the output dir.
+
+load helper
+
+setup() {
+	open_tmpdirs
+	out=$BATS_TEST_TMPDIR/out
+	mkdir -p "$out"
+}
+
+# rejects MESSAGE ARGS...: the driver refuses with MESSAGE on one stderr line and no files.
+rejects() {
+	local msg=$1
+	shift
+	run --separate-stderr "$RP" "$@" --output "$out"
+	[ "$status" -ne 0 ]
+	echo "stderr: $stderr"
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "${stderr_lines[0]}" == *"$msg"* ]]
+	[ -z "$(ls -A "$out")" ]
+}
+
+@test "options: two selectors"              { rejects "exactly one target selector" record --pid 1 --pid 2; }
+@test "options: no selector"                { rejects "exactly one target selector" record; }
+@test "options: frequency 0"                { rejects "cpu-frequency" record --pid 1 --cpu-frequency 0; }
+@test "options: frequency 1000"             { rejects "cpu-frequency" record --pid 1 --cpu-frequency 1000; }
+@test "options: window 0"                   { rejects "greater than zero" record --pid 1 --window 0; }
+@test "options: reorder window over window" { rejects "may not exceed --window" record --pid 1 --window 1s --event-reorder-window 2s; }
+@test "options: unknown option"             { rejects "unknown option '--frobnicate'" record --pid 1 --frobnicate; }
+@test "options: bad duration"               { rejects "invalid duration" record --pid 1 --duration 10; }
+@test "options: keep-windows 0"             { rejects "keep-windows" record --pid 1 --keep-windows 0; }
+@test "options: heap is not available"      { require_root; rejects "heap" record --pid $$ --profiles cpu,heap --duration 1s; }
+@test "options: off-cpu is not available"   { require_root; rejects "off-cpu" record --pid $$ --profiles off-cpu --duration 1s; }
+@test "options: missing process"            { require_root; rejects "4194304" record --pid 4194304 --duration 1s; }
+@test "options: launch without a command"   { rejects "needs a command" launch; }
+
+# A saved stream to break in various ways.
+make_stream() {
+	require_root
+	start_workload cpu_split 10
+	"$RP" record --pid "$wpid" --duration 3s --window 1s --output "$BATS_TEST_TMPDIR/live" \
+		--save-stream "$BATS_TEST_TMPDIR/rec.stream" >/dev/null 3>&-
+	stop_workload
+	stream=$BATS_TEST_TMPDIR/rec.stream
+	size=$(stat -c %s "$stream")
+}
+
+# Each stage alone, fed a stream cut in the middle of a frame: one line, non-zero exit.
+@test "streams: each stage refuses a truncated stream with one line" {
+	make_stream
+	head -c $((size / 2 + 3)) "$stream" >"$BATS_TEST_TMPDIR/cut"
+	"$RP_BIN/unwind" <"$stream" >"$BATS_TEST_TMPDIR/u"
+	"$RP_BIN/aggregate" --window 1s <"$BATS_TEST_TMPDIR/u" >"$BATS_TEST_TMPDIR/a"
+	"$RP_BIN/emit-pprof" --output "$out" <"$BATS_TEST_TMPDIR/a" >"$BATS_TEST_TMPDIR/e"
+	rm -f "$out"/.*tmp* 2>/dev/null || true
+	for stage in unwind aggregate emit-pprof commit; do
+		case $stage in
+		unwind) src=$stream ;; aggregate) src=$BATS_TEST_TMPDIR/u ;;
+		emit-pprof) src=$BATS_TEST_TMPDIR/a ;; commit) src=$BATS_TEST_TMPDIR/e ;;
+		esac
+		n=$(stat -c %s "$src")
+		head -c $((n * 2 / 3 + 5)) "$src" >"$BATS_TEST_TMPDIR/cut"
+		run --separate-stderr "$RP_BIN/$stage" --output "$out" <"$BATS_TEST_TMPDIR/cut"
+		[ "$stage" != unwind ] && [ "$stage" != aggregate ] ||
+			run --separate-stderr "$RP_BIN/$stage" <"$BATS_TEST_TMPDIR/cut"
+		echo "$stage: $status ${stderr_lines[*]}"
+		[ "$status" -ne 0 ]
+		[ "${#stderr_lines[@]}" -eq 1 ]
+		[[ "${stderr_lines[0]}" == "$stage: "*truncated* ]]
+	done
+	# Windows published before the cut stay; nothing temporary is left behind.
+	[ -z "$(ls -A "$out" | grep tmp)" ]
+}
+
+@test "streams: replay of a corrupt stream fails with one line and publishes no partial window" {
+	make_stream
+	cp "$stream" "$BATS_TEST_TMPDIR/bad"
+	# Overwrite a frame length in the middle with a huge value.
+	off=$((size / 2))
+	printf '\377\377\377\177\377\377\377\177' |
+		dd of="$BATS_TEST_TMPDIR/bad" bs=1 seek="$off" conv=notrunc 2>/dev/null
+	run --separate-stderr "$RP" replay --input "$BATS_TEST_TMPDIR/bad" --window 1s --output "$out"
+	[ "$status" -ne 0 ]
+	echo "$stderr"
+	[ -z "$(ls -A "$out" | grep tmp)" ]
+	# Every published window is complete: each cpu file has its diagnostics.
+	for f in $(outputs "$out" cpu pb.gz); do
+		[ -e "$out/diagnostics-${f#cpu-}" ] || [ -e "$out/diagnostics-${f#cpu-%.pb.gz}.json" ] ||
+			[ -e "$out/$(echo "$f" | sed 's/^cpu-/diagnostics-/; s/\.pb\.gz$/.json/')" ]
+	done
+}
+
+@test "streams: input that is not a stream is refused by every stage" {
+	echo "hello" >"$BATS_TEST_TMPDIR/junk"
+	for stage in unwind aggregate; do
+		run --separate-stderr "$RP_BIN/$stage" <"$BATS_TEST_TMPDIR/junk"
+		[ "$status" -ne 0 ]
+		[[ "${stderr_lines[0]}" == "$stage: "* ]]
+	done
+	for stage in emit-pprof commit; do
+		run --separate-stderr "$RP_BIN/$stage" --output "$out" <"$BATS_TEST_TMPDIR/junk"
+		[ "$status" -ne 0 ]
+		[[ "${stderr_lines[0]}" == "$stage: "* ]]
+	done
+	[ -z "$(ls -A "$out")" ]
+}

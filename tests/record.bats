@@ -1,0 +1,125 @@
+#!/usr/bin/env bats
+# record and launch: live CPU profiles of bundled workloads, read back by go tool pprof.
+
+load helper
+
+setup() {
+	require_root
+	open_tmpdirs
+	out=$BATS_TEST_TMPDIR/out
+}
+
+teardown() {
+	stop_workload
+}
+
+@test "record: a 60/30/10 split shows each share within 5 points, deep stacks and the thread name" {
+	start_workload cpu_split 30
+	run -0 "$RP" record --pid "$wpid" --duration 8s --window 8s --cpu-frequency 499 --output "$out"
+	prof=$(outputs "$out" cpu pb.gz | tail -n 1)
+	[ -n "$prof" ]
+	a=$(cum_share hot_a "$out/$prof")
+	b=$(cum_share hot_b "$out/$prof")
+	c=$(cum_share hot_c "$out/$prof")
+	echo "shares: hot_a=$a hot_b=$b hot_c=$c"
+	within "$a" 60 5
+	within "$b" 30 5
+	within "$c" 10 5
+	# Stacks of at least three frames: hot_a is reached through dispatch and run_worker.
+	run -0 pprof -traces "$out/$prof"
+	echo "$output" | grep -A3 -E '^\s+[0-9.]+m?s +hot_a$' | grep -q dispatch
+	echo "$output" | grep -A3 -E '^\s+[0-9.]+m?s +hot_a$' | grep -q run_worker
+	run -0 pprof -tags "$out/$prof"
+	assert_output --partial "rp-worker"
+	assert_output --partial "thread.id"
+	assert_output --partial "process.pid"
+}
+
+@test "record: a syscall-heavy workload shows kernel frames under its user frames" {
+	start_workload syscall_heavy 30
+	run -0 "$RP" record --pid "$wpid" --duration 4s --window 4s --cpu-frequency 499 --output "$out"
+	prof=$(outputs "$out" cpu pb.gz | tail -n 1)
+	run -0 pprof -traces "$out/$prof"
+	# A trace whose leaf part is in the kernel and whose root part is the workload's code.
+	echo "$output" | awk '/-----------/ { if (k && u) ok = 1; k = u = 0; next }
+		/entry_SYSCALL|do_syscall_64|__x64_sys/ { k = 1 }
+		/checked|main/ { if (k) u = 1 }
+		END { exit !ok }'
+}
+
+@test "record: --duration 6s --window 2s publishes three windows with increasing start times" {
+	start_workload cpu_split 30
+	run -0 "$RP" record --pid "$wpid" --duration 6s --window 2s --output "$out"
+	cpus=$(outputs "$out" cpu pb.gz)
+	diags=$(outputs "$out" diagnostics json)
+	[ "$(echo "$cpus" | wc -l)" -eq 3 ]
+	[ "$(echo "$diags" | wc -l)" -eq 3 ]
+	echo "$cpus" | awk -F- '{ print $3 }' | tr '\n' ' ' | grep -qx '000000 000001 000002 '
+	echo "$cpus" | sed 's/.*-\([0-9]*\)\.pb\.gz/\1/' | sort -c -n
+	# wrote lines name exactly the published files.
+	[ "$(echo "$output" | grep -c '^wrote ')" -eq 6 ]
+	for f in $cpus $diags; do echo "$output" | grep -qx "wrote $out/$f"; done
+}
+
+@test "record: --keep-windows 2 leaves only the newest two windows" {
+	start_workload cpu_split 30
+	run -0 "$RP" record --pid "$wpid" --duration 4s --window 1s --keep-windows 2 --output "$out"
+	[ "$(outputs "$out" cpu pb.gz | wc -l)" -eq 2 ]
+	[ "$(outputs "$out" diagnostics json | wc -l)" -eq 2 ]
+	outputs "$out" cpu pb.gz | awk -F- '{ print $3 }' | tr '\n' ' ' | grep -qx '000002 000003 '
+}
+
+@test "record: SIGTERM publishes the final short window" {
+	start_workload cpu_split 30
+	"$RP" record --pid "$wpid" --duration 0 --window 10s --output "$out" >"$BATS_TEST_TMPDIR/log" 3>&- &
+	rec=$!
+	sleep 3
+	kill -TERM "$rec"
+	wait "$rec"
+	[ "$(outputs "$out" cpu pb.gz | wc -l)" -eq 1 ]
+	d=$out/$(outputs "$out" diagnostics json)
+	run -0 jq -e '.final_window == true and .duration_nanos < 8000000000 and .cpu.samples > 0' "$d"
+}
+
+@test "launch: target exit publishes the final short window and returns 0" {
+	run -0 "$RP" launch --duration 0 --window 10s --output "$out" -- "$RP_WORKLOADS/cpu_split" 2
+	[ "$(outputs "$out" cpu pb.gz | wc -l)" -eq 1 ]
+	d=$out/$(outputs "$out" diagnostics json)
+	run -0 jq -e '.final_window == true and .cpu.samples > 50 and .target.kind == "launch"' "$d"
+	prof=$out/$(outputs "$out" cpu pb.gz)
+	run -0 pprof -top "$prof"
+	assert_output --partial hot_a
+}
+
+@test "record: every stage after collect runs with a non-zero uid and no capabilities" {
+	start_workload cpu_split 30
+	"$RP" record --pid "$wpid" --duration 4s --window 4s --output "$out" >/dev/null 3>&- &
+	rec=$!
+	sleep 2
+	for stage in unwind aggregate emit-pprof commit; do
+		p=$(pgrep -x "$stage" | head -n 1)
+		[ -n "$p" ] || { echo "no $stage process"; false; }
+		uid=$(awk '/^Uid:/ { print $2 }' "/proc/$p/status")
+		capeff=$(awk '/^CapEff:/ { print $2 }' "/proc/$p/status")
+		echo "$stage uid=$uid CapEff=$capeff"
+		[ "$uid" -ne 0 ]
+		[ "$capeff" = 0000000000000000 ]
+	done
+	c=$(pgrep -x collect | head -n 1)
+	[ "$(awk '/^Uid:/ { print $2 }' "/proc/$c/status")" -eq 0 ]
+	wait "$rec"
+}
+
+@test "replay: a saved stream gives the same samples as the live run" {
+	start_workload cpu_split 30
+	run -0 "$RP" record --pid "$wpid" --duration 3s --window 3s --output "$out" \
+		--save-stream "$out/rec.stream"
+	live=$out/$(outputs "$out" cpu pb.gz)
+	run -0 "$RP" replay --input "$out/rec.stream" --window 3s --output "$BATS_TEST_TMPDIR/replay"
+	again=$BATS_TEST_TMPDIR/replay/$(outputs "$BATS_TEST_TMPDIR/replay" cpu pb.gz)
+	[ "$(basename "$live")" = "$(basename "$again")" ]
+	pprof -raw "$live" | sed -n '/^Samples:/,/^Locations/p' >"$BATS_TEST_TMPDIR/a"
+	pprof -raw "$again" | sed -n '/^Samples:/,/^Locations/p' >"$BATS_TEST_TMPDIR/b"
+	[ -s "$BATS_TEST_TMPDIR/a" ]
+	diff "$BATS_TEST_TMPDIR/a" "$BATS_TEST_TMPDIR/b"
+}
