@@ -124,24 +124,31 @@ release_one(struct agg *a, struct pending *p, int forced)
 	if (forced)
 		a->win.st.forced++;
 	if (windows_add(&a->win, &stk) < 0 || stream_forward(&a->out, &f) < 0)
-		errx(1, "%s", a->out.err[0] ? a->out.err : "out of memory");
+		errx(1, "%s", a->win.err ? a->win.err : a->out.err[0] ? a->out.err : "out of memory");
 	if (p->time > a->released)
 		a->released = p->time;
 	free(p);
+}
+
+/* Releases every pending event at or before t. */
+static void
+drain_until(struct agg *a, uint64_t t)
+{
+	const struct pending *p;
+
+	while ((p = reorder_peek(&a->ro)) && p->time <= t)
+		release_one(a, reorder_pop(&a->ro), 0);
 }
 
 /* Releases every pending event at or before t and closes the windows that ended by then. */
 static void
 release_until(struct agg *a, uint64_t t)
 {
-	const struct pending *p;
-
-	while ((p = reorder_peek(&a->ro)) && p->time <= t)
-		release_one(a, reorder_pop(&a->ro), 0);
+	drain_until(a, t);
 	if (t > a->released)
 		a->released = t;
 	if (windows_advance(&a->win, a->released) < 0)
-		errx(1, "%s", a->out.err);
+		errx(1, "%s", a->win.err ? a->win.err : a->out.err);
 }
 
 static void
@@ -200,9 +207,9 @@ on_frame(struct agg *a, const struct frame *f)
 	case FR_END: {
 		struct fr_end end;
 		stream_get_end(f, &end, e, sizeof(e));
-		release_until(a, UINT64_MAX - 1);
+		drain_until(a, UINT64_MAX);
 		if (windows_finish(&a->win, end.time) < 0)
-			errx(1, "%s", a->out.err);
+			errx(1, "%s", a->win.err ? a->win.err : a->out.err);
 		if (stream_forward(&a->out, f) < 0)
 			errx(1, "%s", a->out.err);
 		return 1;

@@ -113,6 +113,11 @@ close_window(struct windows *w, uint32_t reason, uint64_t end)
 int
 windows_advance(struct windows *w, uint64_t t)
 {
+	/* A corrupt time would otherwise publish empty windows for years of event time. */
+	if (w->have_origin && t >= w->end && (t - w->end) / w->width >= WINDOWS_MAX_GAP) {
+		w->err = "event time jumps more than 100000 windows ahead";
+		return -1;
+	}
 	while (w->have_origin && t >= w->end)
 		if (close_window(w, WINDOW_COMPLETE, w->end) < 0)
 			return -1;

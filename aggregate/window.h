@@ -17,7 +17,10 @@ struct wstats {
 	uint64_t late, forced;
 };
 
+#define WINDOWS_MAX_GAP 100000 /* empty windows one event may close: more is a corrupt time */
+
 struct windows {
+	const char *err;     /* why the last call failed, when it was not a write error */
 	struct stream_writer *out;
 	uint64_t width, reorder_ns, max_pending;
 	int have_origin, published_any;
