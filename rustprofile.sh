@@ -127,6 +127,15 @@ done
 	--max-stacks "$max_stacks" --max-pending-events "$max_pending" ||
 	exit 1
 "$bin/commit" --check --output "$output" --keep-windows "$keep" || exit 1
+copts="--duration $duration --cpu-frequency $freq --unwind $unwind --profiles $profiles"
+copts="$copts ${max_threads:+--max-threads $max_threads}"
+# collect checks its options and, for record, runs the preflight before anything starts.
+case $cmd in
+# shellcheck disable=SC2086
+record) "$bin/collect" --check $copts --pid "$pid" || exit 1 ;;
+# shellcheck disable=SC2086
+launch) "$bin/collect" --check $copts --launch || exit 1 ;;
+esac
 
 # ---- the unprivileged user for every stage after collect ----
 if [ "$(id -u)" -eq 0 ]; then
@@ -136,21 +145,19 @@ if [ "$(id -u)" -eq 0 ]; then
 		ruid=$(id -u nobody) rgid=$(id -g nobody)
 	fi
 	command -v setpriv >/dev/null || err "setpriv (util-linux) is needed to drop privileges"
-	drop() {
-		setpriv --reuid="$ruid" --regid="$rgid" --clear-groups --inh-caps=-all \
-			--bounding-set=-all --no-new-privs -- "$@"
-	}
+	# A command prefix, not a function: the stage must be the driver's direct child.
+	drop="setpriv --reuid=$ruid --regid=$rgid --clear-groups --inh-caps=-all"
+	drop="$drop --bounding-set=-all --no-new-privs --"
 else
 	[ "$cmd" = replay ] || err "$cmd must run as root (perf events of another process)"
-	ruid=$(id -u) rgid=$(id -g)
-	drop() { "$@"; }
+	ruid=$(id -u) rgid=$(id -g) drop=
 fi
 
 if [ ! -d "$output" ]; then
 	mkdir -p "$output" || err "cannot create output directory '$output'"
 	[ "$(id -u)" -ne 0 ] || chown "$ruid:$rgid" "$output"
 fi
-drop test -w "$output" -a -x "$output" ||
+$drop test -w "$output" -a -x "$output" ||
 	err "output directory '$output' is not writable by uid $ruid (the unprivileged stages)"
 
 # ---- wiring ----
@@ -197,35 +204,38 @@ set_symargs
 
 if [ "$cmd" = replay ]; then
 	[ -n "$cache" ] || cache=$(dirname "$input")/.modules
-	start reader "$input" "$work/s1" drop cat
+	src=$input
 else
 	cache=$output/.modules
-	copts="--duration $duration --cpu-frequency $freq --unwind $unwind --profiles $profiles"
-	copts="$copts --module-cache $cache ${max_threads:+--max-threads $max_threads}"
+	copts="$copts --module-cache $cache"
+	first=$work/s1 src=$work/s1
+	[ -z "$save" ] || first=$work/s0
 	if [ "$cmd" = record ]; then
 		# shellcheck disable=SC2086
-		start collect - "$work/s0" "$bin/collect" $copts --kind pid --pid "$pid"
+		start collect - "$first" "$bin/collect" $copts --kind pid --pid "$pid"
 	else
 		# The command keeps the driver's stdout through fd 3; collect's goes to the pipe.
 		exec 3>&1
 		# shellcheck disable=SC2086
-		start collect - "$work/s0" "$bin/collect" $copts --kind launch \
+		start collect - "$first" "$bin/collect" $copts --kind launch \
 			--launch-stdout-fd 3 --launch -- "$@"
 		exec 3>&-
 	fi
 	if [ -n "$save" ]; then
-		start save-stream "$work/s0" "$work/s1" drop tee "$save"
-	else
-		start relay "$work/s0" "$work/s1" drop cat
+		# Created here so that a directory only root can write to still works.
+		: >"$save" || err "cannot create '$save'"
+		[ "$(id -u)" -ne 0 ] || chown "$ruid:$rgid" "$save"
+		# shellcheck disable=SC2086
+		start save-stream "$work/s0" "$work/s1" $drop tee "$save"
 	fi
 fi
 # shellcheck disable=SC2086
-start unwind "$work/s1" "$work/s2" drop "$bin/unwind" --module-cache "$cache" $symargs
-start aggregate "$work/s2" "$work/s3" drop "$bin/aggregate" --window "$window" \
+start unwind "$src" "$work/s2" $drop "$bin/unwind" --module-cache "$cache" $symargs
+start aggregate "$work/s2" "$work/s3" $drop "$bin/aggregate" --window "$window" \
 	--event-reorder-window "$reorder" --max-stacks "$max_stacks" \
 	--max-pending-events "$max_pending"
-start emit-pprof "$work/s3" "$work/s4" drop "$bin/emit-pprof" --output "$output"
-start commit "$work/s4" - drop "$bin/commit" --output "$output" --keep-windows "$keep"
+start emit-pprof "$work/s3" "$work/s4" $drop "$bin/emit-pprof" --output "$output"
+start commit "$work/s4" - $drop "$bin/commit" --output "$output" --keep-windows "$keep"
 
 # SIGINT/SIGTERM: collect publishes the current window and stops; the rest drain.
 stop() {
@@ -245,9 +255,11 @@ for entry in $names; do
 		kill -0 "$p" 2>/dev/null || break
 	done
 	if [ "$rc" -ne 0 ] && [ -z "$failed" ]; then
-		failed="$name (exit $rc)"
+		failed=$name status=$rc
 	fi
 done
 pids=
-[ -z "$failed" ] || err "stage $failed failed"
-exit 0
+[ -n "$failed" ] || exit 0
+# A stage that failed said why on its own line; one killed by a signal could not.
+[ "$status" -le 128 ] || err "stage $failed was killed by signal $((status - 128))"
+exit 1

@@ -23,6 +23,7 @@ struct collect_opts {
 	int verbose;
 	char **launch_argv;             /* --launch -- CMD...: run it, attach before it starts */
 	int launch_stdout_fd;           /* the command's stdout (-1: collect's stderr) */
+	int check;                      /* --check: options and preflight only, then exit */
 };
 
 struct collect {

@@ -97,6 +97,12 @@ main(int argc, char **argv)
 	opts_parse(argc, argv, &c.o);
 	signals_setup();
 	c.exit_status = -1;
+	if (c.o.check && c.o.launch_argv)
+		return 0;
+	if (c.o.check) {
+		preflight_run(&c.o, &pf);
+		return 0;
+	}
 	if (c.o.launch_argv)
 		c.o.pid = launch_start(c.o.launch_argv, c.o.launch_stdout_fd);
 	preflight_run(&c.o, &pf);

@@ -13,7 +13,7 @@
 #define DEFAULT_MAX_THREADS 1024
 
 enum { OPT_PID = 256, OPT_DURATION, OPT_FREQ, OPT_UNWIND, OPT_PROFILES, OPT_KIND,
-       OPT_RESUME, OPT_CACHE, OPT_MAX_THREADS, OPT_SAVE, OPT_LAUNCH, OPT_LAUNCH_FD };
+       OPT_RESUME, OPT_CACHE, OPT_MAX_THREADS, OPT_SAVE, OPT_LAUNCH, OPT_LAUNCH_FD, OPT_CHECK };
 
 static const struct option longopts[] = {
 	{ "pid", required_argument, NULL, OPT_PID },
@@ -27,6 +27,7 @@ static const struct option longopts[] = {
 	{ "max-threads", required_argument, NULL, OPT_MAX_THREADS },
 	{ "save-stream", required_argument, NULL, OPT_SAVE },
 	{ "launch", no_argument, NULL, OPT_LAUNCH },
+	{ "check", no_argument, NULL, OPT_CHECK },
 	{ "launch-stdout-fd", required_argument, NULL, OPT_LAUNCH_FD },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -46,6 +47,8 @@ usage(void)
 	       "  --launch              run COMMAND, stopped right after its exec until\n"
 	       "                        sampling is enabled, and profile it until it exits\n"
 	       "  --launch-stdout-fd N  the command's stdout is fd N (default: stderr)\n"
+	       "  --check               check the options and run the preflight (with --pid),\n"
+	       "                        then exit without recording\n"
 	       "  --duration DUR        stop after DUR (10s, 2m, 500ms, 1h30m); 0 = until the\n"
 	       "                        target exits or SIGINT/SIGTERM (default 0)\n"
 	       "  --cpu-frequency HZ    samples per second per thread, 1..999 (default 49)\n"
@@ -156,6 +159,8 @@ opts_parse(int argc, char **argv, struct collect_opts *o)
 			o->resume = 1;
 		else if (c == OPT_LAUNCH)
 			launch = 1;
+		else if (c == OPT_CHECK)
+			o->check = 1;
 		else if (c == ':')
 			errx(1, "option '%s' needs a value", argv[optind - 1]);
 		else if (c == '?')
@@ -166,7 +171,7 @@ opts_parse(int argc, char **argv, struct collect_opts *o)
 	if (launch) {
 		if (o->pid)
 			errx(1, "--launch and --pid are mutually exclusive");
-		if (optind >= argc)
+		if (optind >= argc && !o->check)
 			errx(1, "--launch needs a command after --");
 		o->launch_argv = argv + optind;
 		o->kind = "launch";

@@ -97,7 +97,7 @@ teardown() {
 	rec=$!
 	sleep 2
 	for stage in unwind aggregate emit-pprof commit; do
-		p=$(pgrep -x "$stage" | head -n 1)
+		p=$(pgrep -P "$rec" -x "$stage" | head -n 1)
 		[ -n "$p" ] || { echo "no $stage process"; false; }
 		uid=$(awk '/^Uid:/ { print $2 }' "/proc/$p/status")
 		capeff=$(awk '/^CapEff:/ { print $2 }' "/proc/$p/status")
@@ -105,7 +105,7 @@ teardown() {
 		[ "$uid" -ne 0 ]
 		[ "$capeff" = 0000000000000000 ]
 	done
-	c=$(pgrep -x collect | head -n 1)
+	c=$(pgrep -P "$rec" -x collect | head -n 1)
 	[ "$(awk '/^Uid:/ { print $2 }' "/proc/$c/status")" -eq 0 ]
 	wait "$rec"
 }
