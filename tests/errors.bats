@@ -111,3 +111,15 @@ make_stream() {
 	done
 	[ -z "$(ls -A "$out")" ]
 }
+
+@test "preflight: a target with more threads than --max-threads is refused" {
+	require_root
+	start_workload busy2 10
+	sleep 0.3
+	run --separate-stderr "$RP" record --pid "$wpid" --max-threads 2 --duration 1s --output "$out"
+	stop_workload
+	[ "$status" -ne 0 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "${stderr_lines[0]}" == *threads* ]]
+	[ -z "$(ls -A "$out")" ]
+}
