@@ -98,9 +98,15 @@ $(WORKLOADS): $(WORKLOAD_SRCS) workloads/build.sh
 check-unit: $(UNIT_BINS)
 	$(Q)set -e; for t in $(UNIT_BINS); do echo "unit: $$t"; $$t; done
 
+# The TAP stream is kept and summed up in one closing line; a run that stopped early (fewer
+# results than planned) fails too.
 check-bats: all $(WORKLOADS)
 	$(Q)RP_BIN=$(abspath $(OUT))/bin RP_WORKLOADS=$(abspath $(OUT))/workloads \
-		bats --print-output-on-failure tests/
+		bats --print-output-on-failure tests/ | tee $(OUT)/bats.tap
+	$(Q)awk '/^1\.\./ { split($$0, a, "\\.\\."); n = a[2] } \
+		/^ok .* # skip/ { s++; next } /^ok / { p++ } /^not ok / { f++ } \
+		END { printf "bats: %d passed, %d failed, %d skipped\n", p, f, s; \
+		      exit (f > 0 || p + f + s != n) }' $(OUT)/bats.tap
 
 check: check-unit check-bats
 
