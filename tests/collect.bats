@@ -49,6 +49,7 @@ int main(void)
 	}
 	if (rc < 0)
 		return fprintf(stderr, "%s\n", r.err), 1;
+	stream_reader_release(&r);
 	return 0;
 }
 C

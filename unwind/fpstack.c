@@ -44,7 +44,8 @@ fpstack_resolve(struct resolver *r, const struct fr_sample *s, struct fr_stack *
 			out->flags |= STACK_CYCLE;
 	}
 	for (unsigned i = 0; i < nk; i++) {
-		uint32_t id = resolve_kernel(r, s->ips[i]);
+		/* As in user space, kernel frames above the leaf are return addresses. */
+		uint32_t id = resolve_kernel(r, i == 0 ? s->ips[0] : s->ips[i] - 1);
 		if (!id)
 			return -1;
 		out->locs[out->nlocs++] = id;

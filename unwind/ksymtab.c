@@ -34,7 +34,7 @@ cmp(const void *a, const void *b)
 const struct ksym *
 ksymtab_find(struct ksymtab *t, uint64_t addr)
 {
-	if (!t->sorted) {
+	if (!t->sorted && t->n) {
 		qsort(t->syms, t->n, sizeof(*t->syms), cmp);
 		t->sorted = 1;
 	}
