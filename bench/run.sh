@@ -14,7 +14,7 @@ set -u
 dir=$(cd "$(dirname "$0")" && pwd)
 ran=0
 bad=""
-for b in overhead cost symbolize; do
+for b in overhead cost symbolize svg; do
 	[ -f "$dir/$b.sh" ] || continue
 	echo "bench: $b.sh"
 	ran=$((ran + 1))

@@ -11,6 +11,10 @@
  *   missing-func  location 7 uses function 99, never defined
  *   redefine      location 1 is defined twice
  *   big N         N distinct stacks in each of two windows (speed checks)
+ *   distinct N    one window of N stacks with N distinct leaf functions under 500 "mid_"
+ *                 functions (flame graph caps)
+ *   odd           one window whose names need escaping ("a;b", "<T&>", a byte that is not
+ *                 UTF-8) and an unsymbolized libc frame (derived emitters)
  *   dump          reads a stream on stdin and prints one line per frame: its type name,
  *                 and for a file frame "index flags kind name temp"
  *
@@ -153,6 +157,46 @@ big(uint32_t n)
 	}
 }
 
+/* n stacks: leaf_i <- mid_(i % 500) <- main, over distinct functions and locations. */
+static void
+distinct(uint32_t n)
+{
+	char name[32];
+
+	for (uint32_t i = 0; i < 500; i++) {
+		snprintf(name, sizeof(name), "mid_%03u", i);
+		function(10000 + i, name, "mid.c", i);
+		location(10000 + i, 3, 0x480000 + i, 10000 + i, 1, 0, 0);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "leaf_%07u", i);
+		function(20000 + i, name, "leaf.c", 1);
+		location(20000 + i, 3, 0x500000 + i, 20000 + i, 2, 0, 0);
+	}
+	window_start(0);
+	for (uint32_t i = 0; i < n; i++)
+		stack(0, 100 + i % 7, 1, 20000 + i, 10000 + i % 500, 3);
+	window_end(0);
+}
+
+/* Names with ';', XML markup and a stray byte; location 41 has no lines (unsymbolized). */
+static void
+odd(void)
+{
+	struct fr_location l = { .id = 41, .mapping_id = 2, .address = 0x7f0000009000ull };
+
+	function(40, "ns::f<A&B>;g", "odd.cc", 1);
+	function(41, "bad\xff" "byte", "odd.cc", 2);
+	location(40, 3, 0x401400, 40, 3, 0, 0);
+	location(42, 3, 0x401500, 41, 3, 0, 0);
+	check(stream_put_location(&w, &l));
+	window_start(0);
+	stack(0, 100, 2, 40, 3, 0);
+	stack(0, 100, 1, 41, 42, 3);
+	stack(0, 100, 4, 4, 40, 3);
+	window_end(0);
+}
+
 static int
 dump(void)
 {
@@ -198,7 +242,11 @@ main(int argc, char **argv)
 		location(1, 2, 0x7f0000002000ull, 4, 0, 0, 0);
 	if (!strcmp(mode, "missing-func"))
 		location(7, 3, 0x401300, 99, 1, 0, 0);
-	if (!strcmp(mode, "big")) {
+	if (!strcmp(mode, "distinct")) {
+		distinct(argc > 2 ? (uint32_t)strtoul(argv[2], NULL, 10) : 200000);
+	} else if (!strcmp(mode, "odd")) {
+		odd();
+	} else if (!strcmp(mode, "big")) {
 		big(argc > 2 ? (uint32_t)strtoul(argv[2], NULL, 10) : 65536);
 	} else {
 		window_start(0);

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "pb.h"
-#include "../../emit-pprof/idmap.h"
+#include "idmap.h"
 #include "../../emit-pprof/strtab.h"
 
 static int passed, failed;

@@ -4,8 +4,8 @@
  * copied into one pool and referenced by offset, so the frames they came from can go.
  * Pointers returned by the lookups are valid until the next defs_add_* or defs_set_*.
  */
-#ifndef EP_DEFS_H
-#define EP_DEFS_H
+#ifndef RP_DEFS_H
+#define RP_DEFS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -42,6 +42,7 @@ struct defs {
 	uint32_t target_pid, cpu_frequency;
 	int have_target;
 	struct pstr exe;
+	struct pstr comm;       /* the target's process name at start */
 
 	char *pool;
 	size_t pool_len, pool_cap;

@@ -3,8 +3,8 @@
  * (mappings, functions, locations, thread ids) into dense indices.  Linear probing, load
  * factor at most 1/2, no deletion: a window's tables are cleared whole.
  */
-#ifndef EP_IDMAP_H
-#define EP_IDMAP_H
+#ifndef RP_IDMAP_H
+#define RP_IDMAP_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -87,7 +87,9 @@ defs_set_target(struct defs *d, const struct fr_target *t)
 	d->target_pid = t->pid;
 	d->cpu_frequency = t->cpu_frequency;
 	d->have_target = 1;
-	return pool_str(d, t->exe, &d->exe);
+	if (pool_str(d, t->exe, &d->exe) < 0)
+		return -1;
+	return pool_str(d, t->comm, &d->comm);
 }
 
 static int

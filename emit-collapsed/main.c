@@ -1,0 +1,185 @@
+/*
+ * emit-collapsed: writes the folded stacks of every window, for flamegraph.pl, speedscope
+ * and other FlameGraph-style tools.
+ *
+ * Reads the rustprofile stream on stdin and copies it to stdout unchanged (tee-like).  It
+ * keeps the stream's definitions and the open window's stacks (lib/winmodel.h); at
+ * FR_WINDOW_END it writes "cpu-<session>-<index>-<start>.collapsed" as a fsynced temporary
+ * file in the output directory, emits an FR_FILE frame (kind "collapsed-cpu", not required)
+ * naming it, then forwards the FR_WINDOW_END; the commit stage renames it into place.
+ * Each line is "process;frame;...;leaf value", the value being the stack's CPU nanoseconds
+ * in the window, so the lines carry exactly the stacks and values of the window's pprof.
+ * A corrupt or truncated stream stops it with a one-line reason and exit status 1, after
+ * removing the temporary file it was writing, if any.
+ */
+#include <err.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bufout.h"
+#include "fold.h"
+#include "outname.h"
+#include "stream.h"
+#include "tmpfile.h"
+#include "winmodel.h"
+
+static struct env {
+	const char *output;
+	int annotate;
+	int samples;
+} env = {
+	.output = ".",
+};
+
+struct state {
+	struct stream_reader in;
+	struct stream_writer out;
+	struct stream_header hdr;
+	struct winmodel wm;
+	struct fold fold;
+	struct bufout buf;
+};
+
+static void
+usage(FILE *f, int status)
+{
+	fprintf(f,
+		"usage: emit-collapsed [--output DIR] [--annotate] [--samples] < stream > stream\n"
+		"\n"
+		"Copies the rustprofile stream from stdin to stdout and writes, for every window,\n"
+		"its folded stacks (\"process;caller;...;leaf value\", one line per distinct stack,\n"
+		"sorted bytewise) to a temporary file in DIR, announced by a file frame before the\n"
+		"window's end frame (the commit stage renames it into place).  Values are CPU\n"
+		"nanoseconds, the pprof's default sample value; ';' in names becomes ':'.\n"
+		"\n"
+		"  -o, --output DIR   directory for the temporary files (default .)\n"
+		"  -a, --annotate     append \"_[k]\" to kernel frames (flamegraph.pl colours them)\n"
+		"  -s, --samples      values are sample counts instead of CPU nanoseconds\n"
+		"  -h, --help         show this help\n");
+	exit(status);
+}
+
+static void
+parse_args(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "annotate", no_argument, NULL, 'a' },
+		{ "samples", no_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct stat st;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "o:ash", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			env.output = optarg;
+			break;
+		case 'a':
+			env.annotate = 1;
+			break;
+		case 's':
+			env.samples = 1;
+			break;
+		case 'h':
+			usage(stdout, 0);
+			break;
+		default:
+			usage(stderr, 2);
+		}
+	}
+	if (optind != argc)
+		usage(stderr, 2);
+	if (stat(env.output, &st) < 0)
+		err(1, "cannot use output directory '%s'", env.output);
+	if (!S_ISDIR(st.st_mode))
+		errx(1, "output '%s' is not a directory", env.output);
+}
+
+static void
+end_window(struct state *s, const struct frame *f)
+{
+	struct fr_window_end we;
+	struct fr_file ff;
+	struct tmpfile t;
+	char name[256];
+
+	if (winmodel_end(&s->wm, f, &we) < 0)
+		errx(1, "%s: %s", s->in.name, s->wm.err);
+	if (outname_format(name, sizeof(name), "cpu", s->hdr.session_id, we.index,
+			   (int64_t)we.start + s->hdr.clock_offset_ns, "collapsed") < 0)
+		errx(1, "window %u: file name too long", we.index);
+	if (fold_window(&s->fold, &s->wm) < 0)
+		errx(1, "window %u: %s", we.index, s->fold.err);
+	if (tmpfile_create(&t, env.output, name) < 0)
+		errx(1, "%s", t.err);
+	bufout_init(&s->buf, &t);
+	fold_write(&s->fold, &s->buf);
+	if (bufout_flush(&s->buf) < 0 || tmpfile_finish(&t) < 0) {
+		warnx("%s", t.err);
+		tmpfile_discard(&t);
+		exit(1);
+	}
+	ff = (struct fr_file){
+		.index = we.index, .flags = 0,
+		.kind = { "collapsed-cpu", 13 },
+		.name = { name, (uint16_t)strlen(name) },
+		.temp = { t.name, (uint16_t)strlen(t.name) },
+	};
+	if (stream_put_file(&s->out, &ff) < 0 || stream_forward(&s->out, f) < 0 ||
+	    stream_flush(&s->out) < 0) {
+		tmpfile_discard(&t);
+		errx(1, "%s: %s", s->out.name, s->out.err);
+	}
+	tmpfile_release(&t);
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct state s;  /* large (frame and output buffers): keep it off the stack */
+	struct frame f;
+	int rc;
+
+	parse_args(argc, argv);
+	/* Ctrl-C stops collect, which ends the stream; this stage finishes at end of input. */
+	signal(SIGINT, SIG_IGN);
+	if (stream_reader_open(&s.in, 0, "stdin", &s.hdr) < 0)
+		errx(1, "%s: %s", s.in.name, s.in.err);
+	if (stream_writer_open(&s.out, 1, "stdout", &s.hdr) < 0)
+		errx(1, "%s: %s", s.out.name, s.out.err);
+	winmodel_init(&s.wm);
+	fold_init(&s.fold);
+	s.fold.annotate = env.annotate;
+	s.fold.samples = env.samples;
+	while ((rc = stream_read(&s.in, &f)) > 0) {
+		if (f.type == FR_WINDOW_END) {
+			end_window(&s, &f);
+			continue;
+		}
+		if (stream_forward(&s.out, &f) < 0)
+			errx(1, "%s: %s", s.out.name, s.out.err);
+		if (winmodel_take(&s.wm, &f) < 0)
+			errx(1, "%s: %s", s.in.name, s.wm.err);
+	}
+	if (rc < 0)
+		errx(1, "%s: %s", s.in.name, s.in.err);
+	if (s.wm.open)
+		errx(1, "%s: stream ends inside window %u", s.in.name, s.wm.index);
+	if (stream_flush(&s.out) < 0)
+		errx(1, "%s: %s", s.out.name, s.out.err);
+	fold_release(&s.fold);
+	winmodel_release(&s.wm);
+	stream_reader_release(&s.in);
+	stream_writer_release(&s.out);
+	if (close(1) < 0)
+		err(1, "stdout");
+	return 0;
+}

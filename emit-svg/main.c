@@ -1,0 +1,278 @@
+/*
+ * emit-svg: writes a static SVG flame graph of every window's CPU time.
+ *
+ * Reads the rustprofile stream on stdin and copies it to stdout unchanged (tee-like).  It
+ * keeps the stream's definitions and the open window's stacks (lib/winmodel.h); at
+ * FR_WINDOW_END it builds the window's call tree (flame.h), streams the SVG (svg.h) into a
+ * fsynced temporary file in the output directory, emits an FR_FILE frame (kind "svg-cpu",
+ * not required: a derived output) naming "cpu-<session>-<index>-<start>.svg", then
+ * forwards the FR_WINDOW_END; the commit stage renames it into place.
+ * With --folded FILE it instead draws FlameGraph folded text and writes the SVG to stdout.
+ * A corrupt or truncated stream stops it with a one-line reason and exit status 1, after
+ * removing the temporary file it was writing, if any.
+ */
+#include <err.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bufout.h"
+#include "flame.h"
+#include "folded.h"
+#include "outname.h"
+#include "stream.h"
+#include "svg.h"
+#include "tmpfile.h"
+#include "winmodel.h"
+
+static struct env {
+	const char *output;
+	const char *folded;
+} env = {
+	.output = ".",
+};
+
+struct state {
+	struct stream_reader in;
+	struct stream_writer out;
+	struct stream_header hdr;
+	struct winmodel wm;
+	struct bufout buf;
+	struct wframe frames[WINMODEL_MAX_FRAMES];
+};
+
+static void
+usage(FILE *f, int status)
+{
+	fprintf(f,
+		"usage: emit-svg [--output DIR] < stream > stream\n"
+		"       emit-svg --folded FILE > svg\n"
+		"\n"
+		"Copies the rustprofile stream from stdin to stdout and writes, for every window,\n"
+		"a static SVG flame graph of its CPU time (frame widths in CPU nanoseconds, no\n"
+		"scripts, a title with label, value and share on every frame) to a temporary file\n"
+		"in DIR, announced by a file frame before the window's end frame (the commit stage\n"
+		"renames it into place).  At most 100000 frames are drawn; a cut graph says so.\n"
+		"\n"
+		"  -o, --output DIR   directory for the temporary SVG files (default .)\n"
+		"  -f, --folded FILE  draw FlameGraph folded stacks from FILE (- for stdin)\n"
+		"                     instead, writing the SVG to stdout\n"
+		"  -h, --help         show this help\n");
+	exit(status);
+}
+
+static void
+parse_args(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "folded", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct stat st;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "o:f:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			env.output = optarg;
+			break;
+		case 'f':
+			env.folded = optarg;
+			break;
+		case 'h':
+			usage(stdout, 0);
+			break;
+		default:
+			usage(stderr, 2);
+		}
+	}
+	if (optind != argc)
+		usage(stderr, 2);
+	if (env.folded)
+		return;
+	if (stat(env.output, &st) < 0)
+		err(1, "cannot use output directory '%s'", env.output);
+	if (!S_ISDIR(st.st_mode))
+		errx(1, "output '%s' is not a directory", env.output);
+}
+
+/* "2026-11-29 10:52:50.019" in UTC. */
+static void
+utc_time(char *buf, size_t len, int64_t unix_ns)
+{
+	time_t sec = (time_t)(unix_ns / 1000000000);
+	long ms = (long)(unix_ns % 1000000000 / 1000000);
+	struct tm tm;
+
+	if (unix_ns < 0 || !gmtime_r(&sec, &tm)) {
+		snprintf(buf, len, "%" PRId64 " ns", unix_ns);
+		return;
+	}
+	snprintf(buf, len, "%04d-%02d-%02d %02d:%02d:%02d.%03ld", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+}
+
+static void
+window_subtitle(char *buf, size_t len, const struct state *s, const struct fr_window_end *we)
+{
+	char from[64], to[64];
+
+	utc_time(from, sizeof(from), (int64_t)we->start + s->hdr.clock_offset_ns);
+	utc_time(to, sizeof(to), (int64_t)we->end + s->hdr.clock_offset_ns);
+	snprintf(buf, len, "cpu profile, window %u: %s to %s UTC, total %" PRIu64 " ns "
+		 "(%.3f s) in %" PRIu64 " samples", we->index, from, to + 11,
+		 s->wm.total_nanos, (double)s->wm.total_nanos / 1e9, s->wm.total_count);
+}
+
+/* Builds the window's tree and streams its SVG into t; exits on failure. */
+static void
+write_svg(struct state *s, const struct fr_window_end *we, struct tmpfile *t)
+{
+	struct flame tree;
+	char sub[512];
+	struct svg_head h = { "CPU flame graph", sub, "ns" };
+	size_t i, n;
+
+	if (flame_init(&tree, FLAME_MAX_NODES) < 0)
+		goto oom;
+	for (i = 0; i < s->wm.nstacks; i++) {
+		n = winmodel_frames(&s->wm, &s->wm.stacks[i], s->frames);
+		if (flame_add(&tree, s->frames, n, s->wm.stacks[i].nanos) < 0)
+			goto oom;
+	}
+	if (flame_sort(&tree) < 0)
+		goto oom;
+	window_subtitle(sub, sizeof(sub), s, we);
+	bufout_init(&s->buf, t);
+	if (svg_write(&tree, &h, &s->buf) < 0)
+		goto oom;
+	flame_release(&tree);
+	if (bufout_flush(&s->buf) < 0 || tmpfile_finish(t) < 0) {
+		warnx("%s", t->err);
+		tmpfile_discard(t);
+		exit(1);
+	}
+	return;
+oom:
+	tmpfile_discard(t);
+	errx(1, "window %u: out of memory", we->index);
+}
+
+static void
+end_window(struct state *s, const struct frame *f)
+{
+	struct fr_window_end we;
+	struct fr_file ff;
+	struct tmpfile t;
+	char name[256];
+
+	if (winmodel_end(&s->wm, f, &we) < 0)
+		errx(1, "%s: %s", s->in.name, s->wm.err);
+	if (outname_format(name, sizeof(name), "cpu", s->hdr.session_id, we.index,
+			   (int64_t)we.start + s->hdr.clock_offset_ns, "svg") < 0)
+		errx(1, "window %u: file name too long", we.index);
+	if (tmpfile_create(&t, env.output, name) < 0)
+		errx(1, "%s", t.err);
+	write_svg(s, &we, &t);
+	ff = (struct fr_file){
+		.index = we.index, .flags = 0,
+		.kind = { "svg-cpu", 7 },
+		.name = { name, (uint16_t)strlen(name) },
+		.temp = { t.name, (uint16_t)strlen(t.name) },
+	};
+	if (stream_put_file(&s->out, &ff) < 0 || stream_forward(&s->out, f) < 0 ||
+	    stream_flush(&s->out) < 0) {
+		tmpfile_discard(&t);
+		errx(1, "%s: %s", s->out.name, s->out.err);
+	}
+	tmpfile_release(&t);
+}
+
+/* --folded: one SVG of a folded file on stdout. */
+static int
+draw_folded(struct state *s)
+{
+	FILE *f = strcmp(env.folded, "-") ? fopen(env.folded, "r") : stdin;
+	struct tmpfile out = { .fd = 1, .path = "stdout", .name = "stdout" };
+	struct folded_stats st = { 0 };
+	struct flame tree;
+	char sub[512];
+	struct svg_head h = { "Flame graph", sub, "samples" };
+
+	if (!f)
+		err(1, "cannot open '%s'", env.folded);
+	if (flame_init(&tree, FLAME_MAX_NODES) < 0)
+		errx(1, "out of memory");
+	if (folded_read(f, &tree, s->frames, &st) < 0) {
+		if (tree.err[0])
+			errx(1, "%s: %s", env.folded, tree.err);
+		err(1, "cannot read '%s'", env.folded);
+	}
+	if (st.ignored)
+		warnx("%s: ignored %" PRIu64 " lines with an invalid format", env.folded,
+		      st.ignored);
+	if (flame_sort(&tree) < 0)
+		errx(1, "out of memory");
+	snprintf(sub, sizeof(sub), "folded stacks from '%s', total %" PRIu64 " samples",
+		 env.folded, tree.nodes[0].value);
+	bufout_init(&s->buf, &out);
+	if (svg_write(&tree, &h, &s->buf) < 0)
+		errx(1, "out of memory");
+	if (bufout_flush(&s->buf) < 0)
+		errx(1, "%s", out.err);
+	flame_release(&tree);
+	if (f != stdin)
+		fclose(f);
+	if (close(1) < 0)
+		err(1, "stdout");
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct state s;  /* large (frame and output buffers): keep it off the stack */
+	struct frame f;
+	int rc;
+
+	parse_args(argc, argv);
+	/* Ctrl-C stops collect, which ends the stream; this stage finishes at end of input. */
+	signal(SIGINT, SIG_IGN);
+	if (env.folded)
+		return draw_folded(&s);
+	if (stream_reader_open(&s.in, 0, "stdin", &s.hdr) < 0)
+		errx(1, "%s: %s", s.in.name, s.in.err);
+	if (stream_writer_open(&s.out, 1, "stdout", &s.hdr) < 0)
+		errx(1, "%s: %s", s.out.name, s.out.err);
+	winmodel_init(&s.wm);
+	while ((rc = stream_read(&s.in, &f)) > 0) {
+		if (f.type == FR_WINDOW_END) {
+			end_window(&s, &f);
+			continue;
+		}
+		if (stream_forward(&s.out, &f) < 0)
+			errx(1, "%s: %s", s.out.name, s.out.err);
+		if (winmodel_take(&s.wm, &f) < 0)
+			errx(1, "%s: %s", s.in.name, s.wm.err);
+	}
+	if (rc < 0)
+		errx(1, "%s: %s", s.in.name, s.in.err);
+	if (s.wm.open)
+		errx(1, "%s: stream ends inside window %u", s.in.name, s.wm.index);
+	if (stream_flush(&s.out) < 0)
+		errx(1, "%s: %s", s.out.name, s.out.err);
+	winmodel_release(&s.wm);
+	stream_reader_release(&s.in);
+	stream_writer_release(&s.out);
+	if (close(1) < 0)
+		err(1, "stdout");
+	return 0;
+}
