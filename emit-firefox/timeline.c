@@ -1,0 +1,64 @@
+#include "timeline.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void
+timeline_init(struct timeline *t, uint64_t max)
+{
+	memset(t, 0, sizeof(*t));
+	t->max = max;
+}
+
+void
+timeline_release(struct timeline *t)
+{
+	free(t->s);
+	free(t->locs);
+	timeline_init(t, t->max);
+}
+
+void
+timeline_clear(struct timeline *t)
+{
+	t->n = 0;
+	t->nlocs = 0;
+	t->dropped = 0;
+}
+
+static int
+grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t c = *cap ? *cap : 1024;
+	void *q;
+
+	while (c < need)
+		c *= 2;
+	if (c == *cap)
+		return 0;
+	if (c > SIZE_MAX / elem || !(q = realloc(*p, c * elem)))
+		return -1;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+int
+timeline_add(struct timeline *t, const struct fr_stack *s)
+{
+	uint16_t n = s->nlocs > STREAM_MAX_LOCS ? STREAM_MAX_LOCS : s->nlocs;
+
+	if (t->n >= t->max) {
+		t->dropped++;
+		return 0;
+	}
+	if (grow((void **)&t->s, &t->cap, t->n + 1, sizeof(*t->s)) < 0 ||
+	    grow((void **)&t->locs, &t->cap_locs, t->nlocs + n, sizeof(*t->locs)) < 0)
+		return -1;
+	t->s[t->n++] = (struct tl_sample){ .time = s->time, .period = s->period, .pid = s->pid,
+					   .tid = s->tid, .cpu = s->cpu, .flags = s->flags,
+					   .locs = t->nlocs, .nlocs = n };
+	memcpy(t->locs + t->nlocs, s->locs, n * sizeof(*s->locs));
+	t->nlocs += n;
+	return 0;
+}

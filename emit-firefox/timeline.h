@@ -1,0 +1,38 @@
+/*
+ * The timestamped samples of the window in progress: every FR_STACK frame aggregate forwards
+ * between one window end and the next is a sample of the next window to close (aggregate
+ * counts a stack into a window before forwarding it, late ones included), so the buffer is
+ * simply cleared at each window end.  At most max samples are kept, the earliest; the rest
+ * are only counted.
+ */
+#ifndef EF_TIMELINE_H
+#define EF_TIMELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stream.h"
+
+struct tl_sample {
+	uint64_t time, period;
+	uint32_t pid, tid, cpu, flags;
+	size_t locs;            /* first location id in timeline.locs, leaf first */
+	uint16_t nlocs;
+};
+
+struct timeline {
+	struct tl_sample *s;
+	size_t n, cap;
+	uint32_t *locs;
+	size_t nlocs, cap_locs;
+	uint64_t max;           /* samples kept per window */
+	uint64_t dropped;       /* samples past max in this window */
+};
+
+void timeline_init(struct timeline *t, uint64_t max);
+void timeline_release(struct timeline *t);
+void timeline_clear(struct timeline *t);
+/* Keeps s, or counts it as dropped when the window is full: 0; -1 when out of memory. */
+int timeline_add(struct timeline *t, const struct fr_stack *s);
+
+#endif
