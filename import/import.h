@@ -1,0 +1,174 @@
+/*
+ * import: a perf.data or simpleperf capture read into the framed stream collect writes.
+ *
+ * The parser never exits: every function returns 0, or -1 with a one-line reason in
+ * imp->err naming the byte offset, so the fuzz target and the unit tests can drive it.
+ */
+#ifndef RP_IMPORT_H
+#define RP_IMPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "byteorder.h"
+#include "stream.h"
+
+#define IMP_MAX_ATTRS 256
+#define IMP_MAX_TYPES 64       /* distinct skipped record types counted by name */
+#define IMP_REC_MAX (1u << 26) /* simpleperf records may pass 64 KiB; bound a corrupt size */
+
+enum imp_format { FMT_AUTO, FMT_PERF, FMT_SIMPLEPERF };
+
+struct attr {
+	uint32_t type, size;
+	uint64_t config, period, sample_type, read_format, flags;
+	int32_t clockid;
+	char name[64];
+	uint64_t nsamples;
+};
+
+/* Bytes of the capture: a whole mapped file, or a forward-only window over a pipe. */
+struct src {
+	const uint8_t *map;
+	size_t size;            /* mapped: file size; pipe: bytes buffered so far */
+	int fd;                 /* -1 when mapped */
+	uint8_t *buf;
+	size_t cap;
+	uint64_t base;          /* pipe: file offset of buf[0] */
+	int eof;
+	int mapped;             /* map is ours to unmap */
+};
+
+struct idmap {
+	uint64_t id;
+	uint32_t attr;
+};
+
+struct buildid {
+	struct buildid *next;
+	uint8_t len;
+	uint8_t id[STREAM_BUILD_ID_MAX];
+	char path[];
+};
+
+struct held;
+struct order {
+	struct held **heap;
+	size_t n, cap, bytes;
+	uint64_t seq, newest;
+};
+
+struct skipped {
+	uint32_t type;
+	uint64_t count;
+};
+
+struct imp {
+	/* Input. */
+	struct src src;
+	struct bo bo;
+	int pipe_mode;
+	enum imp_format format;
+	const char *want_event;  /* --event NAME, or NULL for the default choice */
+	/* Capture description. */
+	struct attr attrs[IMP_MAX_ATTRS];
+	size_t nattrs;
+	struct idmap *ids;
+	size_t nids, capids;
+	int ids_sorted;
+	int chosen;              /* attr index of the sampling event, -1 before the choice */
+	char osrelease[128], arch[64];
+	uint32_t clockid;
+	int have_clock_data;
+	int64_t clock_offset;
+	int simpleperf;          /* private records and sections seen or asked for */
+	struct buildid *bids[1024];
+	/* Kernel symbols from simpleperf's FILE section, sent once the target is out. */
+	struct fr_ksym *ksyms;
+	size_t nksyms;
+	char *ksym_names;
+	/* Output. */
+	struct stream_writer out;
+	int out_fd, opened, target_sent;
+	uint64_t session_id;
+	uint64_t max_time, round_time, last_round;
+	uint32_t first_pid;
+	uint64_t unknown_id_samples, malformed;
+	char notes[8][200];      /* sent as warnings at the end */
+	size_t nnotes;
+	struct skipped skipped[IMP_MAX_TYPES];
+	size_t nskipped;
+	/* Decompression of COMPRESSED records. */
+	void *zctx;
+	uint8_t *zbuf;
+	size_t zlen, zcap;
+	int in_z;
+	uint64_t zoff;           /* file offset of the compressed record being read */
+	struct order order;
+	struct fr_sample sample;
+	char err[300];
+};
+
+/* Opens the writer lazily: the header needs the arch and clock found in the capture. */
+int imp_init(struct imp *m, int out_fd);
+void imp_release(struct imp *m);
+int imp_fail(struct imp *m, uint64_t off, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* A line for the diagnostics, sent as a warning frame at the end. */
+void imp_note(struct imp *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* src.c */
+int src_open_fd(struct src *s, int fd, char *err, size_t errlen);
+void src_open_mem(struct src *s, const uint8_t *p, size_t n);
+/* n bytes at file offset off, or NULL past the end; a pipe source drops bytes before off. */
+const uint8_t *src_get(struct src *s, uint64_t off, size_t n);
+void src_close(struct src *s);
+
+/* perfdata.c: the whole capture, header to FR_END. */
+int perfdata_run(struct imp *m);
+/* One record (header included) at file offset off; nested = inside compressed data. */
+int perfdata_record(struct imp *m, const uint8_t *r, size_t size, uint64_t off);
+/* Size of the record whose 8-byte header is at r; 0 when the header is invalid. */
+size_t perfdata_record_size(const struct imp *m, const uint8_t *r, uint32_t *type);
+
+/* features.c: one feature payload (file section or pipe HEADER_FEATURE). */
+int features_parse(struct imp *m, uint64_t feat, const uint8_t *p, size_t n, uint64_t off);
+int features_add_buildid(struct imp *m, const uint8_t *r, size_t size);
+const struct buildid *features_find_buildid(const struct imp *m, const char *path, size_t n);
+int attr_parse(struct imp *m, const uint8_t *p, size_t n, uint64_t off, struct attr *a);
+int ids_add(struct imp *m, uint64_t id, uint32_t attr);
+int ids_find(struct imp *m, uint64_t id); /* attr index or -1 */
+const char *attr_default_name(const struct attr *a, char *buf, size_t n);
+
+/* simpleperf.c: the FILE and META_INFO sections and the private records. */
+int simpleperf_file_section(struct imp *m, const uint8_t *p, size_t n, uint64_t off);
+int simpleperf_meta_info(struct imp *m, const uint8_t *p, size_t n);
+int simpleperf_record(struct imp *m, uint32_t type, const uint8_t *r, size_t size,
+		      uint64_t off);
+
+/* records.c: kernel records into frames. */
+int records_choose_event(struct imp *m);
+int records_handle(struct imp *m, uint32_t type, const uint8_t *r, size_t size, uint64_t off);
+int records_round(struct imp *m);
+int records_finish(struct imp *m);
+uint32_t records_frequency(const struct imp *m);
+void records_skip(struct imp *m, uint32_t type);
+
+/* out.c: the stream writer, the target frame and the closing warnings. */
+int out_open(struct imp *m);
+int out_target(struct imp *m, uint64_t time, uint32_t pid);
+int out_check(struct imp *m, int rc);
+
+/* order.c: kernel records replayed in time order. */
+int order_push(struct imp *m, uint64_t time, const uint8_t *r, size_t size, uint64_t off);
+int order_release(struct imp *m, uint64_t time); /* handles every record at or before time */
+void order_free(struct imp *m);
+struct held **reallocf_heap(struct order *o);
+uint64_t records_time(struct imp *m, uint32_t type, const uint8_t *r, size_t size);
+
+/* zstd.c */
+int zstd_feed(struct imp *m, const uint8_t *p, size_t n, uint64_t off);
+int zstd_finish(struct imp *m);
+void zstd_release(struct imp *m);
+
+#endif

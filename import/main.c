@@ -1,0 +1,120 @@
+/*
+ * import: reads a perf.data (file or pipe mode, zstd-compressed or not, either byte order)
+ * or simpleperf capture and writes on stdout the framed stream collect would have written,
+ * so that unwind, aggregate, the emitters and commit turn it into windows unchanged.
+ *
+ * Reads: the capture (--input; "-" is stdin).  A regular file is mapped, a pipe is read
+ * forward; either way memory does not grow with the capture.
+ * Writes: header, FR_MMAP/FR_COMM/FR_FORK/FR_EXIT, FR_TARGET before the first sample,
+ * FR_SAMPLE for the chosen event, FR_LOST, FR_ROUND at perf's FINISHED_ROUND, FR_WARNING
+ * lines for the diagnostics, FR_END.  A truncated or corrupt capture stops with one line
+ * naming the byte offset and status 1; the frames already written stay written.
+ */
+#include <err.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "import.h"
+
+static struct {
+	const char *input;
+	const char *event;
+	enum imp_format format;
+} env;
+
+static void
+usage(FILE *f, int status)
+{
+	fprintf(f,
+		"usage: import --input PATH [--format auto|perf-data|simpleperf] [--event NAME]\n"
+		"              > stream\n"
+		"\n"
+		"Turns a perf.data or simpleperf capture into the framed event stream.\n"
+		"  --input PATH     the capture; - reads a pipe-mode perf.data on stdin\n"
+		"  --format FORMAT  auto (default), perf-data or simpleperf\n"
+		"  --event NAME     the sampling event to import (default: cpu-clock or\n"
+		"                   task-clock, else cycles, else the first sampling event);\n"
+		"                   NAME also matches NAME:modifiers, e.g. cycles for cycles:u\n");
+	exit(status);
+}
+
+static void
+parse_options(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "event", required_argument, NULL, 'e' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			env.input = optarg;
+			break;
+		case 'f':
+			if (!strcmp(optarg, "auto"))
+				env.format = FMT_AUTO;
+			else if (!strcmp(optarg, "perf-data"))
+				env.format = FMT_PERF;
+			else if (!strcmp(optarg, "simpleperf"))
+				env.format = FMT_SIMPLEPERF;
+			else
+				errx(1, "--format: unknown format '%s' (auto, perf-data, simpleperf)",
+				     optarg);
+			break;
+		case 'e':
+			env.event = optarg;
+			break;
+		case 'h':
+			usage(stdout, 0);
+			break;
+		default:
+			usage(stderr, 2);
+		}
+	}
+	if (optind != argc)
+		errx(1, "unexpected argument '%s'", argv[optind]);
+	if (!env.input)
+		errx(1, "--input is required");
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct imp m;
+	char e[200];
+
+	parse_options(argc, argv);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	int fd = strcmp(env.input, "-") ? open(env.input, O_RDONLY | O_CLOEXEC) : 0;
+	if (fd < 0)
+		err(1, "cannot open '%s'", env.input);
+	imp_init(&m, STDOUT_FILENO);
+	m.format = env.format;
+	m.want_event = env.event;
+	if (getrandom(&m.session_id, sizeof(m.session_id), 0) != sizeof(m.session_id))
+		err(1, "getrandom");
+	if (src_open_fd(&m.src, fd, e, sizeof(e)) < 0)
+		errx(1, "cannot read '%s': %s", env.input, e);
+	if (perfdata_run(&m) < 0) {
+		/* Keep what is out: downstream publishes the windows already complete. */
+		if (m.opened)
+			(void)stream_flush(&m.out);
+		errx(1, "'%s': %s", env.input, m.err);
+	}
+	imp_release(&m);
+	if (fd > 0)
+		close(fd);
+	return 0;
+}
