@@ -13,7 +13,7 @@ CC ?= cc
 OUT ?= .output
 PREFIX ?= /usr/local
 DESTDIR ?=
-PKGS := libelf libdw zlib libcap-ng
+PKGS := libelf libdw zlib libcap-ng libzstd
 
 ifeq ($(V),1)
 Q :=
@@ -32,7 +32,11 @@ TOOLS := \
 	unwind \
 	aggregate \
 	emit-pprof \
+	emit-svg \
+	emit-collapsed \
+	emit-firefox \
 	commit \
+	import \
 	#
 
 LIB_SRCS := $(wildcard lib/*.c)
@@ -117,13 +121,20 @@ check-asan:
 
 FUZZ_SRCS := $(wildcard fuzz/*.c)
 FUZZ_BINS := $(FUZZ_SRCS:fuzz/%.c=$(OUT)/fuzz/%)
-$(OUT)/fuzz/%: fuzz/%.c $(LIB_SRCS) $(wildcard lib/*.h)
+# A target exercising a stage names it here and also compiles its sources other than main.c.
+FUZZ_STAGE_symbolize_elf := unwind
+$(OUT)/fuzz/symbolize_elf: $(unwind_SRCS)
+FUZZ_STAGE_import_perfdata := import
+$(OUT)/fuzz/import_perfdata: $(import_SRCS)
+$(OUT)/fuzz/%: fuzz/%.c $(LIB_SRCS) $(wildcard lib/*.h) $(wildcard */*.h)
 	@mkdir -p $(@D)
 	$(Q)clang $(BASE_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined -Ilib \
-		$(shell pkg-config --cflags $(PKGS)) -o $@ $< $(LIB_SRCS) $(LDLIBS_ALL)
+		$(shell pkg-config --cflags $(PKGS)) -o $@ $< \
+		$(foreach s,$(FUZZ_STAGE_$*),$($(s)_SRCS)) $(LIB_SRCS) $(LDLIBS_ALL)
 fuzz: $(FUZZ_BINS)
 	$(Q)set -e; for f in $(FUZZ_BINS); do n=$$(basename $$f); mkdir -p $(OUT)/corpus/$$n; \
-		$$f -max_total_time=$${FUZZ_SECONDS:-20} $(OUT)/corpus/$$n fuzz/corpus/$$n; done
+		$$f -max_total_time=$${FUZZ_SECONDS:-20} $(OUT)/corpus/$$n \
+			$$([ -d fuzz/corpus/$$n ] && echo fuzz/corpus/$$n); done
 
 bench: all $(WORKLOADS)
 	$(Q)RP_BIN=$(abspath $(OUT))/bin RP_WORKLOADS=$(abspath $(OUT))/workloads sh bench/run.sh

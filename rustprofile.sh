@@ -5,11 +5,13 @@
 #   rustprofile.sh record --pid PID [OPTIONS]
 #   rustprofile.sh launch [OPTIONS] -- COMMAND [ARGS...]
 #   rustprofile.sh replay --input STREAM [OPTIONS]
+#   rustprofile.sh import --input CAPTURE [--format auto|perf-data|simpleperf] [OPTIONS]
 #
 # record/launch run, as root:
 #   collect ──▶ [tee FILE] ──▶ unwind ──▶ aggregate ──▶ emit-pprof ──▶ commit ──▶ "wrote PATH"
 # with every stage after collect started as an unprivileged user (the sudo caller, else
-# nobody) with no capabilities and no-new-privs.  replay feeds a saved stream to unwind.
+# nobody) with no capabilities and no-new-privs.  replay feeds a saved stream to unwind;
+# import turns a perf.data or simpleperf capture into the same stream (import stage first).
 # The same pipeline can be typed by hand; see README.md.
 #
 # EXAMPLE
@@ -33,6 +35,7 @@ usage() {
 usage: $prog record --pid PID [OPTIONS]
        $prog launch [OPTIONS] -- COMMAND [ARGS...]
        $prog replay --input STREAM [--module-cache DIR] [OPTIONS]
+       $prog import --input CAPTURE [--format FORMAT] [--event NAME] [OPTIONS]
 
 Options (defaults in brackets):
   --pid PID                      process to profile (record)
@@ -47,8 +50,14 @@ Options (defaults in brackets):
   --max-pending-events N         reorder buffer bound [262144]
   --event-reorder-window DUR     tolerated timestamp skew, <= window [100ms]
   --symbol-dir DIR               extra debug-file directory (repeatable)
+  --svg                          also write a static SVG flame graph per window
+  --collapsed                    also write folded stacks (FlameGraph format) per window
+  --firefox-profile FORMAT       also write a Firefox Profiler profile per window: json or jslb
+  --max-timeline-samples N       timestamped samples kept per Firefox window [65536]
   --save-stream FILE             also keep collect's event stream in FILE (record, launch)
-  --input FILE                   saved stream to replay (replay)
+  --input FILE                   saved stream (replay) or perf.data/simpleperf capture (import)
+  --format FORMAT                auto, perf-data or simpleperf (import) [auto]
+  --event NAME                   the capture's sampling event to import (import)
   --module-cache DIR             module copies for replay [<input dir>/.modules]
   -h, --help                     this text
 Durations: 500ms, 10s, 2m, 1h30m.  See README.md and the manual for details.
@@ -65,14 +74,14 @@ cmd=${1:-}
 [ -n "$cmd" ] || { usage >&2; exit 2; }
 shift
 case $cmd in
-record | launch | replay) ;;
+record | launch | replay | import) ;;
 -h | --help | help) usage; exit 0 ;;
-*) err "unknown command '$cmd' (expected record, launch or replay)" ;;
+*) err "unknown command '$cmd' (expected record, launch, replay or import)" ;;
 esac
 
-pid= duration=60s window=60s output=. profiles=cpu unwind=auto freq=49 keep=60
+format=auto event= pid= duration=60s window=60s output=. profiles=cpu unwind=auto freq=49 keep=60
 max_stacks=65536 max_pending=262144 reorder=100ms save= input= cache= max_threads=
-selectors=0
+selectors=0 svg= collapsed= firefox= timeline=65536
 symdirs=
 need() { [ $# -ge 2 ] || err "option '$1' needs a value"; }
 while [ $# -gt 0 ]; do
@@ -95,8 +104,14 @@ while [ $# -gt 0 ]; do
 	--symbol-dir) need "$@"; symdirs="$symdirs
 $2"; shift 2 ;;
 	--save-stream) need "$@"; save=$2; shift 2 ;;
+	--svg) svg=1; shift ;;
+	--collapsed) collapsed=1; shift ;;
+	--firefox-profile) need "$@"; firefox=$2; shift 2 ;;
+	--max-timeline-samples) need "$@"; timeline=$2; shift 2 ;;
 	--input) need "$@"; input=$2; shift 2 ;;
 	--module-cache) need "$@"; cache=$2; shift 2 ;;
+	--format) need "$@"; format=$2; shift 2 ;;
+	--event) need "$@"; event=$2; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
 	--) shift; break ;;
 	*) err "unknown option '$1'" ;;
@@ -112,13 +127,23 @@ launch)
 	[ "$selectors" -eq 0 ] || err "launch takes a command, not --pid"
 	[ $# -gt 0 ] || err "launch needs a command after --"
 	[ -z "$input" ] || err "--input is only valid with replay" ;;
-replay)
-	[ "$selectors" -eq 0 ] || err "replay reads a saved stream, not --pid"
-	[ -n "$input" ] || err "replay needs --input FILE"
+replay | import)
+	[ "$selectors" -eq 0 ] || err "$cmd reads a file, not --pid"
+	[ -n "$input" ] || err "$cmd needs --input FILE"
 	[ -r "$input" ] || err "cannot read '$input'"
 	[ -z "$save" ] || err "--save-stream is only valid with record and launch" ;;
 esac
-for s in collect unwind aggregate emit-pprof commit; do
+[ "$cmd" = import ] || [ "$format$event" = auto ] || err "--format and --event are only valid with import"
+case $format in
+auto | perf-data | simpleperf) ;;
+*) err "--format must be auto, perf-data or simpleperf, not '$format'" ;;
+esac
+case $firefox in
+'' | json | jslb) ;;
+*) err "--firefox-profile must be json or jslb, not '$firefox'" ;;
+esac
+for s in collect unwind aggregate emit-pprof commit ${svg:+emit-svg} \
+	${collapsed:+emit-collapsed} ${firefox:+emit-firefox}; do
 	[ -x "$bin/$s" ] || err "stage '$s' not found in $bin (run make)"
 done
 
@@ -127,6 +152,11 @@ done
 	--max-stacks "$max_stacks" --max-pending-events "$max_pending" ||
 	exit 1
 "$bin/commit" --check --output "$output" --keep-windows "$keep" || exit 1
+case $timeline in
+'' | *[!0-9]* | 0 | 0*) err "--max-timeline-samples must be a positive integer, not '$timeline'" ;;
+esac
+[ "${#timeline}" -le 8 ] && [ "$timeline" -le 16777216 ] ||
+	err "--max-timeline-samples may not exceed 16777216"
 copts="--duration $duration --cpu-frequency $freq --unwind $unwind --profiles $profiles"
 copts="$copts ${max_threads:+--max-threads $max_threads}"
 # collect checks its options and, for record, runs the preflight before anything starts.
@@ -149,7 +179,8 @@ if [ "$(id -u)" -eq 0 ]; then
 	drop="setpriv --reuid=$ruid --regid=$rgid --clear-groups --inh-caps=-all"
 	drop="$drop --bounding-set=-all --no-new-privs --"
 else
-	[ "$cmd" = replay ] || err "$cmd must run as root (perf events of another process)"
+	case $cmd in replay | import) ;;
+	*) err "$cmd must run as root (perf events of another process)" ;; esac
 	ruid=$(id -u) rgid=$(id -g) drop=
 fi
 
@@ -169,7 +200,7 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
-mkfifo "$work/s0" "$work/s1" "$work/s2" "$work/s3" "$work/s4"
+mkfifo "$work/s0" "$work/s1" "$work/s2" "$work/s3" "$work/s4" "$work/s5" "$work/s6" "$work/s7"
 chown "$ruid:$rgid" "$work"/s*
 
 # start NAME IN OUT CMD...: runs a stage in the background reading IN and writing OUT
@@ -205,6 +236,12 @@ set_symargs
 if [ "$cmd" = replay ]; then
 	[ -n "$cache" ] || cache=$(dirname "$input")/.modules
 	src=$input
+elif [ "$cmd" = import ]; then
+	cache=${cache:-$output/.modules}
+	# shellcheck disable=SC2086
+	start import "$input" "$work/s1" $drop "$bin/import" --input - --format "$format" \
+		${event:+--event "$event"}
+	src=$work/s1
 else
 	cache=$output/.modules
 	copts="$copts --module-cache $cache"
@@ -234,7 +271,22 @@ start unwind "$src" "$work/s2" $drop "$bin/unwind" --module-cache "$cache" $syma
 start aggregate "$work/s2" "$work/s3" $drop "$bin/aggregate" --window "$window" \
 	--event-reorder-window "$reorder" --max-stacks "$max_stacks" \
 	--max-pending-events "$max_pending"
-start emit-pprof "$work/s3" "$work/s4" $drop "$bin/emit-pprof" --output "$output"
+# Derived emitters sit between aggregate and emit-pprof, each passing the stream on.
+next=$work/s3
+if [ -n "$svg" ]; then
+	start emit-svg "$next" "$work/s5" $drop "$bin/emit-svg" --output "$output"
+	next=$work/s5
+fi
+if [ -n "$collapsed" ]; then
+	start emit-collapsed "$next" "$work/s6" $drop "$bin/emit-collapsed" --output "$output"
+	next=$work/s6
+fi
+if [ -n "$firefox" ]; then
+	start emit-firefox "$next" "$work/s7" $drop "$bin/emit-firefox" --output "$output" \
+		--format "$firefox" --max-timeline-samples "$timeline"
+	next=$work/s7
+fi
+start emit-pprof "$next" "$work/s4" $drop "$bin/emit-pprof" --output "$output"
 start commit "$work/s4" - $drop "$bin/commit" --output "$output" --keep-windows "$keep"
 
 # SIGINT/SIGTERM: collect publishes the current window and stops; the rest drain.

@@ -21,7 +21,7 @@ set -eu
 # util-linux gives setpriv, procps gives ps/pgrep, time gives /usr/bin/time for bench/cost.sh.
 PKGS="build-essential pkg-config clang llvm libclang-rt-dev libelf-dev libdw-dev zlib1g-dev
 libiberty-dev libcap-ng-dev libzstd-dev elfutils binutils g++ rustc golang-go bats
-bats-support bats-assert linux-perf util-linux procps python3 jq xxd debuginfod time"
+bats-support bats-assert linux-perf util-linux procps python3 jq xxd debuginfod time libxml2-utils"
 
 say() { printf 'install-deps: %s\n' "$*"; }
 die() { say "$*" >&2; exit 1; }

@@ -34,6 +34,8 @@ rejects() {
 @test "options: off-cpu is not available"   { require_root; rejects "off-cpu" record --pid $$ --profiles off-cpu --duration 1s; }
 @test "options: missing process"            { require_root; rejects "4194304" record --pid 4194304 --duration 1s; }
 @test "options: launch without a command"   { rejects "needs a command" launch; }
+@test "options: unknown Firefox format"     { rejects "json or jslb" record --pid 1 --firefox-profile xml; }
+@test "options: timeline cap 0"             { rejects "max-timeline-samples" record --pid 1 --max-timeline-samples 0; }
 
 # A saved stream to break in various ways.
 make_stream() {

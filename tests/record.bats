@@ -123,3 +123,48 @@ teardown() {
 	[ -s "$BATS_TEST_TMPDIR/a" ]
 	diff "$BATS_TEST_TMPDIR/a" "$BATS_TEST_TMPDIR/b"
 }
+
+@test "record: --max-stacks and --max-pending-events are enforced and reported" {
+	start_workload syscall_heavy 30
+	run -0 "$RP" record --pid "$wpid" --duration 3s --window 3s --cpu-frequency 499 \
+		--max-stacks 2 --max-pending-events 4 --event-reorder-window 3s --output "$out"
+	d=$out/$(outputs "$out" diagnostics json)
+	cat "$d"
+	run -0 jq -e '.cpu.distinct_stacks == 2 and .cpu.max_stacks == 2
+		and .cpu.aggregation_dropped_samples > 0 and .cpu.aggregation_dropped_nanoseconds > 0
+		and .cpu.cpu_nanoseconds > 0
+		and .event_order.max_pending_events == 4 and .event_order.forced_flushes > 0
+		and .event_order.peak_pending_events <= 5
+		and (.warnings | map(select(test("stack cap"))) | length) == 1' "$d"
+	# The pprof holds exactly the two kept stacks: -traces rules off each and closes with one.
+	prof=$out/$(outputs "$out" cpu pb.gz)
+	[ "$(pprof -traces "$prof" | grep -c -- '-----------+')" -eq 3 ]
+}
+
+@test "record: --svg and --collapsed publish with their window and leave with it" {
+	start_workload cpu_split 30
+	run -0 "$RP" record --pid "$wpid" --duration 3s --window 1s --keep-windows 2 --svg \
+		--collapsed --output "$out"
+	[ "$(outputs "$out" cpu svg | wc -l)" -eq 2 ]
+	[ "$(outputs "$out" cpu collapsed | wc -l)" -eq 2 ]
+	[ "$(outputs "$out" cpu pb.gz | wc -l)" -eq 2 ]
+	svg=$out/$(outputs "$out" cpu svg | tail -n 1)
+	xmllint --noout "$svg"
+	grep -q hot_a "$svg"
+	! grep -qi '<script' "$svg"
+	col=$out/$(outputs "$out" cpu collapsed | tail -n 1)
+	grep -q '^cpu_split;.*;dispatch;hot_a [0-9]*$' "$col"
+	d=$out/$(outputs "$out" diagnostics json | tail -n 1)
+	run -0 jq -e '.output_paths["svg-cpu"] and .output_paths["collapsed-cpu"]' "$d"
+}
+
+@test "record: --firefox-profile jslb publishes a Firefox profile per window" {
+	start_workload cpu_split 30
+	run -0 "$RP" record --pid "$wpid" --duration 2s --window 1s --firefox-profile jslb \
+		--max-timeline-samples 10 --output "$out"
+	[ "$(outputs "$out" firefox jslb.gz | wc -l)" -eq 2 ]
+	d=$out/$(outputs "$out" diagnostics json | tail -n 1)
+	run -0 jq -e '.output_paths.firefox and .firefox.timeline_samples == 10
+		and .firefox.dropped_samples > 0
+		and .event_order.timeline_events_dropped == .firefox.dropped_samples' "$d"
+}
