@@ -521,6 +521,88 @@ stream_get_warning(const struct frame *f, struct fr_warning *v, char *err, size_
 }
 
 int
+stream_put_usym(struct stream_writer *w, const struct fr_usym *v)
+{
+	ENC_BEGIN();
+	put_build_id(e, v->build_id_len, v->build_id);
+	put_str(e, v->path);
+	put_u64(e, v->start);
+	put_u64(e, v->end);
+	put_str(e, v->name);
+	return enc_done(e, FR_USYM);
+}
+
+int
+stream_get_usym(const struct frame *f, struct fr_usym *v, char *err, size_t errlen)
+{
+	DEC_BEGIN(FR_USYM);
+	v->build_id_len = get_build_id(d, v->build_id);
+	v->path = get_str(d);
+	v->start = get_u64(d);
+	v->end = get_u64(d);
+	v->name = get_str(d);
+	if (!d->bad && v->end < v->start)
+		d->bad = "symbol ends before it starts";
+	return dec_done(f, d, err, errlen);
+}
+
+int
+stream_put_sample_regs(struct stream_writer *w, const struct fr_sample_regs *v)
+{
+	ENC_BEGIN();
+	if (v->nkernel > STREAM_MAX_IPS || v->nregs > STREAM_MAX_REGS ||
+	    v->stack_len > STREAM_MAX_STACK ||
+	    (unsigned)__builtin_popcountll(v->reg_mask) != v->nregs) {
+		snprintf(w->err, sizeof(w->err), "sample with inconsistent registers or stack");
+		return -1;
+	}
+	put_u64(e, v->time);
+	put_u32(e, v->pid);
+	put_u32(e, v->tid);
+	put_u32(e, v->cpu);
+	put_u32(e, v->abi);
+	put_u64(e, v->period);
+	put_u16(e, v->nkernel);
+	put_u16(e, v->nregs);
+	put_u64(e, v->reg_mask);
+	put_u32(e, v->stack_len);
+	for (unsigned i = 0; i < v->nkernel; i++)
+		put_u64(e, v->kips[i]);
+	for (unsigned i = 0; i < v->nregs; i++)
+		put_u64(e, v->regs[i]);
+	put_bytes(e, v->stack, v->stack_len);
+	return enc_done(e, FR_SAMPLE_REGS);
+}
+
+int
+stream_get_sample_regs(const struct frame *f, struct fr_sample_regs *v, char *err,
+		       size_t errlen)
+{
+	DEC_BEGIN(FR_SAMPLE_REGS);
+	v->time = get_u64(d);
+	v->pid = get_u32(d);
+	v->tid = get_u32(d);
+	v->cpu = get_u32(d);
+	v->abi = get_u32(d);
+	v->period = get_u64(d);
+	v->nkernel = get_u16(d);
+	v->nregs = get_u16(d);
+	v->reg_mask = get_u64(d);
+	v->stack_len = get_u32(d);
+	if (!d->bad && (v->nkernel > STREAM_MAX_IPS || v->nregs > STREAM_MAX_REGS ||
+			v->stack_len > STREAM_MAX_STACK))
+		d->bad = "too many kernel addresses, registers or stack bytes";
+	if (!d->bad && (unsigned)__builtin_popcountll(v->reg_mask) != v->nregs)
+		d->bad = "register count does not match the register mask";
+	for (unsigned i = 0; !d->bad && i < v->nkernel; i++)
+		v->kips[i] = get_u64(d);
+	for (unsigned i = 0; !d->bad && i < v->nregs; i++)
+		v->regs[i] = get_u64(d);
+	v->stack = d->bad ? NULL : take(d, v->stack_len);
+	return dec_done(f, d, err, errlen);
+}
+
+int
 stream_put_mapping(struct stream_writer *w, const struct fr_mapping *v)
 {
 	ENC_BEGIN();

@@ -20,6 +20,8 @@ static const char *const names[] = {
 	[FR_TARGET_EXIT] = "target-exit",
 	[FR_END] = "end",
 	[FR_WARNING] = "warning",
+	[FR_USYM] = "usym",
+	[FR_SAMPLE_REGS] = "sample-regs",
 	[FR_MAPPING] = "mapping",
 	[FR_FUNCTION] = "function",
 	[FR_LOCATION] = "location",
@@ -51,6 +53,8 @@ union any_frame {
 	struct fr_target_exit target_exit;
 	struct fr_end end;
 	struct fr_warning warning;
+	struct fr_usym usym;
+	struct fr_sample_regs sample_regs;
 	struct fr_mapping mapping;
 	struct fr_function function;
 	struct fr_location location;
@@ -79,6 +83,8 @@ stream_check_frame(const struct frame *f, char *err, size_t errlen)
 	case FR_TARGET_EXIT: return stream_get_target_exit(f, &u.target_exit, err, errlen);
 	case FR_END: return stream_get_end(f, &u.end, err, errlen);
 	case FR_WARNING: return stream_get_warning(f, &u.warning, err, errlen);
+	case FR_USYM: return stream_get_usym(f, &u.usym, err, errlen);
+	case FR_SAMPLE_REGS: return stream_get_sample_regs(f, &u.sample_regs, err, errlen);
 	case FR_MAPPING: return stream_get_mapping(f, &u.mapping, err, errlen);
 	case FR_FUNCTION: return stream_get_function(f, &u.function, err, errlen);
 	case FR_LOCATION: return stream_get_location(f, &u.location, err, errlen);

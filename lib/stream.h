@@ -25,6 +25,8 @@
 #define STREAM_MAX_LINES 64     /* inlined lines per location */
 #define STREAM_MAX_STATS 128    /* key/value statistics per window end */
 #define STREAM_BUILD_ID_MAX 20
+#define STREAM_MAX_REGS 64      /* user registers per sample (one bit each of a u64 mask) */
+#define STREAM_MAX_STACK 65528  /* user stack bytes per sample, perf's own limit */
 
 enum frame_type {
 	FR_TARGET = 1,
@@ -39,6 +41,8 @@ enum frame_type {
 	FR_TARGET_EXIT = 10,
 	FR_END = 11,
 	FR_WARNING = 12,
+	FR_USYM = 13,
+	FR_SAMPLE_REGS = 14,
 	FR_MAPPING = 20,
 	FR_FUNCTION = 21,
 	FR_LOCATION = 22,
@@ -157,6 +161,33 @@ struct fr_end {
 struct fr_warning {
 	uint64_t time;
 	struct str text;
+};
+
+/* A symbol the capture carried for a user module (simpleperf embeds them): start and end
+ * are ELF virtual addresses of the module identified by build id, else by path. */
+struct fr_usym {
+	uint8_t build_id_len;
+	uint8_t build_id[STREAM_BUILD_ID_MAX];
+	struct str path;
+	uint64_t start, end;
+	struct str name;
+};
+
+/* A sample for DWARF unwinding: kernel frames as in FR_SAMPLE, the user registers perf
+ * captured (reg_mask bits in perf's order for the abi's architecture) and a copy of the
+ * user stack from the stack pointer up. */
+struct fr_sample_regs {
+	uint64_t time;
+	uint32_t pid, tid, cpu;
+	uint32_t abi;            /* PERF_SAMPLE_REGS_ABI_64 (2) or 0 when no user registers */
+	uint64_t period;
+	uint16_t nkernel;
+	uint16_t nregs;
+	uint64_t reg_mask;
+	uint32_t stack_len;
+	uint64_t kips[STREAM_MAX_IPS];
+	uint64_t regs[STREAM_MAX_REGS];
+	const uint8_t *stack;    /* points into the frame */
 };
 
 #define MAPPING_KERNEL 1u
@@ -292,6 +323,8 @@ int stream_put_round(struct stream_writer *w, const struct fr_round *v);
 int stream_put_target_exit(struct stream_writer *w, const struct fr_target_exit *v);
 int stream_put_end(struct stream_writer *w, const struct fr_end *v);
 int stream_put_warning(struct stream_writer *w, const struct fr_warning *v);
+int stream_put_usym(struct stream_writer *w, const struct fr_usym *v);
+int stream_put_sample_regs(struct stream_writer *w, const struct fr_sample_regs *v);
 int stream_put_mapping(struct stream_writer *w, const struct fr_mapping *v);
 int stream_put_function(struct stream_writer *w, const struct fr_function *v);
 int stream_put_location(struct stream_writer *w, const struct fr_location *v);
@@ -315,6 +348,9 @@ int stream_get_target_exit(const struct frame *f, struct fr_target_exit *v, char
 			   size_t errlen);
 int stream_get_end(const struct frame *f, struct fr_end *v, char *err, size_t errlen);
 int stream_get_warning(const struct frame *f, struct fr_warning *v, char *err, size_t errlen);
+int stream_get_usym(const struct frame *f, struct fr_usym *v, char *err, size_t errlen);
+int stream_get_sample_regs(const struct frame *f, struct fr_sample_regs *v, char *err,
+			   size_t errlen);
 int stream_get_mapping(const struct frame *f, struct fr_mapping *v, char *err, size_t errlen);
 int stream_get_function(const struct frame *f, struct fr_function *v, char *err, size_t errlen);
 int stream_get_location(const struct frame *f, struct fr_location *v, char *err, size_t errlen);

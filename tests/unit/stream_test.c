@@ -168,6 +168,54 @@ test_roundtrip(void)
 }
 
 static void
+fill_regs(struct stream_writer *w)
+{
+	static struct fr_sample_regs s;
+	static uint8_t stack[300];
+	for (unsigned i = 0; i < sizeof(stack); i++)
+		stack[i] = (uint8_t)i;
+	s = (struct fr_sample_regs){ .time = 5, .pid = 9, .tid = 10, .abi = 2, .period = 77,
+				     .nkernel = 1, .nregs = 3, .reg_mask = 0x1c0,
+				     .stack_len = sizeof(stack), .stack = stack };
+	s.kips[0] = 0xffffffff81000000ull;
+	s.regs[0] = 1;
+	s.regs[1] = 2;
+	s.regs[2] = 3;
+	stream_put_sample_regs(w, &s);
+	s.nregs = 2; /* disagrees with the mask: refused */
+	CHECK(stream_put_sample_regs(w, &s) == -1);
+	struct fr_usym u = { .build_id_len = 1, .build_id = { 7 }, .path = { "/lib/x.so", 9 },
+			     .start = 0x100, .end = 0x180, .name = { "main", 4 } };
+	stream_put_usym(w, &u);
+}
+
+static void
+test_regs_and_usym(void)
+{
+	size_t len;
+	uint8_t *b = capture(fill_regs, &len);
+	struct stream_reader r;
+	struct stream_header h;
+	struct frame f;
+	char e[200];
+	static struct fr_sample_regs s;
+	struct fr_usym u;
+
+	CHECK(reader_on(b, len, &r, &h) == 0);
+	CHECK(stream_read(&r, &f) == 1 && stream_get_sample_regs(&f, &s, e, sizeof(e)) == 0);
+	CHECK(s.nkernel == 1 && s.kips[0] == 0xffffffff81000000ull && s.nregs == 3);
+	CHECK(s.regs[2] == 3 && s.reg_mask == 0x1c0 && s.stack_len == 300 && s.stack[299] == 43);
+	struct frame sf = f;
+	sf.len -= 1;
+	CHECK(stream_get_sample_regs(&sf, &s, e, sizeof(e)) == -1);
+	CHECK(stream_read(&r, &f) == 1 && stream_get_usym(&f, &u, e, sizeof(e)) == 0);
+	CHECK(u.end == 0x180 && str_eq(u.name, "main") && str_eq(u.path, "/lib/x.so"));
+	CHECK(stream_read(&r, &f) == 0);
+	stream_reader_release(&r);
+	free(b);
+}
+
+static void
 test_corrupt(void)
 {
 	size_t len;
@@ -206,6 +254,7 @@ main(void)
 {
 	test_example();
 	test_roundtrip();
+	test_regs_and_usym();
 	test_corrupt();
 	printf("stream: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
