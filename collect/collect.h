@@ -38,6 +38,7 @@ struct collect {
 	uint64_t malformed;             /* records that failed to parse, not yet reported */
 	uint64_t samples, dropped;      /* for -v */
 	struct fr_sample sample;        /* scratch: too big for the stack of every call */
+	struct fr_sample_regs sregs;    /* the same, in DWARF mode */
 };
 
 uint64_t collect_now(void);             /* CLOCK_MONOTONIC ns */

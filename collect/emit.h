@@ -22,6 +22,7 @@ void emit_mmap(struct emit *e, const struct fr_mmap *v);
 void emit_comm(struct emit *e, const struct fr_comm *v);
 void emit_task(struct emit *e, uint32_t type, const struct fr_task *v);
 void emit_sample(struct emit *e, const struct fr_sample *v);
+void emit_sample_regs(struct emit *e, const struct fr_sample_regs *v);
 void emit_lost(struct emit *e, const struct fr_lost *v);
 void emit_ksym(struct emit *e, const struct fr_ksym *v);
 void emit_round(struct emit *e, const struct fr_round *v);

@@ -117,7 +117,8 @@ main(int argc, char **argv)
 		c.deadline_ns = c.start_ns + c.o.duration_ns;
 	synth_target(&c, pf.release, opts_unwind_reason(&c.o));
 
-	if (perf_set_init(&c.perf, c.o.freq, why, sizeof(why)) < 0)
+	if (perf_set_init(&c.perf, c.o.freq, strcmp(c.o.unwind, "dwarf") == 0, why,
+			  sizeof(why)) < 0)
 		errx(1, "%s", why);
 	raise_nofile(pf.nthreads, c.perf.ncpu);
 	collect_attach(&c);

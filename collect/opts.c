@@ -52,8 +52,9 @@ usage(void)
 	       "  --duration DUR        stop after DUR (10s, 2m, 500ms, 1h30m); 0 = until the\n"
 	       "                        target exits or SIGINT/SIGTERM (default 0)\n"
 	       "  --cpu-frequency HZ    samples per second per thread, 1..999 (default 49)\n"
-	       "  --unwind MODE         auto or fp (auto means fp in this build; dwarf is not\n"
-	       "                        available) (default auto)\n"
+	       "  --unwind MODE         auto, fp or dwarf (auto means fp in this build; dwarf\n"
+	       "                        copies registers and 16 KiB of user stack per sample)\n"
+	       "                        (default auto)\n"
 	       "  --profiles LIST       comma-separated profiles; only cpu in this build\n"
 	       "  --kind KIND           pid or launch, recorded in the stream (default pid)\n"
 	       "  --resume              send SIGCONT to the target once sampling is enabled\n"
@@ -113,11 +114,10 @@ opt_value(struct collect_opts *o, int c, const char *arg)
 		o->freq = (unsigned)num("--cpu-frequency", arg, 1, 999);
 		break;
 	case OPT_UNWIND:
-		if (strcmp(arg, "dwarf") == 0)
-			errx(1, "dwarf unwinding is not available in this build");
-		if (strcmp(arg, "auto") != 0 && strcmp(arg, "fp") != 0)
+		if (strcmp(arg, "auto") != 0 && strcmp(arg, "fp") != 0 && strcmp(arg, "dwarf") != 0)
 			errx(1, "--unwind: unknown mode '%s' (auto, fp or dwarf)", arg);
-		o->unwind = strcmp(arg, "fp") == 0 ? "fp" : "auto";
+		o->unwind = strcmp(arg, "fp") == 0 ? "fp" : strcmp(arg, "dwarf") == 0 ? "dwarf" :
+			    "auto";
 		break;
 	case OPT_PROFILES:
 		check_profiles(arg);
@@ -188,5 +188,7 @@ opts_unwind_reason(const struct collect_opts *o)
 {
 	if (strcmp(o->unwind, "auto") == 0)
 		return "auto: DWARF unwinding is not available in this build; using frame pointers";
+	if (strcmp(o->unwind, "dwarf") == 0)
+		return "dwarf requested";
 	return "fp requested";
 }

@@ -19,6 +19,7 @@
 #include "perf.h"
 
 #define RING_PAGES 128          /* 512 KiB per CPU: seconds of 999 Hz deep stacks */
+#define DWARF_RING_PAGES 1024   /* 4 MiB per CPU: 16 KiB stack copies fill a ring 30x faster */
 #define SOLO_RING_PAGES 8       /* per event when rings cannot be shared */
 #define SCRATCH_SIZE 65536      /* a record's size is a u16 */
 
@@ -29,7 +30,7 @@ perf_open(struct perf_event_attr *a, pid_t tid, int cpu)
 }
 
 static void
-perf_attr(struct perf_event_attr *a, unsigned freq)
+perf_attr(struct perf_event_attr *a, unsigned freq, int dwarf, unsigned pages)
 {
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
@@ -52,7 +53,14 @@ perf_attr(struct perf_event_attr *a, unsigned freq)
 	a->build_id = 1;
 	/* Wake the reader at half a ring; the loop also drains on a short timeout. */
 	a->watermark = 1;
-	a->wakeup_watermark = RING_PAGES * 4096 / 2;
+	a->wakeup_watermark = pages * 4096 / 2;
+	if (dwarf) {
+		/* The kernel walks only its own frames; user frames come from the stack copy. */
+		a->sample_type = COLLECT_DWARF_SAMPLE_TYPE;
+		a->sample_regs_user = COLLECT_REGS_MASK;
+		a->sample_stack_user = COLLECT_STACK_USER;
+		a->exclude_callchain_user = 1;
+	}
 }
 
 /* "0-3,5,7-8" from /sys/devices/system/cpu/online. */
@@ -87,10 +95,12 @@ online_cpus(struct perf_set *p)
 }
 
 int
-perf_set_init(struct perf_set *p, unsigned freq, char *err, size_t errlen)
+perf_set_init(struct perf_set *p, unsigned freq, int dwarf, char *err, size_t errlen)
 {
 	memset(p, 0, sizeof(*p));
-	perf_attr(&p->attr, freq);
+	p->dwarf = dwarf;
+	p->ring_pages = dwarf ? DWARF_RING_PAGES : RING_PAGES;
+	perf_attr(&p->attr, freq, dwarf, p->ring_pages);
 	p->shared = 1;
 	p->scratch = malloc(SCRATCH_SIZE);
 	if (!p->scratch || online_cpus(p) < 0) {
@@ -169,7 +179,7 @@ static int
 perf_attach(struct perf_set *p, int i, int fd)
 {
 	if (p->leader[i] < 0) {
-		p->leader[i] = ring_map(p, fd, p->cpus[i], RING_PAGES);
+		p->leader[i] = ring_map(p, fd, p->cpus[i], p->ring_pages);
 		return p->leader[i] < 0 ? -1 : 0;
 	}
 	if (p->shared &&
@@ -204,7 +214,7 @@ int
 perf_probe(pid_t tid, char *err, size_t errlen)
 {
 	struct perf_event_attr a;
-	perf_attr(&a, 1);
+	perf_attr(&a, 1, 0, RING_PAGES);
 	a.inherit = 0;
 	a.build_id = 0;
 	a.disabled = 1;

@@ -16,6 +16,19 @@
 	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |     \
 	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
 #define COLLECT_MAX_STACK 127
+/* DWARF mode: the manual's "up to 16 KiB of user stack" and the user registers. */
+#define COLLECT_DWARF_SAMPLE_TYPE                                                    \
+	(COLLECT_SAMPLE_TYPE | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+#define COLLECT_STACK_USER 16384
+#if defined(__x86_64__)
+/* AX..R15 in perf's numbering, less DS, ES, FS and GS, which perf refuses on x86_64. */
+#define COLLECT_REGS_MASK (((1ull << 24) - 1) & ~((1ull << 12) | (1ull << 13) | \
+						     (1ull << 14) | (1ull << 15)))
+#elif defined(__aarch64__)
+#define COLLECT_REGS_MASK ((1ull << 33) - 1) /* x0..x30, sp, pc */
+#else
+#error "collect supports x86_64 and aarch64"
+#endif
 
 struct perf_ring {
 	int fd;                 /* the event that owns the mapping */
@@ -36,12 +49,14 @@ struct perf_set {
 	int *fds;               /* every event fd, for enable and close */
 	size_t nfds, capfds;
 	int shared;             /* 1 while SET_OUTPUT works; 0: one ring per event */
+	int dwarf;              /* samples carry user registers and stack (DWARF mode) */
+	unsigned ring_pages;
 	uint64_t malformed;     /* ring contents that could not be walked */
 	uint8_t *scratch;       /* one record that crosses the end of the ring */
 };
 
 /* Builds the attribute and finds the online CPUs.  0, or -1 with err. */
-int perf_set_init(struct perf_set *p, unsigned freq, char *err, size_t errlen);
+int perf_set_init(struct perf_set *p, unsigned freq, int dwarf, char *err, size_t errlen);
 /* Opens tid's events on every CPU: 1 when opened, 0 when the thread is gone, -1 with err. */
 int perf_set_add(struct perf_set *p, pid_t tid, char *err, size_t errlen);
 /* Opens and closes one event on tid: the preflight "perf access" probe.  0 or -1 with err. */

@@ -81,6 +81,53 @@ split_chain(struct fr_sample *s, const uint8_t *chain, uint64_t nr, int kernel_f
 	s->nuser = (uint16_t)nu;
 }
 
+/*
+ * DWARF mode: after the callchain the record holds u64 abi, the registers of the mask when
+ * abi is not 0, u64 size, size bytes of user stack and, when size is not 0, u64 dyn_size,
+ * the part of the copy the kernel actually filled.  0, or -1 for a malformed record.
+ */
+static int
+send_regs(struct collect *c, const struct fr_sample *s, const uint8_t *p, const uint8_t *end)
+{
+	struct fr_sample_regs *sr = &c->sregs;
+	unsigned nregs = (unsigned)__builtin_popcountll(COLLECT_REGS_MASK);
+
+	if (end - p < 8)
+		return -1;
+	sr->abi = (uint32_t)rd64(p);
+	p += 8;
+	sr->nregs = 0;
+	sr->reg_mask = 0;
+	if (sr->abi) {
+		if ((size_t)(end - p) < nregs * 8u || nregs > STREAM_MAX_REGS)
+			return -1;
+		for (unsigned i = 0; i < nregs; i++)
+			sr->regs[i] = rd64(p + 8 * i);
+		sr->nregs = (uint16_t)nregs;
+		sr->reg_mask = COLLECT_REGS_MASK;
+		p += nregs * 8u;
+	}
+	if (end - p < 8)
+		return -1;
+	uint64_t size = rd64(p), dyn = 0;
+	p += 8;
+	if (size > (uint64_t)(end - p) || (size && (uint64_t)(end - p) < size + 8))
+		return -1;
+	if (size)
+		dyn = rd64(p + size);
+	sr->stack = p;
+	sr->stack_len = (uint32_t)(dyn < size ? dyn : size);
+	sr->time = s->time;
+	sr->pid = s->pid;
+	sr->tid = s->tid;
+	sr->cpu = s->cpu;
+	sr->period = s->period;
+	sr->nkernel = s->nkernel;
+	memcpy(sr->kips, s->ips, s->nkernel * sizeof(s->ips[0]));
+	emit_sample_regs(&c->out, sr);
+	return 0;
+}
+
 static void
 on_sample(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
 {
@@ -104,6 +151,15 @@ on_sample(struct collect *c, const struct perf_event_header *h, const uint8_t *r
 		return;
 	int in_kernel = (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
 	split_chain(s, r + SAMPLE_FIXED, nr, in_kernel);
+	if (c->perf.dwarf) {
+		s->nuser = 0;
+		send_ksyms(c, s->ips, s->nkernel);
+		if (send_regs(c, s, r + SAMPLE_FIXED + nr * 8, r + h->size) < 0)
+			c->malformed++;
+		else
+			c->samples++;
+		return;
+	}
 	if (s->nkernel + s->nuser == 0) {
 		/* No callchain: the interrupted ip alone is still a usable leaf. */
 		s->ips[0] = rd64(r + 8);

@@ -101,7 +101,7 @@ synth_target(struct collect *c, const char *release, const char *reason)
 		.exe = mkstr(exe),
 		.comm = mkstr(comm),
 		.unwind_requested = mkstr(c->o.unwind),
-		.unwind_mode = mkstr("fp"),
+		.unwind_mode = mkstr(strcmp(c->o.unwind, "dwarf") == 0 ? "dwarf" : "fp"),
 		.unwind_reason = mkstr(reason),
 		.profiles = mkstr("cpu"),
 		.kernel_release = mkstr(release),
