@@ -46,7 +46,7 @@ LIB_A := $(OUT)/lib/librp.a
 BINS := $(TOOLS:%=$(OUT)/bin/%)
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(OUT)/tests/%)
-WORKLOAD_SRCS := $(wildcard workloads/*.c workloads/*.cc)
+WORKLOAD_SRCS := $(wildcard workloads/*.c workloads/*.cc workloads/*.h workloads/*.rs)
 WORKLOADS := $(OUT)/bin/workloads.stamp
 
 .DELETE_ON_ERROR:

@@ -55,6 +55,19 @@ else
 	echo "workloads: no rustc found, skipping rust_workload" >&2
 fi
 
+# DWARF workloads: the same six-deep chain without frame pointers, with them, and with no
+# unwind tables at all (the sections crt files bring are removed too); qsort through libc.
+NOFP="-std=c17 -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -D_GNU_SOURCE -Wall -Wextra -Werror -Wl,--build-id"
+$CC $NOFP -I"$SRC" -o "$OUT/deep_nofp" "$SRC/deep_chain.c"
+$CC $CFLAGS_WL -I"$SRC" -o "$OUT/deep_fp" "$SRC/deep_chain.c"
+$CC $NOFP -fno-asynchronous-unwind-tables -fno-unwind-tables -I"$SRC" \
+	-o "$OUT/deep_nounwind" "$SRC/deep_chain.c"
+objcopy --remove-section .eh_frame --remove-section .eh_frame_hdr \
+	--remove-section .debug_frame "$OUT/deep_nounwind"
+$CC $NOFP -I"$SRC" -o "$OUT/qsort_cb" "$SRC/qsort_cb.c"
+$CC $CFLAGS_WL -I"$SRC" -o "$OUT/exec_later" "$SRC/exec_later.c"
+n=$((n + 5))
+
 # build_id FILE: prints the hex build ID of FILE's NT_GNU_BUILD_ID note.
 build_id() {
 	readelf -n "$1" | awk '/Build ID:/ { print $3; exit }'
