@@ -43,7 +43,9 @@ Options (defaults in brackets):
   --window DURATION              window length, > 0 [60s]
   --output DIR                   where windows are published [.]
   --profiles LIST                cpu (heap and off-cpu are not available in this build) [cpu]
-  --unwind MODE                  auto, fp or dwarf; auto means fp in this build [auto]
+  --unwind MODE                  auto, fp or dwarf; auto calibrates frame pointers for up to
+                                 10 s / 64 samples and falls back to DWARF [auto]
+  --allow-partial                without unwind tables, keep leaf-only stacks
   --cpu-frequency HZ             samples per second, 1..999 [49]
   --keep-windows N               windows kept from this session, > 0 [60]
   --max-stacks N                 distinct stacks per window [65536]
@@ -81,7 +83,7 @@ esac
 
 format=auto event= pid= duration=60s window=60s output=. profiles=cpu unwind=auto freq=49 keep=60
 max_stacks=65536 max_pending=262144 reorder=100ms save= input= cache= max_threads=
-selectors=0 svg= collapsed= firefox= timeline=65536
+selectors=0 partial= svg= collapsed= firefox= timeline=65536
 symdirs=
 need() { [ $# -ge 2 ] || err "option '$1' needs a value"; }
 while [ $# -gt 0 ]; do
@@ -105,6 +107,7 @@ while [ $# -gt 0 ]; do
 $2"; shift 2 ;;
 	--save-stream) need "$@"; save=$2; shift 2 ;;
 	--svg) svg=1; shift ;;
+	--allow-partial) partial=--allow-partial; shift ;;
 	--collapsed) collapsed=1; shift ;;
 	--firefox-profile) need "$@"; firefox=$2; shift 2 ;;
 	--max-timeline-samples) need "$@"; timeline=$2; shift 2 ;;
@@ -158,7 +161,7 @@ esac
 [ "${#timeline}" -le 8 ] && [ "$timeline" -le 16777216 ] ||
 	err "--max-timeline-samples may not exceed 16777216"
 copts="--duration $duration --cpu-frequency $freq --unwind $unwind --profiles $profiles"
-copts="$copts ${max_threads:+--max-threads $max_threads}"
+copts="$copts ${max_threads:+--max-threads $max_threads} $partial"
 # collect checks its options and, for record, runs the preflight before anything starts.
 case $cmd in
 # shellcheck disable=SC2086

@@ -24,6 +24,7 @@ struct collect_opts {
 	char **launch_argv;             /* --launch -- CMD...: run it, attach before it starts */
 	int launch_stdout_fd;           /* the command's stdout (-1: collect's stderr) */
 	int check;                      /* --check: options and preflight only, then exit */
+	int allow_partial;              /* leaf-only stacks when no unwind tables exist */
 };
 
 struct collect {
@@ -39,6 +40,12 @@ struct collect {
 	uint64_t samples, dropped;      /* for -v */
 	struct fr_sample sample;        /* scratch: too big for the stack of every call */
 	struct fr_sample_regs sregs;    /* the same, in DWARF mode */
+	const char *mode;               /* the unwind mode in effect: "fp" or "dwarf" */
+	char reason[320];               /* why that mode */
+	struct calib *calib;            /* while calibrating: samples go here, not out */
+	int calib_exec;                 /* the calibration saw the target exec */
+	uint32_t calib_samples, calib_mapped, calib_deep, calib_cycles;
+	const char *calib_verdict;      /* NULL when no calibration ran */
 };
 
 uint64_t collect_now(void);             /* CLOCK_MONOTONIC ns */
@@ -50,7 +57,7 @@ void collect_mapping(struct collect *c, struct fr_mmap *m, uint64_t end);
 void records_handle(void *arg, const struct perf_event_header *h);
 
 /* synth.c: FR_TARGET, then FR_MMAP and FR_COMM for what exists already. */
-void synth_target(struct collect *c, const char *release, const char *reason);
+void synth_target(struct collect *c, const char *release);
 void synth_existing(struct collect *c);
 
 /* attach.c: opens the events of every thread of the target (fatal on failure). */

@@ -13,7 +13,7 @@
 #define DEFAULT_MAX_THREADS 1024
 
 enum { OPT_PID = 256, OPT_DURATION, OPT_FREQ, OPT_UNWIND, OPT_PROFILES, OPT_KIND,
-       OPT_RESUME, OPT_CACHE, OPT_MAX_THREADS, OPT_SAVE, OPT_LAUNCH, OPT_LAUNCH_FD, OPT_CHECK };
+       OPT_RESUME, OPT_CACHE, OPT_MAX_THREADS, OPT_SAVE, OPT_LAUNCH, OPT_LAUNCH_FD, OPT_CHECK, OPT_PARTIAL };
 
 static const struct option longopts[] = {
 	{ "pid", required_argument, NULL, OPT_PID },
@@ -28,6 +28,7 @@ static const struct option longopts[] = {
 	{ "save-stream", required_argument, NULL, OPT_SAVE },
 	{ "launch", no_argument, NULL, OPT_LAUNCH },
 	{ "check", no_argument, NULL, OPT_CHECK },
+	{ "allow-partial", no_argument, NULL, OPT_PARTIAL },
 	{ "launch-stdout-fd", required_argument, NULL, OPT_LAUNCH_FD },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -52,9 +53,10 @@ usage(void)
 	       "  --duration DUR        stop after DUR (10s, 2m, 500ms, 1h30m); 0 = until the\n"
 	       "                        target exits or SIGINT/SIGTERM (default 0)\n"
 	       "  --cpu-frequency HZ    samples per second per thread, 1..999 (default 49)\n"
-	       "  --unwind MODE         auto, fp or dwarf (auto means fp in this build; dwarf\n"
+	       "  --unwind MODE         auto, fp or dwarf (default auto: a frame-pointer\n"
+	       "                        calibration of up to 10 s / 64 samples chooses; dwarf\n"
 	       "                        copies registers and 16 KiB of user stack per sample)\n"
-	       "                        (default auto)\n"
+	       "  --allow-partial       without unwind tables, keep leaf-only stacks\n"
 	       "  --profiles LIST       comma-separated profiles; only cpu in this build\n"
 	       "  --kind KIND           pid or launch, recorded in the stream (default pid)\n"
 	       "  --resume              send SIGCONT to the target once sampling is enabled\n"
@@ -161,6 +163,8 @@ opts_parse(int argc, char **argv, struct collect_opts *o)
 			launch = 1;
 		else if (c == OPT_CHECK)
 			o->check = 1;
+		else if (c == OPT_PARTIAL)
+			o->allow_partial = 1;
 		else if (c == ':')
 			errx(1, "option '%s' needs a value", argv[optind - 1]);
 		else if (c == '?')
@@ -181,14 +185,4 @@ opts_parse(int argc, char **argv, struct collect_opts *o)
 		errx(1, "unexpected argument '%s' (see --help)", argv[optind]);
 	if (o->pid == 0)
 		errx(1, "--pid is required (see --help)");
-}
-
-const char *
-opts_unwind_reason(const struct collect_opts *o)
-{
-	if (strcmp(o->unwind, "auto") == 0)
-		return "auto: DWARF unwinding is not available in this build; using frame pointers";
-	if (strcmp(o->unwind, "dwarf") == 0)
-		return "dwarf requested";
-	return "fp requested";
 }

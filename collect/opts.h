@@ -6,7 +6,5 @@
 
 /* Fills o (defaults first); prints --help and exits 0, or exits 1 on a bad option. */
 void opts_parse(int argc, char **argv, struct collect_opts *o);
-/* Why auto became fp, for FR_TARGET.unwind_reason. */
-const char *opts_unwind_reason(const struct collect_opts *o);
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "calib.h"
 #include "collect.h"
 
 /* sample_id_all trailer for COLLECT_SAMPLE_TYPE: u32 pid, tid; u64 time; u32 cpu, res. */
@@ -151,6 +152,10 @@ on_sample(struct collect *c, const struct perf_event_header *h, const uint8_t *r
 		return;
 	int in_kernel = (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
 	split_chain(s, r + SAMPLE_FIXED, nr, in_kernel);
+	if (c->calib) {
+		calib_sample(c->calib, s->ips + s->nkernel, s->nuser);
+		return;
+	}
 	if (c->perf.dwarf) {
 		s->nuser = 0;
 		send_ksyms(c, s->ips, s->nkernel);
@@ -211,7 +216,11 @@ on_comm(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
 		.flags = (h->misc & PERF_RECORD_MISC_COMM_EXEC) ? COMM_EXEC : 0,
 		.comm = { (const char *)r + 16, (uint16_t)n },
 	};
-	if (m.pid == (uint32_t)c->o.pid)
+	if (m.pid != (uint32_t)c->o.pid)
+		return;
+	if (c->calib)
+		c->calib_exec |= (m.flags & COMM_EXEC) != 0;
+	else
 		emit_comm(&c->out, &m);
 }
 
@@ -253,6 +262,10 @@ records_handle(void *arg, const struct perf_event_header *h)
 {
 	struct collect *c = arg;
 	const uint8_t *r = (const uint8_t *)h;
+	/* While calibrating nothing is written: the stream starts once the mode is chosen,
+	 * and the mappings and names of that moment are read from /proc then. */
+	if (c->calib && h->type != PERF_RECORD_SAMPLE && h->type != PERF_RECORD_COMM)
+		return;
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
 		on_sample(c, h, r);

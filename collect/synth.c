@@ -86,7 +86,7 @@ synth_existing(struct collect *c)
 }
 
 void
-synth_target(struct collect *c, const char *release, const char *reason)
+synth_target(struct collect *c, const char *release)
 {
 	char exe[PATH_MAX] = "", comm[64] = "";
 	if (procfs_exe(c->o.pid, exe, sizeof(exe)) < 0)
@@ -101,10 +101,15 @@ synth_target(struct collect *c, const char *release, const char *reason)
 		.exe = mkstr(exe),
 		.comm = mkstr(comm),
 		.unwind_requested = mkstr(c->o.unwind),
-		.unwind_mode = mkstr(strcmp(c->o.unwind, "dwarf") == 0 ? "dwarf" : "fp"),
-		.unwind_reason = mkstr(reason),
+		.unwind_mode = mkstr(c->mode),
+		.unwind_reason = mkstr(c->reason),
 		.profiles = mkstr("cpu"),
 		.kernel_release = mkstr(release),
+		.calib_samples = c->calib_samples,
+		.calib_mapped_permille = c->calib_mapped,
+		.calib_deep_permille = c->calib_deep,
+		.calib_cycles = c->calib_cycles,
+		.calib_verdict = mkstr(c->calib_verdict ? c->calib_verdict : ""),
 	};
 	emit_target(&c->out, &t);
 }

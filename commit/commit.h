@@ -23,6 +23,8 @@ struct commit_target {
 	char *kind, *exe, *comm, *kernel_release;
 	char *unwind_requested, *unwind_mode, *unwind_reason;
 	char *profiles;                 /* comma separated, as requested */
+	uint32_t calib_samples, calib_mapped_permille, calib_deep_permille, calib_cycles;
+	char *calib_verdict;            /* "" when no calibration ran */
 };
 
 struct commit_file {

@@ -192,6 +192,31 @@ write_cpu_member(struct json *j, const struct commit *c, const struct fr_window_
 		json_u64(j, stat_get(we, key));
 }
 
+/* The frame-pointer calibration of --unwind auto, null when none ran. */
+static void
+write_calibration(struct json *j, const struct commit_target *t)
+{
+	json_key(j, "calibration");
+	if (!t->calib_verdict || !t->calib_verdict[0]) {
+		json_null(j);
+		return;
+	}
+	json_object_begin(j);
+	json_key(j, "samples");
+	json_u64(j, t->calib_samples);
+	json_key(j, "mapped_address_ratio");
+	json_double(j, t->calib_mapped_permille / 1000.0);
+	json_key(j, "three_frame_ratio");
+	json_double(j, t->calib_deep_permille / 1000.0);
+	json_key(j, "cyclic_samples");
+	json_u64(j, t->calib_cycles);
+	json_key(j, "verdict");
+	json_string(j, t->calib_verdict);
+	json_key(j, "reason");
+	json_string(j, t->unwind_reason);
+	json_object_end(j);
+}
+
 static void
 write_cpu(struct json *j, const struct commit *c, const struct fr_window_end *we)
 {
@@ -199,6 +224,7 @@ write_cpu(struct json *j, const struct commit *c, const struct fr_window_end *we
 	json_object_begin(j);
 	for (size_t i = 0; i < LEN(cpu_documented); i++)
 		write_cpu_member(j, c, we, cpu_documented[i]);
+	write_calibration(j, &c->target);
 	/* Further cpu statistics, undotted or "cpu.x", after the documented ones. */
 	write_group(j, we, "", 0, cpu_documented, LEN(cpu_documented));
 	write_group(j, we, "cpu", 3, cpu_documented, LEN(cpu_documented));

@@ -67,6 +67,7 @@ target_free(struct commit_target *t)
 	free(t->unwind_mode);
 	free(t->unwind_reason);
 	free(t->profiles);
+	free(t->calib_verdict);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -88,6 +89,11 @@ commit_set_target(struct commit *c, const struct fr_target *t)
 	d->unwind_mode = commit_xstrdup(t->unwind_mode);
 	d->unwind_reason = commit_xstrdup(t->unwind_reason);
 	d->profiles = commit_xstrdup(t->profiles);
+	d->calib_samples = t->calib_samples;
+	d->calib_mapped_permille = t->calib_mapped_permille;
+	d->calib_deep_permille = t->calib_deep_permille;
+	d->calib_cycles = t->calib_cycles;
+	d->calib_verdict = commit_xstrdup(t->calib_verdict);
 }
 
 void

@@ -228,6 +228,11 @@ stream_put_target(struct stream_writer *w, const struct fr_target *v)
 	put_str(e, v->unwind_reason);
 	put_str(e, v->profiles);
 	put_str(e, v->kernel_release);
+	put_u32(e, v->calib_samples);
+	put_u32(e, v->calib_mapped_permille);
+	put_u32(e, v->calib_deep_permille);
+	put_u32(e, v->calib_cycles);
+	put_str(e, v->calib_verdict);
 	return enc_done(e, FR_TARGET);
 }
 
@@ -247,6 +252,17 @@ stream_get_target(const struct frame *f, struct fr_target *v, char *err, size_t 
 	v->unwind_reason = get_str(d);
 	v->profiles = get_str(d);
 	v->kernel_release = get_str(d);
+	/* Appended fields: a writer that predates them ends the frame here. */
+	v->calib_samples = v->calib_mapped_permille = v->calib_deep_permille = 0;
+	v->calib_cycles = 0;
+	v->calib_verdict = (struct str){ "", 0 };
+	if (!d->bad && d->pos < d->len) {
+		v->calib_samples = get_u32(d);
+		v->calib_mapped_permille = get_u32(d);
+		v->calib_deep_permille = get_u32(d);
+		v->calib_cycles = get_u32(d);
+		v->calib_verdict = get_str(d);
+	}
 	return dec_done(f, d, err, errlen);
 }
 

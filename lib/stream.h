@@ -87,6 +87,9 @@ struct fr_target {
 	struct str unwind_reason;
 	struct str profiles;    /* requested kinds, comma separated */
 	struct str kernel_release;
+	/* The frame-pointer calibration of --unwind auto (verdict empty when none ran). */
+	uint32_t calib_samples, calib_mapped_permille, calib_deep_permille, calib_cycles;
+	struct str calib_verdict; /* "accepted" or "rejected" */
 };
 
 struct fr_mmap {

@@ -69,7 +69,7 @@ refuses() {
 	assert_equal "$output" ""
 }
 
-@test "collect: dwarf is refused by name"      { refuses --pid 1 --unwind dwarf "dwarf unwinding is not available in this build"; }
+@test "collect: an unknown unwind mode is refused" { refuses --pid 1 --unwind lbr "--unwind: unknown mode 'lbr' (auto, fp or dwarf)"; }
 @test "collect: heap is refused by name"       { refuses --pid 1 --profiles cpu,heap "profile 'heap' is not available in this build"; }
 @test "collect: off-cpu is refused by name"    { refuses --pid 1 --profiles off-cpu "profile 'off-cpu' is not available in this build"; }
 @test "collect: unknown profile"               { refuses --pid 1 --profiles cpu,gpu "unknown profile 'gpu'"; }
@@ -114,7 +114,7 @@ refuses() {
 	sh -c "\"$RP_WORKLOADS/busy2\" 3 & \"$RP_WORKLOADS/busy2\" 3; wait" 3>&- &
 	wpid=$!
 	sleep 0.3
-	"$RP_BIN/collect" --pid "$wpid" >"$BATS_TEST_TMPDIR/s.rps" 3>&- &
+	"$RP_BIN/collect" --pid "$wpid" --unwind fp >"$BATS_TEST_TMPDIR/s.rps" 3>&- &
 	cpid=$!
 	sleep 1.5
 	kill -INT "$cpid"
@@ -126,4 +126,27 @@ refuses() {
 	refute_line --regexp "^SAMPLE "
 	awk -v p="$wpid" '($1 == "MMAP" || $1 == "COMM" || $1 == "FORK") && $2 != p { exit 1 }' \
 		"$BATS_TEST_TMPDIR/frames"
+}
+
+@test "collect: SIGINT during the unwind calibration is an interruption error" {
+	require_root
+	sleep 30 3>&- &
+	wpid=$!
+	"$RP_BIN/collect" --pid "$wpid" --duration 5s >"$BATS_TEST_TMPDIR/s.rps" \
+		2>"$BATS_TEST_TMPDIR/err" 3>&- &
+	cpid=$!
+	sleep 1
+	kill -INT "$cpid"
+	! wait "$cpid"
+	grep -qx "collect: interrupted during the unwind calibration" "$BATS_TEST_TMPDIR/err"
+	[ ! -s "$BATS_TEST_TMPDIR/s.rps" ]
+}
+
+@test "collect: the target exiting during the unwind calibration is fatal" {
+	require_root
+	sleep 1 3>&- &
+	wpid=$!
+	run --separate-stderr "$RP_BIN/collect" --pid "$wpid" --duration 5s
+	[ "$status" -eq 1 ]
+	[ "${stderr_lines[0]}" = "collect: the target exited during the unwind calibration" ]
 }

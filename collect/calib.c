@@ -1,0 +1,220 @@
+#include "calib.h"
+
+#include <err.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "collect.h"
+#include "procfs.h"
+
+static int
+add_range(const struct procmap *m, void *arg)
+{
+	struct calib *k = arg;
+	if (!(m->prot & PROT_EXEC))
+		return 0;
+	if (k->nranges == k->cap) {
+		size_t cap = k->cap ? k->cap * 2 : 64;
+		void *p = realloc(k->ranges, cap * sizeof(*k->ranges));
+		if (!p)
+			errx(1, "out of memory");
+		k->ranges = p;
+		k->cap = cap;
+	}
+	k->ranges[k->nranges].start = m->start;
+	k->ranges[k->nranges].end = m->end;
+	k->nranges++;
+	return 0;
+}
+
+static int
+mapped(const struct calib *k, uint64_t a)
+{
+	for (size_t i = 0; i < k->nranges; i++)
+		if (a >= k->ranges[i].start && a < k->ranges[i].end)
+			return 1;
+	return 0;
+}
+
+/* A frame linking back to itself repeats a short period until the depth limit. */
+static int
+cyclic(const uint64_t *ips, unsigned n)
+{
+	if (n < 16)
+		return 0;
+	for (unsigned p = 1; p <= 4; p++) {
+		unsigned same = 0;
+		for (unsigned i = n - 1; i >= p && ips[i] == ips[i - p] && same < 16; i--)
+			same++;
+		if (same >= 16)
+			return 1;
+	}
+	return 0;
+}
+
+void
+calib_sample(struct calib *k, const uint64_t *uips, unsigned nuser)
+{
+	if (k->nchains + nuser + 1 > k->capchains) {
+		size_t cap = k->capchains ? k->capchains * 2 : 4096;
+		while (cap < k->nchains + nuser + 1)
+			cap *= 2;
+		uint64_t *p = realloc(k->chains, cap * sizeof(*p));
+		if (!p)
+			errx(1, "out of memory");
+		k->chains = p;
+		k->capchains = cap;
+	}
+	k->chains[k->nchains++] = nuser;
+	memcpy(k->chains + k->nchains, uips, nuser * sizeof(*uips));
+	k->nchains += nuser;
+	k->samples++;
+}
+
+static void
+judge(struct calib *k, const uint64_t *uips, unsigned nuser)
+{
+	unsigned good = 0;
+
+	for (unsigned i = 0; i < nuser; i++) {
+		/* Above the leaf the chain holds return addresses: the call is the byte before. */
+		int in = mapped(k, i == 0 ? uips[0] : uips[i] - 1);
+		k->addrs++;
+		k->mapped += (uint64_t)in;
+		if (in && good == i)
+			good++;
+	}
+	k->deep += good >= 3;
+	k->cycles += (uint32_t)cyclic(uips, nuser);
+}
+
+static void
+reset(struct calib *k)
+{
+	k->samples = k->deep = k->cycles = 0;
+	k->addrs = k->mapped = 0;
+	k->nchains = 0;
+}
+
+static void
+verdict(struct collect *c, struct calib *k)
+{
+	k->nranges = 0;
+	if (procfs_maps(c->o.pid, add_range, k) < 0)
+		err(1, "cannot read the mappings of pid %d", (int)c->o.pid);
+	for (size_t i = 0; i < k->nchains; i += 1 + k->chains[i])
+		judge(k, k->chains + i + 1, (unsigned)k->chains[i]);
+
+	uint32_t mp = k->addrs ? (uint32_t)(k->mapped * 1000 / k->addrs) : 0;
+	uint32_t dp = k->samples ? k->deep * 1000 / k->samples : 0;
+
+	k->accepted = 0;
+	if (k->samples < CALIB_MIN_SAMPLES)
+		snprintf(k->reason, sizeof(k->reason), "only %u samples in %llu seconds (need %d)",
+			 k->samples, CALIB_MAX_NS / 1000000000ull, CALIB_MIN_SAMPLES);
+	else if (mp < CALIB_MAPPED_PERMILLE)
+		snprintf(k->reason, sizeof(k->reason), "%u.%u%% of user addresses in executable "
+			 "mappings (need 90%%)", mp / 10, mp % 10);
+	else if (dp < CALIB_DEEP_PERMILLE)
+		snprintf(k->reason, sizeof(k->reason), "%u.%u%% of samples reach three frames "
+			 "(need 70%%)", dp / 10, dp % 10);
+	else if (k->cycles)
+		snprintf(k->reason, sizeof(k->reason), "%u samples with an address cycle",
+			 k->cycles);
+	else {
+		k->accepted = 1;
+		snprintf(k->reason, sizeof(k->reason), "%u samples, %u.%u%% of addresses mapped, "
+			 "%u.%u%% reach three frames", k->samples, mp / 10, mp % 10, dp / 10,
+			 dp % 10);
+	}
+}
+
+static int
+signalled(void)
+{
+	sigset_t set;
+	if (sigpending(&set) < 0)
+		return 0;
+	return sigismember(&set, SIGINT) == 1 || sigismember(&set, SIGTERM) == 1;
+}
+
+void
+calib_run(struct collect *c, int pidfd, struct calib *k,
+	  void (*preflight_again)(struct collect *c))
+{
+	reset(k);
+	c->calib = k;
+	uint64_t t0 = collect_now();
+	for (;;) {
+		struct pollfd p = { pidfd, POLLIN, 0 };
+		if (poll(&p, 1, 50) > 0 && (p.revents & POLLIN))
+			errx(1, "the target exited during the unwind calibration");
+		if (signalled())
+			errx(1, "interrupted during the unwind calibration");
+		c->calib_exec = 0;
+		for (size_t i = 0; i < c->perf.nrings; i++)
+			perf_ring_read(&c->perf, &c->perf.rings[i], records_handle, c, 1);
+		if (c->calib_exec) {
+			/* A new image: check it again and start over, as the manual says. */
+			preflight_again(c);
+			reset(k);
+			t0 = collect_now();
+			continue;
+		}
+		if (k->samples >= CALIB_MIN_SAMPLES || collect_now() - t0 >= CALIB_MAX_NS)
+			break;
+	}
+	c->calib = NULL;
+	verdict(c, k);
+}
+
+static int
+has_section(Elf *e, const char *want)
+{
+	size_t shstrndx;
+	Elf_Scn *s = NULL;
+	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+		return 0;
+	while ((s = elf_nextscn(e, s))) {
+		GElf_Shdr sh;
+		const char *name;
+		if (gelf_getshdr(s, &sh) && sh.sh_type != SHT_NOBITS &&
+		    (name = elf_strptr(e, shstrndx, sh.sh_name)) && strcmp(name, want) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+int
+calib_has_unwind_tables(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC), yes = 0;
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (e)
+		yes = has_section(e, ".eh_frame") || has_section(e, ".debug_frame");
+	elf_end(e);
+	close(fd);
+	return yes;
+}
+
+void
+calib_free(struct calib *k)
+{
+	free(k->ranges);
+	free(k->chains);
+	k->ranges = NULL;
+	k->chains = NULL;
+}
