@@ -208,18 +208,21 @@ chown "$ruid:$rgid" "$work"/s*
 
 # start NAME IN OUT CMD...: runs a stage in the background reading IN and writing OUT
 # ("-" keeps the driver's) and remembers its pid under NAME.  The redirections happen in the
-# background child: opening a FIFO blocks until its other end is opened.
+# background child: opening a FIFO blocks until its other end is opened.  The first stage
+# writes to the driver's stderr; the others to a file each, shown at the end, so that when
+# a stage fails the user reads its reason and not the complaints of the stages after it.
 start() {
-	name=$1 in=$2 out=$3
+	name=$1 in=$2 out=$3 err=$work/err.$1
 	shift 3
+	[ -n "${names:-}" ] || err=/dev/stderr
 	if [ "$in" = - ] && [ "$out" = - ]; then
-		"$@" &
+		"$@" 2>"$err" &
 	elif [ "$in" = - ]; then
-		"$@" >"$out" &
+		"$@" >"$out" 2>"$err" &
 	elif [ "$out" = - ]; then
-		"$@" <"$in" &
+		"$@" <"$in" 2>"$err" &
 	else
-		"$@" <"$in" >"$out" &
+		"$@" <"$in" >"$out" 2>"$err" &
 	fi
 	eval "pid_$(echo "$name" | tr - _)=\$!"
 	pids="$pids $!"
@@ -270,7 +273,7 @@ else
 	fi
 fi
 # shellcheck disable=SC2086
-start unwind "$src" "$work/s2" $drop "$bin/unwind" --module-cache "$cache" $symargs
+start unwind "$src" "$work/s2" $drop "$bin/unwind" --module-cache "$cache" $symargs $partial
 start aggregate "$work/s2" "$work/s3" $drop "$bin/aggregate" --window "$window" \
 	--event-reorder-window "$reorder" --max-stacks "$max_stacks" \
 	--max-pending-events "$max_pending"
@@ -298,7 +301,7 @@ stop() {
 }
 trap stop INT TERM
 
-failed=
+failed= rcs=
 for entry in $names; do
 	name=${entry%%:*} p=${entry#*:}
 	while :; do
@@ -309,12 +312,27 @@ for entry in $names; do
 		# A trapped signal interrupts wait with a status above 128: wait again.
 		kill -0 "$p" 2>/dev/null || break
 	done
-	if [ "$rc" -ne 0 ] && [ -z "$failed" ]; then
+	rcs="$rcs $name:$rc"
+	# The cause is the first stage that failed other than by writing to a stage that had
+	# stopped already ("Broken pipe"); the stages after it only echo its failure.
+	if [ "$rc" -ne 0 ] && [ -z "$failed" ] &&
+		! grep -qs 'Broken pipe' "$work/err.$name"; then
 		failed=$name status=$rc
 	fi
 done
 pids=
-[ -n "$failed" ] || exit 0
+# Warnings of the stages that succeeded, and the reason of the one that failed.
+for entry in $rcs; do
+	name=${entry%%:*} rc=${entry#*:}
+	[ -s "$work/err.$name" ] || continue
+	if [ "$rc" -eq 0 ] || [ "$name" = "$failed" ]; then
+		cat "$work/err.$name" >&2
+	fi
+done
+if [ -z "$failed" ]; then
+	case " $rcs" in *:[1-9]*) err "a stage failed writing to a stage that had stopped" ;; esac
+	exit 0
+fi
 # A stage that failed said why on its own line; one killed by a signal could not.
 [ "$status" -le 128 ] || err "stage $failed was killed by signal $((status - 128))"
 exit 1

@@ -44,6 +44,7 @@ put_stats(struct windows *w, uint32_t reason, uint64_t end)
 		STAT("empty_stacks", s->empty),
 		STAT("cyclic_stacks", s->cycle),
 		STAT("out_of_mapping_stacks", s->out_of_mapping),
+		STAT("failed_unwind_stacks", s->failed),
 		STAT("distinct_stacks", w->tab.n),
 		STAT("max_stacks", w->tab.max),
 		STAT("event_order.max_pending_events", w->max_pending),
@@ -141,6 +142,7 @@ windows_add(struct windows *w, const struct fr_stack *s)
 	w->st.empty += !!(s->flags & STACK_EMPTY);
 	w->st.cycle += !!(s->flags & STACK_CYCLE);
 	w->st.out_of_mapping += !!(s->flags & STACK_OUT_OF_MAPPING);
+	w->st.failed += !!(s->flags & STACK_UNWIND_FAILED);
 	int rc = stacktab_add(&w->tab, s->pid, s->tid, s->locs, s->nlocs, 1, s->period);
 	if (rc < 0)
 		return -1;

@@ -13,7 +13,7 @@
 
 struct wstats {
 	uint64_t samples, cpu_ns, lost, malformed, dropped, dropped_ns;
-	uint64_t usable, unusable, truncated, empty, cycle, out_of_mapping;
+	uint64_t usable, unusable, truncated, empty, cycle, out_of_mapping, failed;
 	uint64_t late, forced;
 };
 

@@ -1,9 +1,12 @@
 /*
  * Frame output: every frame goes to each writer; the first failure ends collect with the
- * writer's message (EPIPE on stdout included, since SIGPIPE is ignored).
+ * writer's message, except for EPIPE on stdout: the stage reading it has stopped and
+ * reported why, so collect stops quietly with status 1.
  */
 #include <err.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "emit.h"
@@ -11,6 +14,8 @@
 static void
 check(struct stream_writer *w, int rc)
 {
+	if (rc < 0 && w->errnum == EPIPE && w->fd == STDOUT_FILENO)
+		exit(1); /* the reader went away; it says why (as SIGPIPE would, silently) */
 	if (rc < 0)
 		errx(1, "cannot write %s: %s", w->name, w->err);
 }

@@ -21,7 +21,8 @@ static const char *const cpu_documented[] = {
 	"aggregation_dropped_samples", "aggregation_dropped_nanoseconds", "frequency_hz",
 	"unwind_mode", "unwind_requested", "unwind_reason", "usable_stack_ratio",
 	"usable_stacks", "unusable_stacks", "truncated_stacks", "empty_stacks",
-	"cyclic_stacks", "out_of_mapping_stacks", "distinct_stacks", "max_stacks",
+	"cyclic_stacks", "out_of_mapping_stacks", "failed_unwind_stacks", "distinct_stacks",
+	"max_stacks",
 	"fallback_reason",
 };
 

@@ -208,6 +208,7 @@ write_all(struct stream_writer *w, const uint8_t *p, size_t n)
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k < 0) {
+			w->errnum = errno;
 			seterr(w->err, sizeof(w->err), "write error: %s", strerror(errno));
 			return -1;
 		}

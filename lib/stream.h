@@ -231,6 +231,7 @@ struct fr_location {
 #define STACK_EMPTY 4u
 #define STACK_CYCLE 8u
 #define STACK_OUT_OF_MAPPING 16u
+#define STACK_UNWIND_FAILED 32u /* a DWARF walk that could not go on (not usable) */
 struct fr_stack {
 	uint64_t time;
 	uint32_t pid, tid, cpu, flags;
@@ -304,6 +305,7 @@ struct stream_writer {
 	size_t cap, len;
 	uint8_t *scratch;       /* payload encoding buffer */
 	size_t scratch_cap;
+	int errnum;             /* errno of the failed write, 0 for other errors */
 	char err[200];
 };
 

@@ -82,7 +82,8 @@ teardown() {
 }
 
 @test "launch: target exit publishes the final short window and returns 0" {
-	run -0 "$RP" launch --duration 0 --window 10s --output "$out" -- "$RP_WORKLOADS/cpu_split" 2
+	run -0 "$RP" launch --duration 0 --window 10s --cpu-frequency 199 --output "$out" -- \
+		"$RP_WORKLOADS/cpu_split" 3
 	[ "$(outputs "$out" cpu pb.gz | wc -l)" -eq 1 ]
 	d=$out/$(outputs "$out" diagnostics json)
 	run -0 jq -e '.final_window == true and .cpu.samples > 50 and .target.kind == "launch"' "$d"

@@ -1,7 +1,8 @@
 /*
  * unwind: validates and symbolizes the stacks of raw samples.
  *
- * Reads the framed stream on stdin and writes it on stdout.  Each FR_SAMPLE is replaced by
+ * Reads the framed stream on stdin and writes it on stdout.  Each FR_SAMPLE (frame-pointer
+ * chain) and FR_SAMPLE_REGS (registers and stack copy, see dwarfstack.h) is replaced by
  * an FR_STACK of location ids (leaf first); the FR_MAPPING, FR_FUNCTION and FR_LOCATION
  * frames defining those ids are written before their first use.  Every other frame is
  * forwarded untouched.  Runs without privileges: ELF and debug files come from the module
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dwarfstack.h"
 #include "fpstack.h"
 #include "resolve.h"
 #include "stream.h"
@@ -22,18 +24,24 @@
 #define MAX_SYMBOL_DIRS 64
 
 static struct {
-	const char *symbol_dirs[MAX_SYMBOL_DIRS];
+	const char *symbol_dirs[MAX_SYMBOL_DIRS + 1];	/* + the module cache */
 	size_t nsymbol_dirs;
 	const char *module_cache;
+	int allow_partial;
 } env;
+
+static struct dwarfstack dw;	/* FR_SAMPLE_REGS: CFI tables by module */
 
 static void
 usage(FILE *f, int status)
 {
 	fprintf(f,
-		"usage: unwind [--symbol-dir DIR]... [--module-cache DIR] < stream > stream\n"
+		"usage: unwind [--symbol-dir DIR]... [--module-cache DIR] [--allow-partial]\n"
+		"              < stream > stream\n"
 		"\n"
-		"Validates frame-pointer stacks against executable mappings and symbolizes them.\n"
+		"Validates frame-pointer stacks against executable mappings, unwinds DWARF samples\n"
+		"(registers and stack copies) with the modules' CFI, and symbolizes them.\n"
+		"  --allow-partial     a failed DWARF unwind keeps its leaf address (not usable)\n"
 		"  --symbol-dir DIR    extra debug-file directory (repeatable): DIR/<name>,\n"
 		"                      DIR/<name>.debug and DIR/.build-id/xx/rest.debug\n"
 		"  --module-cache DIR  build-id keyed copies of the target's ELF files\n");
@@ -46,6 +54,7 @@ parse_options(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "symbol-dir", required_argument, NULL, 'd' },
 		{ "module-cache", required_argument, NULL, 'c' },
+		{ "allow-partial", no_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -60,6 +69,9 @@ parse_options(int argc, char **argv)
 			break;
 		case 'c':
 			env.module_cache = optarg;
+			break;
+		case 'p':
+			env.allow_partial = 1;
 			break;
 		case 'h':
 			usage(stdout, 0);
@@ -80,7 +92,8 @@ check_target(const struct frame *f)
 
 	if (stream_get_target(f, &t, e, sizeof(e)) < 0)
 		errx(1, "stdin: %s", e);
-	if (t.unwind_mode.len && !str_eq(t.unwind_mode, "fp"))
+	if (t.unwind_mode.len && !str_eq(t.unwind_mode, "fp") &&
+	    !str_eq(t.unwind_mode, "dwarf"))
 		errx(1, "unwind mode '%.*s' is not available in this build", t.unwind_mode.len,
 		     t.unwind_mode.p);
 }
@@ -90,6 +103,7 @@ static int
 on_frame(struct resolver *r, struct stream_writer *out, const struct frame *f)
 {
 	static struct fr_sample s;
+	static struct fr_sample_regs sr;
 	static struct fr_stack st;
 	union {
 		struct fr_mmap m;
@@ -104,6 +118,11 @@ on_frame(struct resolver *r, struct stream_writer *out, const struct frame *f)
 	case FR_SAMPLE:
 		stream_get_sample(f, &s, e, sizeof(e));
 		if (fpstack_resolve(r, &s, &st) < 0 || stream_put_stack(out, &st) < 0)
+			errx(1, "%s", out->err[0] ? out->err : "out of memory");
+		return 0;
+	case FR_SAMPLE_REGS:
+		stream_get_sample_regs(f, &sr, e, sizeof(e));
+		if (dwarfstack_resolve(&dw, r, &sr, &st) < 0 || stream_put_stack(out, &st) < 0)
 			errx(1, "%s", out->err[0] ? out->err : "out of memory");
 		return 0;
 	case FR_TARGET:
@@ -129,6 +148,11 @@ on_frame(struct resolver *r, struct stream_writer *out, const struct frame *f)
 		stream_get_ksym(f, &u.k, e, sizeof(e));
 		if (ksymtab_add(&r->ksyms, &u.k) < 0)
 			errx(1, "out of memory");
+		break;
+	case FR_USYM:
+	case FR_FORK:
+		if (resolver_frame(r, f, e, sizeof(e)) < 0)
+			errx(1, "stdin: %s", e);
 		break;
 	}
 	if (stream_forward(out, f) < 0)
@@ -157,6 +181,11 @@ main(int argc, char **argv)
 		errx(1, "stdin: %s", in.err);
 	if (stream_writer_open(&out, 1, "stdout", &h) < 0 || resolver_init(&r, &out, sym) < 0)
 		errx(1, "out of memory");
+	/* debug files for .debug_frame: the symbolizer's places, the module cache last */
+	env.symbol_dirs[env.nsymbol_dirs] = env.module_cache;
+	if (dwarfstack_init(&dw, (uint16_t)h.e_machine, env.symbol_dirs,
+			    env.nsymbol_dirs + !!env.module_cache, env.allow_partial) < 0)
+		errx(1, "out of memory");
 	while ((rc = stream_read(&in, &f)) > 0)
 		ended |= on_frame(&r, &out, &f);
 	if (rc < 0)
@@ -166,6 +195,7 @@ main(int argc, char **argv)
 	if (stream_flush(&out) < 0)
 		errx(1, "%s", out.err);
 	resolver_release(&r);
+	dwarfstack_release(&dw);
 	symbolizer_free(sym);
 	stream_reader_release(&in);
 	stream_writer_release(&out);

@@ -89,7 +89,23 @@ write_mapping(struct resolver *r, uint32_t pid, struct map *m)
 	if (m->sym)
 		f.flags = MAPPING_HAS_FUNCTIONS | MAPPING_HAS_FILENAMES | MAPPING_HAS_LINES |
 			  MAPPING_HAS_INLINES;
+	else if (usymtab_module(&r->usyms, m->build_id, m->build_id_len, m->path))
+		f.flags = MAPPING_HAS_FUNCTIONS;
 	return stream_put_mapping(r->out, &f);
+}
+
+/* The capture's own symbol for addr, when the module's file gave none. */
+static int
+usym_lookup(struct resolver *r, const struct map *m, uint64_t addr, struct symframe *out)
+{
+	struct usymmod *um = usymtab_module(&r->usyms, m->build_id, m->build_id_len, m->path);
+	const struct usym *s = um ? usymmod_find(um, usymmod_vaddr(um, addr, m->start, m->pgoff))
+				  : NULL;
+	if (!s)
+		return 0;
+	out[0] = (struct symframe){ .name = s->demangled ? s->demangled : s->name,
+				    .system_name = s->name };
+	return 1;
 }
 
 uint32_t
@@ -107,6 +123,8 @@ resolve_user(struct resolver *r, uint32_t pid, struct map *m, uint64_t addr)
 	int n = 0;
 	if (m->sym && symmod_offset_to_vaddr(m->sym, addr - m->start + m->pgoff, &vaddr) == 0)
 		n = symmod_lookup(m->sym, vaddr, frames, STREAM_MAX_LINES);
+	if (n == 0)
+		n = usym_lookup(r, m, addr, frames);
 	for (int i = 0; i < n; i++) {
 		uint32_t fid = function_id(r, frames[i].name, frames[i].system_name,
 					   frames[i].file, frames[i].start_line);
@@ -121,9 +139,55 @@ resolve_user(struct resolver *r, uint32_t pid, struct map *m, uint64_t addr)
 	return id && stream_put_location(r->out, &loc) == 0 ? id : 0;
 }
 
+/* The child of a fork inherits its parent's mappings: copy them unless it has its own. */
+static int
+fork_maps(struct resolver *r, const struct fr_task *t)
+{
+	if (t->pid == t->ppid)
+		return 0; /* a thread shares its process's table */
+	if (!proctab_get(&r->procs, t->ppid))
+		return -1;
+	struct proc *child = proctab_get(&r->procs, t->pid);
+	if (!child)
+		return -1;
+	if (child->n)
+		return 0;
+	/* Both exist now: neither lookup below reallocates the table. */
+	struct proc *parent = proctab_get(&r->procs, t->ppid);
+	for (size_t i = 0; i < parent->n; i++) {
+		const struct map *pm = &parent->maps[i];
+		struct fr_mmap mm = { .time = t->time, .pid = t->pid, .tid = t->tid,
+				      .start = pm->start, .len = pm->end - pm->start,
+				      .pgoff = pm->pgoff, .build_id_len = pm->build_id_len,
+				      .path = { pm->path, (uint16_t)strlen(pm->path) } };
+		memcpy(mm.build_id, pm->build_id, sizeof(mm.build_id));
+		if (proc_map(child, &mm) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int
+resolver_frame(struct resolver *r, const struct frame *f, char *err, size_t errlen)
+{
+	struct fr_task t;
+	if (f->type == FR_USYM)
+		return usymtab_add(&r->usyms, f, err, errlen);
+	if (f->type != FR_FORK)
+		return 0;
+	if (stream_get_task(f, &t, err, errlen) < 0)
+		return -1;
+	if (fork_maps(r, &t) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
 void
 resolver_release(struct resolver *r)
 {
+	usymtab_release(&r->usyms);
 	proctab_release(&r->procs);
 	ksymtab_release(&r->ksyms);
 	intern_release(&r->locs);

@@ -11,6 +11,7 @@
 #include "ksymtab.h"
 #include "procmaps.h"
 #include "stream.h"
+#include "usymtab.h"
 
 struct symbolizer;
 
@@ -19,6 +20,7 @@ struct resolver {
 	struct symbolizer *sym;
 	struct proctab procs;
 	struct ksymtab ksyms;
+	struct usymtab usyms;    /* FR_USYM: symbols the capture carried */
 	struct intern locs, funcs;
 	uint32_t next_mapping_id;
 	uint32_t kernel_mapping_id;
@@ -30,6 +32,10 @@ uint32_t resolve_kernel(struct resolver *r, uint64_t addr);
 /* Location id for a user address inside mapping m of process pid; 0 on a write error.
  * addr is the address to show: the sampled ip for the leaf, return address - 1 above it. */
 uint32_t resolve_user(struct resolver *r, uint32_t pid, struct map *m, uint64_t addr);
+/* Frames that change the resolver's state without output: FR_USYM adds a symbol; FR_FORK
+ * gives a new process (not a thread) its parent's mappings when it has none, since a
+ * capture replays no mmap for what the child inherits.  0, or -1 with a reason in err. */
+int resolver_frame(struct resolver *r, const struct frame *f, char *err, size_t errlen);
 void resolver_release(struct resolver *r);
 
 #endif

@@ -1,0 +1,125 @@
+#!/usr/bin/env bats
+# Unwinding: frame-pointer calibration, DWARF stacks of programs without frame pointers,
+# programs without unwind tables, and stacks through shared libraries.
+
+load helper
+
+setup() {
+	require_root
+	open_tmpdirs
+	out=$BATS_TEST_TMPDIR/out
+}
+
+teardown() {
+	stop_workload
+}
+
+# chain_share PPROF: percent of CPU time whose stack holds main and chain_1 .. chain_6.
+chain_share() {
+	pprof -traces "$1" | awk '
+		function flush() { if (v > 0) { t += v; if (n == 7) c += v } v = 0; n = 0 }
+		/^-----------/ { flush(); inb = 1; next }
+		inb && /^ +[0-9.]+(ms|s|us|ns)? +[^ ]/ && v == 0 {
+			x = $1; u = x; sub(/[a-z]+$/, "", x); sub(/^[0-9.]+/, "", u)
+			v = x * (u == "s" ? 1000 : u == "us" ? 0.001 : u == "ns" ? 0.000001 : 1)
+			name = $2
+		}
+		inb { for (i = 1; i <= NF; i++) if ($i ~ /^(main|chain_[1-6])$/ && !seen[$i]++) n++ }
+		/^-----------/ { delete seen }
+		END { flush(); if (t == 0) print 0; else printf "%.1f\n", 100 * c / t }'
+}
+
+@test "unwind: auto keeps frame pointers for a program built with them" {
+	start_workload deep_fp 30
+	run -0 "$RP" record --pid "$wpid" --duration 2s --window 2s --cpu-frequency 199 --output "$out"
+	d=$out/$(outputs "$out" diagnostics json)
+	run -0 jq -e '.cpu.unwind_mode == "fp" and .cpu.calibration.verdict == "accepted"
+		and .cpu.calibration.samples >= 64' "$d"
+}
+
+@test "unwind: auto picks DWARF for -fomit-frame-pointer and the whole chain shows in 90% of samples" {
+	start_workload deep_nofp 30
+	run -0 "$RP" record --pid "$wpid" --duration 3s --window 3s --cpu-frequency 199 --output "$out"
+	d=$out/$(outputs "$out" diagnostics json)
+	cat "$d"
+	run -0 jq -e '.cpu.unwind_mode == "dwarf" and .cpu.calibration.verdict == "rejected"
+		and (.cpu.unwind_reason | test("three frames"))' "$d"
+	share=$(chain_share "$out/$(outputs "$out" cpu pb.gz)")
+	echo "whole chain in $share% of CPU time"
+	within "$share" 100 10
+}
+
+@test "unwind: explicit dwarf on a program without unwind tables fails with one line" {
+	start_workload deep_nounwind 30
+	run --separate-stderr "$RP" record --pid "$wpid" --unwind dwarf --duration 2s --output "$out"
+	[ "$status" -ne 0 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "${stderr_lines[0]}" == *"no unwind tables"* ]]
+}
+
+@test "unwind: auto on a program without frame pointers or unwind tables needs --allow-partial" {
+	start_workload deep_nounwind 30
+	run --separate-stderr "$RP" record --pid "$wpid" --duration 2s --cpu-frequency 199 \
+		--output "$out"
+	[ "$status" -ne 0 ]
+	[[ "${stderr_lines[0]}" == *"--allow-partial"* ]]
+	run -0 "$RP" record --pid "$wpid" --duration 2s --cpu-frequency 199 --allow-partial \
+		--output "$out"
+	prof=$out/$(outputs "$out" cpu pb.gz)
+	run -0 pprof -top "$prof"
+	assert_output --partial chain_6
+	d=$out/$(outputs "$out" diagnostics json)
+	run -0 jq -e '.cpu.unwind_reason | test("leaf-only")' "$d"
+}
+
+@test "unwind: DWARF stacks pass through libc: program, qsort, program" {
+	start_workload qsort_cb 30
+	run -0 "$RP" record --pid "$wpid" --unwind dwarf --duration 2s --window 2s \
+		--cpu-frequency 199 --output "$out"
+	prof=$out/$(outputs "$out" cpu pb.gz)
+	run -0 pprof -traces "$prof"
+	# Some trace has compare_slowly, then libc's sorting code, then sort_round.
+	echo "$output" | awk '/^-----------/ { s = 0; next }
+		/compare_slowly/ { s = 1; next }
+		s == 1 && /msort|qsort/ { s = 2; next }
+		s == 2 && /sort_round/ { ok = 1 }
+		END { exit !ok }'
+}
+
+# fold_perf: perf script's stacks as "main;...;leaf count", frames above main left out.
+fold_perf() {
+	perf script -i "$1" -F ip,sym 2>/dev/null | awk '
+		function flush() {
+			if (n) {
+				s = ""; top = 0
+				for (i = n; i >= 1; i--) if (f[i] == "main") top = i
+				for (i = top; i >= 1; i--) s = s (s == "" ? "" : ";") f[i]
+				if (top) c[s]++
+			}
+			n = 0
+		}
+		/^$/ { flush(); next }
+		{ sym = $2; sub(/\+0x[0-9a-f]+$/, "", sym); sub(/^__GI_/, "", sym); f[++n] = sym }
+		END { flush(); for (s in c) print s, c[s] }'
+}
+
+@test "unwind: DWARF agrees with perf --call-graph dwarf on the top stacks" {
+	command -v perf >/dev/null || skip "perf not installed"
+	start_workload deep_nofp 30
+	run -0 "$RP" record --pid "$wpid" --unwind dwarf --duration 3s --window 3s \
+		--cpu-frequency 199 --collapsed --output "$out"
+	perf record -q -e cpu-clock -F 199 --call-graph dwarf -p "$wpid" \
+		-o "$BATS_TEST_TMPDIR/perf.data" -- sleep 3 3>&- 2>/dev/null
+	fold_perf "$BATS_TEST_TMPDIR/perf.data" | sort -k2 -rn | head -n 5 >"$BATS_TEST_TMPDIR/perf.top"
+	col=$out/$(outputs "$out" cpu collapsed)
+	sed 's/^[^;]*;\(.*;\)\{0,1\}main;/main;/' "$col" | sort -k2 -rn | head -n 5 \
+		>"$BATS_TEST_TMPDIR/ours.top"
+	cat "$BATS_TEST_TMPDIR/perf.top" "$BATS_TEST_TMPDIR/ours.top"
+	# The heaviest stack is the same, and each of perf's top stacks with more than 2% of
+	# its samples is one of ours.
+	[ "$(head -n 1 "$BATS_TEST_TMPDIR/perf.top" | cut -d' ' -f1)" = \
+		"$(head -n 1 "$BATS_TEST_TMPDIR/ours.top" | cut -d' ' -f1)" ]
+	total=$(fold_perf "$BATS_TEST_TMPDIR/perf.data" | awk '{ t += $2 } END { print t }')
+	awk -v t="$total" '$2 * 50 > t { print $1 }' "$BATS_TEST_TMPDIR/perf.top" |
+		while read -r s; do grep -q "^$s " "$BATS_TEST_TMPDIR/ours.top"; done
+}
