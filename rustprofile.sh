@@ -21,7 +21,9 @@
 set -eu
 
 prog=rustprofile
-here=$(cd "$(dirname "$0")" && pwd)
+# Installed, PREFIX/bin/rustprofile is a link to PREFIX/libexec/rustprofile/rustprofile.sh.
+self=$(readlink -f "$0" 2>/dev/null || echo "$0")
+here=$(cd "$(dirname "$self")" && pwd)
 if [ -n "${RP_BIN:-}" ]; then
 	bin=$RP_BIN
 elif [ -f "$here/collect" ] && [ -x "$here/collect" ]; then
