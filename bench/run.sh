@@ -2,7 +2,8 @@
 # USAGE: [RP_BIN=.output/bin] [RP_WORKLOADS=.output/workloads] sh bench/run.sh
 #
 # Runs every benchmark present, in order: overhead.sh (target slowdown), cost.sh (profiler
-# CPU), symbolize.sh (symbolization speed).  A failing benchmark does not stop the others;
+# CPU), symbolize.sh (symbolization speed), svg.sh, import.sh (perf.data import against
+# perf script and perf report).  A failing benchmark does not stop the others;
 # the exit status is non-zero if any failed.  `make bench` calls this with RP_BIN and
 # RP_WORKLOADS set.  Run as root.
 #
@@ -14,7 +15,7 @@ set -u
 dir=$(cd "$(dirname "$0")" && pwd)
 ran=0
 bad=""
-for b in overhead cost symbolize svg; do
+for b in overhead cost symbolize svg import unwind_dwarf; do
 	[ -f "$dir/$b.sh" ] || continue
 	echo "bench: $b.sh"
 	ran=$((ran + 1))

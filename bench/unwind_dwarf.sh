@@ -64,8 +64,8 @@ done
 ot=$(awk '{ print $1 }' "$BENCH_TMP/ours.t" | median)
 om=$(awk '{ print $2 / 1024 }' "$BENCH_TMP/ours.t" | median)
 pt=$(awk '{ print $1 }' "$BENCH_TMP/perf.t" | median)
-orate=$(awk -v n="$ours" -v t="$ot" 'BEGIN { printf "%.0f", t > 0 ? n / t : 0 }')
-prate=$(awk -v n="$theirs" -v t="$pt" 'BEGIN { printf "%.0f", t > 0 ? n / t : 0 }')
+orate=$(awk -v n="$ours" -v t="$ot" 'BEGIN { printf "%.0f", (t > 0 ? n / t : 0) }')
+prate=$(awk -v n="$theirs" -v t="$pt" 'BEGIN { printf "%.0f", (t > 0 ? n / t : 0) }')
 say "$ours samples (ours), $theirs (perf), medians of $RUNS runs"
 say "$(printf 'unwind      %7.3f s %9s samples/s %7.1f MiB peak' "$ot" "$orate" "$om")"
 say "$(printf 'perf script %7.3f s %9s samples/s' "$pt" "$prate")"

@@ -37,6 +37,7 @@ struct src {
 	uint64_t base;          /* pipe: file offset of buf[0] */
 	int eof;
 	int mapped;             /* map is ours to unmap */
+	uint64_t released;      /* mapped: pages before this offset were given back */
 };
 
 struct idmap {
@@ -52,8 +53,13 @@ struct buildid {
 };
 
 struct held;
+/* A heap entry keeps its sort key beside the pointer: comparisons touch no record. */
+struct slot {
+	uint64_t time, seq;
+	struct held *e;
+};
 struct order {
-	struct held **heap;
+	struct slot *heap;
 	size_t n, cap, bytes;
 	uint64_t seq, newest;
 };
@@ -61,6 +67,26 @@ struct order {
 struct skipped {
 	uint32_t type;
 	uint64_t count;
+};
+
+/* User symbols of simpleperf's FILE section; strings point into imp.sp_file. */
+#define USYM_UNKNOWN UINT64_MAX
+struct usym_mod {
+	const char *path;
+	size_t plen;
+	uint64_t min_vaddr, fo_min_vaddr; /* fo_min_vaddr USYM_UNKNOWN: older simpleperf */
+};
+struct usym_ent {
+	uint32_t mod, len;
+	uint64_t start;
+	const char *name;
+	size_t nlen;
+};
+struct usyms {
+	struct usym_mod *mods;
+	size_t nmods;
+	struct usym_ent *syms;
+	size_t n, cap;
 };
 
 struct imp {
@@ -83,10 +109,12 @@ struct imp {
 	int64_t clock_offset;
 	int simpleperf;          /* private records and sections seen or asked for */
 	struct buildid *bids[1024];
-	/* Kernel symbols from simpleperf's FILE section, sent once the target is out. */
+	/* Symbols from simpleperf's FILE section, sent once the target is out; their strings
+	 * point into sp_file, a copy of the section (a pipe source drops what it has read). */
 	struct fr_ksym *ksyms;
 	size_t nksyms;
-	char *ksym_names;
+	struct usyms usyms;
+	char *sp_file;
 	/* Output. */
 	struct stream_writer out;
 	int out_fd, opened, target_sent;
@@ -122,6 +150,8 @@ int src_open_fd(struct src *s, int fd, char *err, size_t errlen);
 void src_open_mem(struct src *s, const uint8_t *p, size_t n);
 /* n bytes at file offset off, or NULL past the end; a pipe source drops bytes before off. */
 const uint8_t *src_get(struct src *s, uint64_t off, size_t n);
+/* Nothing before off is read again: a mapped source gives those pages back. */
+void src_done(struct src *s, uint64_t off);
 void src_close(struct src *s);
 
 /* perfdata.c: the whole capture, header to FR_END. */
@@ -163,8 +193,16 @@ int out_check(struct imp *m, int rc);
 int order_push(struct imp *m, uint64_t time, const uint8_t *r, size_t size, uint64_t off);
 int order_release(struct imp *m, uint64_t time); /* handles every record at or before time */
 void order_free(struct imp *m);
-struct held **reallocf_heap(struct order *o);
+struct slot *reallocf_heap(struct order *o);
 uint64_t records_time(struct imp *m, uint32_t type, const uint8_t *r, size_t size);
+
+/* usym.c: FR_USYM frames for the user symbols of the FILE section. */
+int usym_is_user(uint32_t sp_file_type);
+int usym_module(struct imp *m, uint32_t type, const char *path, size_t plen, uint64_t min_vaddr,
+		const uint8_t *tail, size_t tlen);
+int usym_add(struct imp *m, uint64_t start, uint32_t len, const char *name, size_t nlen);
+int usym_emit(struct imp *m);
+void usym_release(struct imp *m);
 
 /* zstd.c */
 int zstd_feed(struct imp *m, const uint8_t *p, size_t n, uint64_t off);

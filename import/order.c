@@ -14,40 +14,40 @@
 #define ORDER_MAX_BYTES (256u << 20)
 
 struct held {
-	uint64_t time, seq, off;
+	uint64_t off;
 	size_t size;
 	uint8_t data[];
 };
 
 static int
-before(const struct held *a, const struct held *b)
+before(const struct slot *a, const struct slot *b)
 {
 	return a->time != b->time ? a->time < b->time : a->seq < b->seq;
 }
 
 static void
-sift_down(struct held **h, size_t n, size_t i)
+sift_down(struct slot *h, size_t n, size_t i)
 {
+	struct slot x = h[i];
 	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, min = i;
-		if (l < n && before(h[l], h[min]))
-			min = l;
-		if (r < n && before(h[r], h[min]))
+		size_t l = 2 * i + 1, r = l + 1, min = l;
+		if (l >= n)
+			break;
+		if (r < n && before(&h[r], &h[l]))
 			min = r;
-		if (min == i)
-			return;
-		struct held *t = h[i];
+		if (!before(&h[min], &x))
+			break;
 		h[i] = h[min];
-		h[min] = t;
 		i = min;
 	}
+	h[i] = x;
 }
 
 static int
 pop(struct imp *m)
 {
 	struct order *o = &m->order;
-	struct held *e = o->heap[0];
+	struct held *e = o->heap[0].e;
 	o->heap[0] = o->heap[--o->n];
 	sift_down(o->heap, o->n, 0);
 	o->bytes -= e->size;
@@ -61,20 +61,21 @@ order_push(struct imp *m, uint64_t time, const uint8_t *r, size_t size, uint64_t
 {
 	struct order *o = &m->order;
 	struct held *e = malloc(sizeof(*e) + size);
-	if (!e || (o->n == o->cap && !(o->heap = reallocf_heap(o)))) {
+	struct slot *h = o->n < o->cap ? o->heap : reallocf_heap(o);
+	if (!e || !h) {
 		free(e);
 		return imp_fail(m, off, "out of memory");
 	}
-	*e = (struct held){ time, o->seq++, off, size };
+	o->heap = h;
+	*e = (struct held){ off, size };
 	memcpy(e->data, r, size);
+	struct slot x = { time, o->seq++, e };
 	size_t i = o->n++;
-	o->heap[i] = e;
-	while (i && before(o->heap[i], o->heap[(i - 1) / 2])) {
-		struct held *t = o->heap[i];
+	while (i && before(&x, &o->heap[(i - 1) / 2])) {
 		o->heap[i] = o->heap[(i - 1) / 2];
-		o->heap[(i - 1) / 2] = t;
 		i = (i - 1) / 2;
 	}
+	o->heap[i] = x;
 	o->bytes += size;
 	if (time > o->newest)
 		o->newest = time;
@@ -87,7 +88,7 @@ order_push(struct imp *m, uint64_t time, const uint8_t *r, size_t size, uint64_t
 int
 order_release(struct imp *m, uint64_t time)
 {
-	while (m->order.n && m->order.heap[0]->time <= time)
+	while (m->order.n && m->order.heap[0].time <= time)
 		if (pop(m) < 0)
 			return -1;
 	return 0;
@@ -97,16 +98,16 @@ void
 order_free(struct imp *m)
 {
 	for (size_t i = 0; i < m->order.n; i++)
-		free(m->order.heap[i]);
+		free(m->order.heap[i].e);
 	free(m->order.heap);
 	memset(&m->order, 0, sizeof(m->order));
 }
 
-struct held **
+struct slot *
 reallocf_heap(struct order *o)
 {
 	size_t cap = o->cap ? 2 * o->cap : 1024;
-	struct held **h = realloc(o->heap, cap * sizeof(*h));
+	struct slot *h = realloc(o->heap, cap * sizeof(*h));
 	if (!h)
 		return NULL;
 	o->cap = cap;

@@ -34,7 +34,8 @@ imp_release(struct imp *m)
 		}
 	free(m->ids);
 	free(m->ksyms);
-	free(m->ksym_names);
+	free(m->sp_file);
+	usym_release(m);
 	free(m->zbuf);
 	zstd_release(m);
 	order_free(m);
@@ -142,5 +143,5 @@ out_target(struct imp *m, uint64_t time, uint32_t pid)
 	for (size_t i = 0; i < m->nksyms; i++)
 		if (out_check(m, stream_put_ksym(&m->out, &m->ksyms[i])) < 0)
 			return -1;
-	return 0;
+	return usym_emit(m);
 }

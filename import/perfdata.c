@@ -261,6 +261,7 @@ file_run(struct imp *m)
 		if (perfdata_record(m, m->src.map + off, size, off) < 0)
 			return -1;
 		off += size;
+		src_done(&m->src, off);
 	}
 	return 0;
 }

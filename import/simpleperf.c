@@ -1,8 +1,8 @@
 /*
  * simpleperf's additions to perf.data: the FILE section (symbol tables copied into the
  * capture), META_INFO (event names among other keys) and private records numbered from
- * 32768.  The kernel's symbols become FR_KSYM frames; the symbols of user files have no
- * frame in the stream yet and are left for the symbolizer to find in the files themselves.
+ * 32768.  The kernel's symbols become FR_KSYM frames, those of ELF and DEX files FR_USYM
+ * frames (usym.c); both are sent after the target frame.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +51,8 @@ add_ksym(struct imp *m, uint64_t start, uint32_t len, const char *name, size_t n
 	return 0;
 }
 
-/* path, u32 file_type, u64 min_vaddr, u32 symbol_count, {u64 vaddr, u32 len, name}[]. */
+/* path, u32 file_type, u64 min_vaddr, u32 symbol_count, {u64 vaddr, u32 len, name}[],
+ * then per type: DEX file offsets, an ELF's u64 file offset of min_vaddr (newer versions). */
 static int
 file_entry(struct imp *m, const uint8_t *p, size_t n, uint64_t off)
 {
@@ -60,9 +61,11 @@ file_entry(struct imp *m, const uint8_t *p, size_t n, uint64_t off)
 	if (!path || n - o < 16)
 		return imp_fail(m, off, "simpleperf file entry is corrupt");
 	uint32_t type = bo32(m->bo, p + o);
+	uint64_t min_vaddr = bo64(m->bo, p + o + 4);
 	uint32_t count = bo32(m->bo, p + o + 12);
 	o += 16;
-	if (type != SP_FILE_KERNEL && type != SP_FILE_MODULE)
+	int user = usym_is_user(type);
+	if (type != SP_FILE_KERNEL && type != SP_FILE_MODULE && !user)
 		return 0;
 	const char *mod = type == SP_FILE_MODULE ? strrchr(path, '/') : NULL;
 	mod = mod ? mod + 1 : type == SP_FILE_MODULE ? path : "";
@@ -75,15 +78,27 @@ file_entry(struct imp *m, const uint8_t *p, size_t n, uint64_t off)
 		const char *name = cstr(p, n, &o, &nlen);
 		if (!name)
 			return imp_fail(m, off + o, "simpleperf symbol name is not terminated");
-		if (add_ksym(m, vaddr, len, name, nlen, mod, strlen(mod)) < 0)
+		if ((user ? usym_add(m, vaddr, len, name, nlen)
+			  : add_ksym(m, vaddr, len, name, nlen, mod, strlen(mod))) < 0)
 			return imp_fail(m, off, "out of memory");
 	}
+	if (user && usym_module(m, type, path, plen, min_vaddr, p + o, n - o) < 0)
+		return imp_fail(m, off, "out of memory");
 	return 0;
 }
 
 int
-simpleperf_file_section(struct imp *m, const uint8_t *p, size_t n, uint64_t off)
+simpleperf_file_section(struct imp *m, const uint8_t *src, size_t n, uint64_t off)
 {
+	if (m->sp_file) {
+		imp_note(m, "a second simpleperf FILE section was ignored");
+		return 0;
+	}
+	/* The symbols point into a copy: a pipe source drops the bytes it has read. */
+	if (!(m->sp_file = malloc(n ? n : 1)))
+		return imp_fail(m, off, "out of memory");
+	memcpy(m->sp_file, src, n);
+	const uint8_t *p = (const uint8_t *)m->sp_file;
 	for (size_t o = 0; o < n;) {
 		if (n - o < 4 || bo32(m->bo, p + o) > n - o - 4)
 			return imp_fail(m, off + o, "simpleperf file entry runs past its section");

@@ -94,6 +94,21 @@ src_get(struct src *s, uint64_t off, size_t n)
 	return s->map + off;
 }
 
+/* The parser is past off and never reads before it again (records kept for ordering are
+ * copies): drop the mapped pages before it, so the resident size of a mapped capture stays
+ * at the window being read instead of growing to the file's size.  The pages stay in the
+ * page cache; only this process's share of them goes. */
+void
+src_done(struct src *s, uint64_t off)
+{
+	const uint64_t step = 8u << 20;
+	if (!s->mapped || off < s->released + step)
+		return;
+	uint64_t end = off & ~(step - 1);
+	madvise((void *)(s->map + s->released), (size_t)(end - s->released), MADV_DONTNEED);
+	s->released = end;
+}
+
 void
 src_close(struct src *s)
 {

@@ -57,6 +57,159 @@ samples_in() {
 	LIST
 }
 
+# leaf_shares PROFILE: "dso NAME PCT" and "off NAME ADDR PCT" lines from pprof -raw: the leaf of
+# each sample weighted by CPU time, by mapping file and by map-relative address (address -
+# start + offset, perf's "map-relative" view; kernel addresses stay as they are).
+leaf_shares() {
+	pprof -raw "$1" | awk '
+		/^Samples:/ { part = "s"; next }
+		/^Locations/ { part = "l"; next }
+		/^Mappings/ { part = "m"; next }
+		part == "s" && match($0, /^ +[0-9]+ +[0-9]+: [0-9]+/) {
+			split(substr($0, RSTART, RLENGTH), a, /[ :]+/)
+			leafv[++ns] = a[3]; leafl[ns] = a[4]; total += a[3]; next
+		}
+		part == "l" && $1 ~ /^[0-9]+:$/ {
+			id = $1; sub(":", "", id); laddr[id] = $2; lmap[id] = substr($3, 3); next
+		}
+		part == "m" && $1 ~ /^[0-9]+:$/ {
+			id = $1; sub(":", "", id); split($2, r, "/"); mstart[id] = r[1]; moff[id] = r[3]
+			n = split($3, p, "/"); mname[id] = p[n]; next
+		}
+		function hex(s,   i, v) {
+			v = 0; s = tolower(s); sub(/^0x/, "", s)
+			for (i = 1; i <= length(s); i++)
+				v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+			return v
+		}
+		END {
+			for (i = 1; i <= ns; i++) {
+				l = leafl[i]; m = lmap[l]; dso[mname[m]] += leafv[i]
+				if (mname[m] == "[kernel.kallsyms]") o = laddr[l]
+				else o = sprintf("0x%x", hex(laddr[l]) - hex(mstart[m]) + hex(moff[m]))
+				off[mname[m] " " o] += leafv[i]
+			}
+			for (k in dso) printf "dso %s %.2f\n", k, 100 * dso[k] / total
+			for (k in off) printf "off %s %.2f\n", k, 100 * off[k] / total
+		}'
+}
+
+# fn_share flat|cum NAME PROFILE: a function's self or inclusive CPU share; NAME is a prefix
+# of the demangled name as pprof -top prints it.
+fn_share() {
+	local flag=
+	[ "$1" = cum ] && flag=-cum
+	pprof -top $flag -nodecount=100000 -sample_index=cpu "$3" |
+		awk -v f="$2" -v col="$( [ "$1" = cum ] && echo 5 || echo 2)" '
+			NF >= 6 { name = $6; for (i = 7; i <= NF; i++) name = name " " $i
+				  if (index(name, f) == 1) { v = $col; sub("%", "", v); print v; found = 1; exit } }
+			END { if (!found) print 0 }'
+}
+
+# The README of the captures gives, for every capture, the top functions (where the capture or
+# the original binary names them) or the top leaf addresses and files as perf 6.1 shows them.
+# Each must agree within 2 points.  Kinds: fn (self share), cum (inclusive share), dso (leaf
+# file), off (leaf address: map-relative for files, raw for the kernel, as perf prints them).
+@test "import: every fixture's top entries agree with the README within 2 points" {
+	need_captures
+	local cur= prof= shares= bad=0
+	while IFS='|' read -r name kind key want; do
+		[ -n "$name" ] || continue
+		if [ "$name" != "$cur" ]; then
+			cur=$name
+			rm -rf "$out" && mkdir -p "$out"
+			pipeline "$CAPTURES/$name"
+			prof=$out/$(outputs "$out" cpu pb.gz | tail -n 1)
+			shares=$(leaf_shares "$prof")
+		fi
+		case $kind in
+		fn) got=$(fn_share flat "$key" "$prof") ;;
+		cum) got=$(fn_share cum "$key" "$prof") ;;
+		*) got=$(printf '%s\n' "$shares" | awk -v k="$kind $key" '
+			substr($0, 1, length(k) + 1) == k " " { v = $NF } END { print v + 0 }') ;;
+		esac
+		if within "$got" "$want" 2; then
+			echo "ok   $name $kind $key: $got% (README $want%)"
+		else
+			echo "FAIL $name $kind $key: $got% (README $want%)"
+			bad=1
+		fi
+	done <<-'TABLE'
+	x86_64-fp-systemwide-perf3.8.perf.data|dso|chrome|61.33
+	x86_64-fp-systemwide-perf3.8.perf.data|dso|[kernel.kallsyms]|31.91
+	x86_64-fp-systemwide-perf3.8.perf.data|dso|libpthread-2.15.so|1.50
+	x86_64-fp-systemwide-perf3.8.perf.data|off|[kernel.kallsyms] 0xffffffff9661da49|6.66
+	x86_64-fp-systemwide-perf3.8.perf.data|off|libglib-2.0.so.0.3400.3 0x45c0e|1.01
+	x86_64-dwarf-vector-gcc-perf4.18.perf.data|dso|vector_static_gcc_v9.1.0|84.08
+	x86_64-dwarf-vector-gcc-perf4.18.perf.data|dso|[kernel.kallsyms]|15.92
+	x86_64-dwarf-vector-gcc-perf4.18.perf.data|off|vector_static_gcc_v9.1.0 0x18cbd|7.31
+	x86_64-dwarf-vector-gcc-perf4.18.perf.data|off|vector_static_gcc_v9.1.0 0x187cb|5.28
+	x86_64-dwarf-vector-gcc-perf4.18.perf.data|off|vector_static_gcc_v9.1.0 0x18e76|5.19
+	x86_64-dwarf-zstd-parallel-perf5.18.perf.data|dso|[kernel.kallsyms]|78.76
+	x86_64-dwarf-zstd-parallel-perf5.18.perf.data|dso|parallel_static_gcc|21.24
+	x86_64-newabi-sleep-perf6.16.perf.data|dso|ld-linux-x86-64.so.2|98.36
+	x86_64-newabi-sleep-perf6.16.perf.data|off|ld-linux-x86-64.so.2 0x1570b|82.43
+	x86_64-newabi-sleep-perf6.16.perf.data|off|ld-linux-x86-64.so.2 0x1d680|15.93
+	x86_64-newabi-sleep-perf6.16.perf.data|off|[kernel.kallsyms] 0xffffffff88c01247|1.64
+	x86_64-compressed2-pipe-sleep-perf6.16.perf.data|dso|ld-linux-x86-64.so.2|90.94
+	x86_64-compressed2-pipe-sleep-perf6.16.perf.data|off|ld-linux-x86-64.so.2 0x1570b|90.94
+	x86_64-compressed2-pipe-sleep-perf6.16.perf.data|dso|[kernel.kallsyms]|9.06
+	x86_64-multievent-hw-sw-systemwide-perf3.4.perf.data|dso|[kernel.kallsyms]|98.92
+	x86_64-multievent-hw-sw-systemwide-perf3.4.perf.data|dso|chrome|0.82
+	x86_64-multievent-hw-sw-systemwide-perf3.4.perf.data|off|[kernel.kallsyms] 0xffffffff8136a45d|97.04
+	x86_64-pipe-group-perf6.8.perf.data|dso|ld-linux-x86-64.so.2|99.43
+	x86_64-pipe-group-perf6.8.perf.data|off|[kernel.kallsyms] 0xffffffffa04012a0|0.57
+	i686-multievent-systemwide-perf3.4.perf.data|dso|[kernel.kallsyms]|89.68
+	i686-multievent-systemwide-perf3.4.perf.data|dso|libc-2.15.so|7.90
+	i686-multievent-systemwide-perf3.4.perf.data|dso|perf|1.81
+	i686-multievent-systemwide-perf3.4.perf.data|off|[kernel.kallsyms] 0x811d3502|43.43
+	x86_64-cpuclock-pie-perf5.19.perf.data|dso|segments-dyn|100
+	x86_64-cpuclock-pie-perf5.19.perf.data|off|segments-dyn 0x300b|100
+	aarch64-cycles-fib-perf4.0.perf.data|dso|fib|99.77
+	aarch64-cycles-fib-perf4.0.perf.data|off|fib 0x6c8|22.43
+	aarch64-cycles-fib-perf4.0.perf.data|off|fib 0x6cc|20.77
+	aarch64-cycles-fib-perf4.0.perf.data|off|fib 0x6f4|19.20
+	aarch64-cycles-fib-perf4.0.perf.data|off|fib 0x6f8|13.93
+	aarch64-zstd-pipe-sleep-perf6.5.perf.data|dso|[kernel.kallsyms]|100
+	aarch64-zstd-pipe-sleep-perf6.5.perf.data|off|[kernel.kallsyms] 0xffffb849d9afe594|91.25
+	aarch64-zstd-pipe-sleep-perf6.5.perf.data|off|[kernel.kallsyms] 0xffffb849dabe0314|8.47
+	simpleperf-aarch64-android-app-cpuclock-callgraph.data|dso|libart.so|32.95
+	simpleperf-aarch64-android-app-cpuclock-callgraph.data|dso|libllvm-glnext.so|20.76
+	simpleperf-aarch64-android-app-cpuclock-callgraph.data|dso|[kernel.kallsyms]|13.71
+	simpleperf-aarch64-android-app-cpuclock-callgraph.data|dso|libc.so|12.19
+	simpleperf-aarch64-android-app-cpuclock-callgraph.data|fn|art::mirror::Class::FindClassMethod(|2.29
+	simpleperf-aarch64-android-app-cpuclock-callgraph.data|fn|void art::mirror::Object::VisitReferences<|2.10
+	simpleperf-aarch64-android-app-cpuclock-callgraph.data|fn|longest_match|1.90
+	simpleperf-aarch64-android-app-cpuclock-callgraph.data|fn|MterpInvokeVirtual|1.90
+	simpleperf-aarch64-android-app-cpuclock-callgraph.data|fn|art::gc::MatchesClass(|1.71
+	simpleperf-aarch64-android-app-cpuclock-callgraph.data|fn|try_to_wake_up|1.52
+	simpleperf-aarch64-android-app-cpuclock-callgraph.data|fn|deflate_slow|1.52
+	simpleperf-aarch64-android-app-cpuclock-callgraph.data|cum|__start_thread|67.24
+	simpleperf-aarch64-android-app-cpuclock-callgraph.data|cum|__pthread_start(void*)|67.24
+	simpleperf-aarch64-android-app-cpuclock-callgraph.data|cum|android::Thread::_threadLoop(|52.19
+	simpleperf-aarch64-android-app-cpuclock-callgraph.data|cum|android::uirenderer::renderthread::RenderThread::threadLoop(|50.10
+	simpleperf-aarch64-android-app-cpuclock-callgraph.data|cum|android::uirenderer::renderthread::CanvasContext::draw(|49.71
+	simpleperf-x86_64-dwarf-small.data|dso|elf|100
+	simpleperf-x86_64-dwarf-small.data|off|elf 0x51c|26.02
+	simpleperf-x86_64-dwarf-small.data|off|elf 0x523|18.33
+	simpleperf-x86_64-dwarf-small.data|off|elf 0x513|15.24
+	simpleperf-x86_64-two-events.data|dso|ld-2.19.so|50
+	simpleperf-x86_64-two-events.data|dso|libc-2.19.so|50
+	simpleperf-aarch64-trace-offcpu.data|fn|RunFunction()|99.07
+	simpleperf-aarch64-trace-offcpu.data|dso|[kernel.kallsyms]|0.80
+	simpleperf-aarch64-trace-offcpu.data|cum|GlobalFunction()|99.42
+	simpleperf-aarch64-trace-offcpu.data|cum|main|99.42
+	simpleperf-aarch64-trace-offcpu.data|cum|__libc_init|99.42
+	simpleperf-aarch64-trace-offcpu.data|cum|_start_main|99.42
+	simpleperf-x86_64-dumped-symbols.data|fn|main|61.17
+	simpleperf-x86_64-dumped-symbols.data|fn|func2(int, int)|38.50
+	simpleperf-x86_64-dumped-symbols.data|dso|t2|99.68
+	simpleperf-x86_64-dumped-symbols.data|off|t2 0x51d|24.28
+	simpleperf-x86_64-dumped-symbols.data|off|t2 0x532|22.13
+	TABLE
+	[ "$bad" = 0 ]
+}
+
 @test "import: --event picks another event, and the diagnostics name the events" {
 	need_captures
 	pipeline "$CAPTURES/x86_64-multievent-hw-sw-systemwide-perf3.4.perf.data" --event cycles
