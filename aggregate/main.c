@@ -8,6 +8,8 @@
  * FR_WINDOW_END.  An event is released when an FR_ROUND says nothing older can follow, when
  * it is older than the newest event by more than --event-reorder-window, or when the buffer
  * holds --max-pending-events.  FR_END releases everything and closes the final window.
+ * An FR_COMM flagged COMM_EXEC for the target ends the window holding its time there; an
+ * FR_TARGET that follows such an exec is held back until that window's end is written.
  */
 #include <err.h>
 #include <getopt.h>
@@ -109,6 +111,7 @@ struct agg {
 	struct windows win;
 	uint64_t newest;    /* newest event time seen */
 	uint64_t released;  /* everything at or before this time has been released */
+	uint32_t target_pid;
 };
 
 static struct fr_stack stk; /* large; one in use at a time */
@@ -187,6 +190,20 @@ on_frame(struct agg *a, const struct frame *f)
 		struct fr_target t;
 		stream_get_target(f, &t, e, sizeof(e));
 		windows_origin(&a->win, t.start_time);
+		a->target_pid = t.pid;
+		/* After an exec the new target describes the windows after the exec only. */
+		if (a->win.exec_at) {
+			if (windows_hold(&a->win, f) < 0)
+				errx(1, "out of memory");
+			return 0;
+		}
+		break;
+	}
+	case FR_COMM: {
+		struct fr_comm m;
+		stream_get_comm(f, &m, e, sizeof(e));
+		if ((m.flags & COMM_EXEC) && m.pid == a->target_pid)
+			windows_exec(&a->win, m.time);
 		break;
 	}
 	case FR_LOST: {

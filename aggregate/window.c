@@ -1,6 +1,7 @@
 #include "window.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int
@@ -85,6 +86,37 @@ put_stacks(struct windows *w)
 }
 
 static int
+forward_held(struct windows *w)
+{
+	if (!w->held.data)
+		return 0;
+	int rc = stream_forward(w->out, &w->held);
+	free((void *)w->held.data);
+	w->held.data = NULL;
+	return rc;
+}
+
+int
+windows_hold(struct windows *w, const struct frame *f)
+{
+	void *p = malloc(f->len ? f->len : 1);
+	if (!p)
+		return -1;
+	memcpy(p, f->data, f->len);
+	free((void *)w->held.data);
+	w->held = *f;
+	w->held.data = p;
+	return 0;
+}
+
+void
+windows_exec(struct windows *w, uint64_t t)
+{
+	if (w->have_origin && t > w->start && !w->exec_at)
+		w->exec_at = t;
+}
+
+static int
 close_window(struct windows *w, uint32_t reason, uint64_t end)
 {
 	struct fr_window_start s = { w->index, w->start, end };
@@ -106,9 +138,20 @@ close_window(struct windows *w, uint32_t reason, uint64_t end)
 	stacktab_clear(&w->tab);
 	memset(&w->st, 0, sizeof(w->st));
 	w->index++;
-	w->start = w->end;
+	w->start = end;
 	w->end = w->start + w->width;
 	return 0;
+}
+
+/* Where the current window ends: its regular end, or an exec inside it. */
+static uint64_t
+window_end(struct windows *w)
+{
+	if (w->exec_at && w->exec_at <= w->start)
+		w->exec_at = 0; /* at a boundary, or late: nothing to cut */
+	if (w->exec_at && w->exec_at < w->end)
+		return w->exec_at;
+	return w->end;
 }
 
 int
@@ -119,9 +162,15 @@ windows_advance(struct windows *w, uint64_t t)
 		w->err = "event time jumps more than 100000 windows ahead";
 		return -1;
 	}
-	while (w->have_origin && t >= w->end)
-		if (close_window(w, WINDOW_COMPLETE, w->end) < 0)
+	while (w->have_origin && t >= window_end(w)) {
+		uint64_t end = window_end(w);
+		int at_exec = end == w->exec_at;
+		if (at_exec)
+			w->exec_at = 0;
+		if (close_window(w, WINDOW_COMPLETE, end) < 0 ||
+		    (at_exec && forward_held(w) < 0))
 			return -1;
+	}
 	return 0;
 }
 
@@ -164,12 +213,16 @@ windows_finish(struct windows *w, uint64_t t)
 	/* The recording ended exactly on a boundary: the next window holds nothing and spans
 	 * no time, so there is nothing to publish unless no window was published at all. */
 	if (t <= w->start && w->st.samples == 0 && w->st.lost == 0 && w->published_any)
-		return 0;
-	return close_window(w, WINDOW_FINAL, t > w->start ? t : w->start);
+		return forward_held(w);
+	if (close_window(w, WINDOW_FINAL, t > w->start ? t : w->start) < 0)
+		return -1;
+	return forward_held(w);
 }
 
 void
 windows_release(struct windows *w)
 {
 	stacktab_release(&w->tab);
+	free((void *)w->held.data);
+	w->held.data = NULL;
 }

@@ -27,6 +27,8 @@ struct windows {
 	uint64_t origin;
 	uint32_t index;
 	uint64_t start, end; /* current window */
+	uint64_t exec_at;    /* an exec of the target not yet reached by the windows, or 0 */
+	struct frame held;   /* a later FR_TARGET, forwarded after the current window's end */
 	uint64_t peak_pending;
 	struct stacktab tab;
 	struct wstats st;
@@ -40,6 +42,12 @@ void windows_origin(struct windows *w, uint64_t t);
 int windows_add(struct windows *w, const struct fr_stack *s);
 /* Closes every window that ends at or before t. */
 int windows_advance(struct windows *w, uint64_t t);
+/* The target executed a new image at t: the window holding t ends there (a complete,
+ * shorter window) and the next one starts at t with the usual length. */
+void windows_exec(struct windows *w, uint64_t t);
+/* Keeps a copy of f (a later FR_TARGET) to forward right after the current window's end,
+ * so that window is published under the target it was recorded for.  0, or -1. */
+int windows_hold(struct windows *w, const struct frame *f);
 /* Ends the recording at t: closes the current window as the final one. */
 int windows_finish(struct windows *w, uint64_t t);
 void windows_release(struct windows *w);

@@ -146,7 +146,20 @@ signalled(void)
 	return sigismember(&set, SIGINT) == 1 || sigismember(&set, SIGTERM) == 1;
 }
 
-void
+/* Why a calibration after the start of the recording must stop, or 0. */
+static int
+soft_end(struct collect *c, int exited)
+{
+	if (exited)
+		return END_TARGET_EXIT;
+	if (signalled())
+		return END_SIGNAL;
+	if (c->deadline_ns && collect_now() >= c->deadline_ns)
+		return END_DURATION;
+	return 0;
+}
+
+int
 calib_run(struct collect *c, int pidfd, struct calib *k,
 	  void (*preflight_again)(struct collect *c))
 {
@@ -155,7 +168,13 @@ calib_run(struct collect *c, int pidfd, struct calib *k,
 	uint64_t t0 = collect_now();
 	for (;;) {
 		struct pollfd p = { pidfd, POLLIN, 0 };
-		if (poll(&p, 1, 50) > 0 && (p.revents & POLLIN))
+		int exited = poll(&p, 1, 50) > 0 && (p.revents & POLLIN);
+		int end = c->recording ? soft_end(c, exited) : 0;
+		if (end) {
+			c->calib = NULL;
+			return end;
+		}
+		if (exited)
 			errx(1, "the target exited during the unwind calibration");
 		if (signalled())
 			errx(1, "interrupted during the unwind calibration");
@@ -174,6 +193,7 @@ calib_run(struct collect *c, int pidfd, struct calib *k,
 	}
 	c->calib = NULL;
 	verdict(c, k);
+	return 0;
 }
 
 static int
@@ -217,4 +237,7 @@ calib_free(struct calib *k)
 	free(k->chains);
 	k->ranges = NULL;
 	k->chains = NULL;
+	/* The calibration runs again after an exec with the same struct. */
+	k->nranges = k->cap = 0;
+	k->nchains = k->capchains = 0;
 }

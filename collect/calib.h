@@ -33,8 +33,11 @@ struct calib {
 };
 
 /* Runs the calibration with c's events open in frame-pointer mode.  An exec restarts it,
- * after preflight_again(c) ran; target exit and SIGINT/SIGTERM are fatal.  Fills k. */
-void calib_run(struct collect *c, int pidfd, struct calib *k,
+ * after preflight_again(c) ran.  Before the recording started, target exit and
+ * SIGINT/SIGTERM are fatal; once it started (c->recording, a calibration after an exec),
+ * they and the deadline end the calibration with the END_* reason returned.  Fills k and
+ * returns 0 otherwise. */
+int calib_run(struct collect *c, int pidfd, struct calib *k,
 	       void (*preflight_again)(struct collect *c));
 /* Keeps one sample's user callchain (leaf first); the records callback calls it. */
 void calib_sample(struct calib *k, const uint64_t *uips, unsigned nuser);

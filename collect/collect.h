@@ -46,6 +46,11 @@ struct collect {
 	int calib_exec;                 /* the calibration saw the target exec */
 	uint32_t calib_samples, calib_mapped, calib_deep, calib_cycles;
 	const char *calib_verdict;      /* NULL when no calibration ran */
+	int recording;                  /* the stream has started: calibration ends softly */
+	char release[65];               /* the kernel release of the last preflight */
+	uint64_t exe_dev, exe_ino;      /* identity of the target's executable */
+	uint64_t next_exe_check;        /* when to compare that identity again */
+	uint64_t exec_time;             /* a COMM exec of the target not yet handled, or 0 */
 };
 
 uint64_t collect_now(void);             /* CLOCK_MONOTONIC ns */
@@ -69,6 +74,25 @@ pid_t launch_start(char **argv, int stdout_fd);
 void launch_resume(pid_t pid);
 /* The command's exit status once it ended (reaps it), -1 if unknown. */
 int launch_reap(pid_t pid);
+
+/* main.c: chooses the unwind mode (for auto, runs the calibration with its own events);
+ * sets *resumed when it let a launched command run.  0, or the end reason when the
+ * recording had started and ended during the calibration. */
+int collect_choose_mode(struct collect *c, int pidfd, int nthreads, int *resumed);
+/* Opens the sampling events in the mode chosen and attaches to every thread. */
+void collect_open_events(struct collect *c, int dwarf, int nthreads);
+
+/* exec.c: remembers the identity of the target's executable (/proc/PID/exe). */
+void exec_identity(struct collect *c);
+/* 1 when the identity changed since exec_identity(). */
+int exec_identity_changed(struct collect *c);
+/* Writes the warning of an exec at time; synth_comm: no COMM exec record came, so one
+ * is written first. */
+void exec_warn(struct collect *c, uint64_t time, int synth_comm);
+/* After exec_warn (events still open): runs the preflight again, chooses the unwind mode
+ * again, writes a new FR_TARGET and reopens the events.  0, or the end reason when the
+ * recording ended during a new calibration. */
+int exec_handle(struct collect *c, int pidfd);
 
 /* loop.c: runs until the end condition, writes the last frames; returns the end reason. */
 int collect_loop(struct collect *c, int pidfd);

@@ -18,6 +18,7 @@
 
 #define IDLE_DRAIN_MS 100       /* quiet rings are still drained this often */
 #define ROUND_SLACK_NS 1000000  /* records stamped just before a drain may land after it */
+#define EXE_CHECK_NS 1000000000ull /* how often the executable identity is compared */
 
 enum { TAG_RING, TAG_PIDFD, TAG_SIGNAL, TAG_TIMER };
 
@@ -35,6 +36,15 @@ watch(int ep, int fd, uint32_t events, int tag)
 	struct epoll_event ev = { .events = events, .data.u64 = (uint64_t)tag };
 	if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0)
 		err(1, "epoll_ctl");
+}
+
+/* Edge-triggered: a ring whose owning thread exited reports EPOLLHUP forever.  Closed
+ * rings leave the epoll set by themselves. */
+static void
+watch_rings(struct collect *c, int ep)
+{
+	for (size_t i = 0; i < c->perf.nrings; i++)
+		watch(ep, c->perf.rings[i].fd, EPOLLIN | EPOLLET, TAG_RING);
 }
 
 static void
@@ -78,9 +88,7 @@ loop_setup(struct collect *c, int pidfd, int *sfd, int *tfd)
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 	if (ep < 0)
 		err(1, "epoll_create1");
-	/* Edge-triggered: a ring whose owning thread exited reports EPOLLHUP forever. */
-	for (size_t i = 0; i < c->perf.nrings; i++)
-		watch(ep, c->perf.rings[i].fd, EPOLLIN | EPOLLET, TAG_RING);
+	watch_rings(c, ep);
 	watch(ep, pidfd, EPOLLIN, TAG_PIDFD);
 	sigset_t set;
 	sigemptyset(&set);
@@ -118,15 +126,43 @@ wait_reason(int ep)
 	return reason;
 }
 
+/* An exec of the target, seen in a COMM record or as a new executable identity, reopens
+ * the events for the new image (exec.c). */
+static int
+check_exec(struct collect *c, int pidfd, int ep)
+{
+	uint64_t now = collect_now();
+	int end;
+
+	if (!c->exec_time && now >= c->next_exe_check) {
+		c->next_exe_check = now + EXE_CHECK_NS;
+		if (!exec_identity_changed(c))
+			return 0;
+		/* The COMM record was missed: the exec is stamped when it was noticed. */
+		exec_warn(c, now, 1);
+	} else if (!c->exec_time) {
+		return 0;
+	}
+	c->exec_time = 0;
+	if ((end = exec_handle(c, pidfd)) != 0)
+		return end;
+	c->exec_time = 0; /* records of the old rings are gone with them */
+	watch_rings(c, ep);
+	return 0;
+}
+
 int
 collect_loop(struct collect *c, int pidfd)
 {
 	int sfd, tfd;
 	int ep = loop_setup(c, pidfd, &sfd, &tfd);
 	int reason = 0;
+	c->next_exe_check = collect_now() + EXE_CHECK_NS;
 	while (!reason) {
 		reason = wait_reason(ep);
 		drain(c);
+		if (!reason)
+			reason = check_exec(c, pidfd, ep);
 	}
 	/* The final drain: the exit and last samples are in the rings by now. */
 	drain(c);

@@ -14,12 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "calib.h"
 #include "collect.h"
 #include "opts.h"
 #include "preflight.h"
@@ -54,21 +52,6 @@ make_header(int e_machine)
 	return h;
 }
 
-/* One fd per (thread, CPU) event, plus slack for /proc files and module copies. */
-static void
-raise_nofile(int nthreads, int ncpu)
-{
-	struct rlimit rl;
-	rlim_t need = (rlim_t)nthreads * (rlim_t)ncpu * 2 + 256;
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= need)
-		return;
-	if (rl.rlim_max < need)
-		rl.rlim_max = need;
-	rl.rlim_cur = need;
-	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-		warn("cannot raise the open file limit to %llu", (unsigned long long)need);
-}
-
 static int
 open_pidfd(pid_t pid)
 {
@@ -87,74 +70,6 @@ load_ksyms(struct collect *c)
 		warn("cannot read /proc/kallsyms; kernel frames stay unnamed");
 	else if (c->ksyms.n == 0)
 		warnx("/proc/kallsyms shows no addresses; kernel frames stay unnamed");
-}
-
-static void
-refresh_preflight(struct collect *c)
-{
-	struct preflight pf;
-	preflight_run(&c->o, &pf);
-}
-
-/* Opens the sampling events in the mode chosen and attaches to every thread. */
-static void
-open_events(struct collect *c, int dwarf, int nthreads)
-{
-	char why[256];
-	if (perf_set_init(&c->perf, c->o.freq, dwarf, why, sizeof(why)) < 0)
-		errx(1, "%s", why);
-	raise_nofile(nthreads, c->perf.ncpu);
-	collect_attach(c);
-}
-
-/* Without unwind tables DWARF has nothing to walk: fatal unless leaf-only is allowed. */
-static void
-need_tables(struct collect *c, const char *why)
-{
-	if (calib_has_unwind_tables(c->o.pid))
-		return;
-	if (!c->o.allow_partial)
-		errx(1, "%s and the target has no unwind tables (.eh_frame or .debug_frame); "
-		     "--allow-partial keeps leaf-only stacks", why);
-	snprintf(c->reason + strlen(c->reason), sizeof(c->reason) - strlen(c->reason),
-		 "; no unwind tables: leaf-only stacks (--allow-partial)");
-}
-
-/* --unwind auto: the frame-pointer calibration decides (the target runs meanwhile). */
-static void
-choose_mode(struct collect *c, int pidfd, int nthreads, int *resumed)
-{
-	static struct calib k;
-
-	c->mode = strcmp(c->o.unwind, "dwarf") == 0 ? "dwarf" : "fp";
-	if (strcmp(c->o.unwind, "auto") != 0) {
-		snprintf(c->reason, sizeof(c->reason), "%s requested", c->mode);
-		if (strcmp(c->mode, "dwarf") == 0)
-			need_tables(c, "dwarf unwinding was requested");
-		return;
-	}
-	open_events(c, 0, nthreads);
-	if (c->o.launch_argv) {
-		launch_resume(c->o.pid);
-		*resumed = 1;
-	}
-	calib_run(c, pidfd, &k, refresh_preflight);
-	perf_set_close(&c->perf);
-	c->calib_samples = k.samples;
-	c->calib_mapped = k.addrs ? (uint32_t)(k.mapped * 1000 / k.addrs) : 0;
-	c->calib_deep = k.samples ? k.deep * 1000 / k.samples : 0;
-	c->calib_cycles = k.cycles;
-	c->calib_verdict = k.accepted ? "accepted" : "rejected";
-	if (k.accepted) {
-		snprintf(c->reason, sizeof(c->reason), "auto: frame pointers accepted: %s",
-			 k.reason);
-	} else {
-		c->mode = "dwarf";
-		snprintf(c->reason, sizeof(c->reason), "auto: frame pointers rejected: %s; "
-			 "using DWARF", k.reason);
-		need_tables(c, "frame pointers were rejected");
-	}
-	calib_free(&k);
 }
 
 int
@@ -180,15 +95,18 @@ main(int argc, char **argv)
 	if (modcache_init(&c.cache, c.o.module_cache) < 0)
 		err(1, "cannot create module cache '%s'", c.o.module_cache);
 
-	choose_mode(&c, pidfd, pf.nthreads, &resumed);
+	collect_choose_mode(&c, pidfd, pf.nthreads, &resumed);
+	exec_identity(&c);
 	struct stream_header h = make_header(pf.e_machine);
 	emit_open(&c.out, &h, c.o.save_stream);
 	c.start_ns = collect_now();
 	if (c.o.duration_ns)
 		c.deadline_ns = c.start_ns + c.o.duration_ns;
-	synth_target(&c, pf.release);
+	c.recording = 1;
+	snprintf(c.release, sizeof(c.release), "%s", pf.release);
+	synth_target(&c, c.release);
 
-	open_events(&c, strcmp(c.mode, "dwarf") == 0, pf.nthreads);
+	collect_open_events(&c, strcmp(c.mode, "dwarf") == 0, pf.nthreads);
 	synth_existing(&c);
 	emit_flush(&c.out);
 	if (c.o.launch_argv && !resumed)

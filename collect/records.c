@@ -218,10 +218,16 @@ on_comm(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
 	};
 	if (m.pid != (uint32_t)c->o.pid)
 		return;
-	if (c->calib)
+	if (c->calib) {
 		c->calib_exec |= (m.flags & COMM_EXEC) != 0;
-	else
-		emit_comm(&c->out, &m);
+		return;
+	}
+	emit_comm(&c->out, &m);
+	/* The loop handles the exec once the rings are drained. */
+	if ((m.flags & COMM_EXEC) && !c->exec_time) {
+		c->exec_time = m.time ? m.time : 1;
+		exec_warn(c, c->exec_time, 0);
+	}
 }
 
 static void

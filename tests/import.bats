@@ -337,7 +337,7 @@ need_perf() {
 @test "import: the driver refuses a bad format and a missing input with one line" {
 	run --separate-stderr "$RP" import --input /nonexistent --output "$BATS_TEST_TMPDIR/x"
 	[ "$status" -ne 0 ]
-	run --separate-stderr "$RP" import --input "$CAPTURES/README.md" --format pdf \
+	run --separate-stderr "$RP" import --input "$BATS_TEST_FILENAME" --format pdf \
 		--output "$BATS_TEST_TMPDIR/x"
 	[ "$status" -ne 0 ]
 	[ "${#stderr_lines[@]}" -eq 1 ]

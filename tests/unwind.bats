@@ -18,14 +18,13 @@ teardown() {
 chain_share() {
 	pprof -traces "$1" | awk '
 		function flush() { if (v > 0) { t += v; if (n == 7) c += v } v = 0; n = 0 }
-		/^-----------/ { flush(); inb = 1; next }
+		/^-----------/ { flush(); delete seen; inb = 1; next }
 		inb && /^ +[0-9.]+(ms|s|us|ns)? +[^ ]/ && v == 0 {
 			x = $1; u = x; sub(/[a-z]+$/, "", x); sub(/^[0-9.]+/, "", u)
 			v = x * (u == "s" ? 1000 : u == "us" ? 0.001 : u == "ns" ? 0.000001 : 1)
 			name = $2
 		}
 		inb { for (i = 1; i <= NF; i++) if ($i ~ /^(main|chain_[1-6])$/ && !seen[$i]++) n++ }
-		/^-----------/ { delete seen }
 		END { flush(); if (t == 0) print 0; else printf "%.1f\n", 100 * c / t }'
 }
 
@@ -122,4 +121,22 @@ fold_perf() {
 	total=$(fold_perf "$BATS_TEST_TMPDIR/perf.data" | awk '{ t += $2 } END { print t }')
 	awk -v t="$total" '$2 * 50 > t { print $1 }' "$BATS_TEST_TMPDIR/perf.top" |
 		while read -r s; do grep -q "^$s " "$BATS_TEST_TMPDIR/ours.top"; done
+}
+
+@test "unwind: an exec ends the window with a warning and the new image follows" {
+	run -0 "$RP" launch --duration 8s --window 10s --output "$out" -- \
+		"$RP_WORKLOADS/exec_later" 3 "$RP_WORKLOADS/deep_fp" 30
+	mapfile -t ds < <(outputs "$out" diagnostics json)
+	mapfile -t ps < <(outputs "$out" cpu pb.gz)
+	[ "${#ds[@]}" -ge 2 ]
+	# The window the exec ends: short, complete, the old target and the warning.
+	run -0 jq -e '.final_window == false
+		and (.target.executable | endswith("/exec_later"))
+		and (.warnings | any(test("the target executed a new image: .*deep_fp")))' \
+		"$out/${ds[0]}"
+	last=$((${#ds[@]} - 1))
+	run -0 jq -e '(.target.executable | endswith("/deep_fp")) and .cpu.unwind_mode == "fp"' \
+		"$out/${ds[$last]}"
+	run -0 pprof -top "$out/${ps[$last]}"
+	assert_output --partial chain_6
 }
