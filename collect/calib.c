@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "collect.h"
+#include "fpchain.h"
 #include "procfs.h"
 
 static int
@@ -41,22 +42,6 @@ mapped(const struct calib *k, uint64_t a)
 	for (size_t i = 0; i < k->nranges; i++)
 		if (a >= k->ranges[i].start && a < k->ranges[i].end)
 			return 1;
-	return 0;
-}
-
-/* A frame linking back to itself repeats a short period until the depth limit. */
-static int
-cyclic(const uint64_t *ips, unsigned n)
-{
-	if (n < 16)
-		return 0;
-	for (unsigned p = 1; p <= 4; p++) {
-		unsigned same = 0;
-		for (unsigned i = n - 1; i >= p && ips[i] == ips[i - p] && same < 16; i--)
-			same++;
-		if (same >= 16)
-			return 1;
-	}
 	return 0;
 }
 
@@ -93,7 +78,7 @@ judge(struct calib *k, const uint64_t *uips, unsigned nuser)
 			good++;
 	}
 	k->deep += good >= 3;
-	k->cycles += (uint32_t)cyclic(uips, nuser);
+	k->cycles += (uint32_t)fpchain_cyclic(uips, nuser);
 }
 
 static void

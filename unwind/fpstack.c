@@ -3,20 +3,7 @@
 #include <stddef.h>
 #include <string.h>
 
-static int
-has_cycle(const uint64_t *ips, unsigned n)
-{
-	if (n < 16)
-		return 0;
-	for (unsigned p = 1; p <= 4; p++) {
-		unsigned i = n - 1;
-		while (i >= p && ips[i] == ips[i - p] && n - i < 16)
-			i--;
-		if (n - i >= 16)
-			return 1;
-	}
-	return 0;
-}
+#include "fpchain.h"
 
 int
 fpstack_resolve(struct resolver *r, const struct fr_sample *s, struct fr_stack *out)
@@ -40,7 +27,7 @@ fpstack_resolve(struct resolver *r, const struct fr_sample *s, struct fr_stack *
 			nk = FP_MAX_FRAMES;
 		if (nu > FP_MAX_FRAMES - nk)
 			nu = FP_MAX_FRAMES - nk;
-		if (has_cycle(uips, s->nuser))
+		if (fpchain_cyclic(uips, s->nuser))
 			out->flags |= STACK_CYCLE;
 	}
 	for (unsigned i = 0; i < nk; i++) {
