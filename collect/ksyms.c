@@ -61,6 +61,8 @@ ksym_cmp(const void *a, const void *b)
 static void
 ksyms_finish(struct ksyms *k)
 {
+	if (k->n == 0)
+		return;
 	qsort(k->v, k->n, sizeof(*k->v), ksym_cmp);
 	size_t j = 0;
 	for (size_t i = 0; i < k->n; i++) {

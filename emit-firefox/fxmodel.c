@@ -364,7 +364,8 @@ group_samples(struct fxmodel *m, const struct timeline *t)
 	size_t i, nt = m->n_threads;
 	uint32_t ix;
 
-	qsort(m->threads, nt, sizeof(*m->threads), cmp_thread);
+	if (nt)
+		qsort(m->threads, nt, sizeof(*m->threads), cmp_thread);
 	for (i = 0; i < nt; i++) {
 		const struct fxthread *th = &m->threads[i];
 		if (idmap_put(&m->thread_ix, (uint64_t)th->pid << 32 | th->tid, (uint32_t)i) < 0)

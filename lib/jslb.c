@@ -237,7 +237,8 @@ check_entries(struct dec *d, size_t table_end, uint64_t *spans)
 			return dfail(d, "slab %u lies outside the file", i);
 		spans[i] = (uint64_t)off << 32 | i;
 	}
-	qsort(spans, d->n, sizeof(*spans), cmp_u64);
+	if (d->n)
+		qsort(spans, d->n, sizeof(*spans), cmp_u64);
 	for (i = 1; i < d->n; i++) {
 		uint32_t a = (uint32_t)spans[i - 1], b = (uint32_t)spans[i];
 		uint32_t ta, oa, la, tb, ob, lb;
