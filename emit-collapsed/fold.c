@@ -1,4 +1,5 @@
 #include "fold.h"
+#include "grow.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,26 +19,6 @@ fold_release(struct fold *f)
 	f->text = NULL;
 	f->lines = NULL;
 	f->ntext = f->cap_text = f->nlines = f->cap_lines = 0;
-}
-
-static int
-grow(void **arr, size_t *cap, size_t n, size_t more, size_t elem)
-{
-	size_t c = *cap ? *cap : 4096;
-	void *p;
-
-	while (c < n + more) {
-		if (c > SIZE_MAX / 4 / elem)
-			return -1;
-		c *= 2;
-	}
-	if (c == *cap)
-		return 0;
-	if (!(p = realloc(*arr, c * elem)))
-		return -1;
-	*arr = p;
-	*cap = c;
-	return 0;
 }
 
 /* Appends one cleaned name to text (room was reserved by the caller). */
@@ -66,8 +47,8 @@ fold_stack(struct fold *f, struct winmodel *w, const struct wstack *s)
 
 	for (i = 0; i < n; i++)
 		need += f->frames[i].len + 4;
-	if (grow((void **)&f->text, &f->cap_text, f->ntext, need, 1) < 0 ||
-	    grow((void **)&f->lines, &f->cap_lines, f->nlines, 1, sizeof(*f->lines)) < 0) {
+	if (grow_array((void **)&f->text, &f->cap_text, f->ntext, need, 1) < 0 ||
+	    grow_array((void **)&f->lines, &f->cap_lines, f->nlines, 1, sizeof(*f->lines)) < 0) {
 		snprintf(f->err, sizeof(f->err), "out of memory");
 		return -1;
 	}

@@ -1,4 +1,5 @@
 #include "fxmodel.h"
+#include "grow.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -79,26 +80,9 @@ fail(struct fxmodel *m, const char *fmt, ...)
 	return -1;
 }
 
-static int
-grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t c = *cap ? *cap : 256;
-	void *q;
-
-	while (c < need)
-		c *= 2;
-	if (c == *cap)
-		return 0;
-	if (c > SIZE_MAX / elem || !(q = realloc(*p, c * elem)))
-		return -1;
-	*p = q;
-	*cap = c;
-	return 0;
-}
-
 /* Appends v to array member a of m; evaluates to -1 when out of memory. */
 #define PUSH(m, a, v)                                                                   \
-	(grow((void **)&(m)->a, &(m)->cap_##a, (m)->n_##a + 1, sizeof(*(m)->a)) < 0      \
+	(grow_array((void **)&(m)->a, &(m)->cap_##a, (m)->n_##a, 1, sizeof(*(m)->a)) < 0      \
 		 ? -1                                                                    \
 		 : ((m)->a[(m)->n_##a++] = (v), 0))
 
@@ -371,7 +355,7 @@ group_samples(struct fxmodel *m, const struct timeline *t)
 		if (idmap_put(&m->thread_ix, (uint64_t)th->pid << 32 | th->tid, (uint32_t)i) < 0)
 			return oom(m);
 	}
-	if (grow((void **)&m->order, &m->cap_order, t->n, sizeof(*m->order)) < 0)
+	if (grow_array((void **)&m->order, &m->cap_order, t->n, 0, sizeof(*m->order)) < 0)
 		return oom(m);
 	m->n_order = t->n;
 	for (i = 0; i < t->n; i++) {

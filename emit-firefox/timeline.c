@@ -1,4 +1,5 @@
 #include "timeline.h"
+#include "grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,23 +27,6 @@ timeline_clear(struct timeline *t)
 	t->dropped = 0;
 }
 
-static int
-grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t c = *cap ? *cap : 1024;
-	void *q;
-
-	while (c < need)
-		c *= 2;
-	if (c == *cap)
-		return 0;
-	if (c > SIZE_MAX / elem || !(q = realloc(*p, c * elem)))
-		return -1;
-	*p = q;
-	*cap = c;
-	return 0;
-}
-
 int
 timeline_add(struct timeline *t, const struct fr_stack *s)
 {
@@ -52,8 +36,8 @@ timeline_add(struct timeline *t, const struct fr_stack *s)
 		t->dropped++;
 		return 0;
 	}
-	if (grow((void **)&t->s, &t->cap, t->n + 1, sizeof(*t->s)) < 0 ||
-	    grow((void **)&t->locs, &t->cap_locs, t->nlocs + n, sizeof(*t->locs)) < 0)
+	if (grow_array((void **)&t->s, &t->cap, t->n, 1, sizeof(*t->s)) < 0 ||
+	    grow_array((void **)&t->locs, &t->cap_locs, t->nlocs, n, sizeof(*t->locs)) < 0)
 		return -1;
 	t->s[t->n++] = (struct tl_sample){ .time = s->time, .period = s->period, .pid = s->pid,
 					   .tid = s->tid, .cpu = s->cpu, .flags = s->flags,

@@ -1,4 +1,5 @@
 #include "flame.h"
+#include "grow.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,26 +10,6 @@ oom(struct flame *t)
 {
 	snprintf(t->err, sizeof(t->err), "out of memory");
 	return -1;
-}
-
-static int
-grow(void **arr, size_t *cap, size_t n, size_t more, size_t elem)
-{
-	size_t c = *cap ? *cap : 1024;
-	void *p;
-
-	while (c < n + more) {
-		if (c > SIZE_MAX / 4 / elem)
-			return -1;
-		c *= 2;
-	}
-	if (c == *cap)
-		return 0;
-	if (!(p = realloc(*arr, c * elem)))
-		return -1;
-	*arr = p;
-	*cap = c;
-	return 0;
 }
 
 int
@@ -42,7 +23,7 @@ flame_init(struct flame *t, uint32_t max_nodes)
 		;
 	t->name_slots = calloc(t->name_mask, sizeof(*t->name_slots));
 	t->name_mask--;
-	if (!t->name_slots || grow((void **)&t->nodes, &t->cap_nodes, 0, 1,
+	if (!t->name_slots || grow_array((void **)&t->nodes, &t->cap_nodes, 0, 1,
 				   sizeof(*t->nodes)) < 0)
 		return oom(t);
 	t->nodes[0] = (struct flame_node){ 0 };
@@ -95,8 +76,8 @@ name_slot(const struct flame *t, const struct wframe *f)
 static int
 intern(struct flame *t, const struct wframe *f, uint32_t *slot)
 {
-	if (grow((void **)&t->pool, &t->cap_pool, t->npool, f->len + 1, 1) < 0 ||
-	    grow((void **)&t->names, &t->cap_names, t->nnames, 1, sizeof(*t->names)) < 0)
+	if (grow_array((void **)&t->pool, &t->cap_pool, t->npool, f->len + 1, 1) < 0 ||
+	    grow_array((void **)&t->names, &t->cap_names, t->nnames, 1, sizeof(*t->names)) < 0)
 		return oom(t);
 	memcpy(t->pool + t->npool, f->name, f->len);
 	t->pool[t->npool + f->len] = 0;
@@ -119,7 +100,7 @@ child(struct flame *t, uint32_t parent, const struct wframe *f, uint32_t *out)
 		return 0;
 	if (!*slot && intern(t, f, slot) < 0)
 		return -1;
-	if (grow((void **)&t->nodes, &t->cap_nodes, t->nnodes, 1, sizeof(*t->nodes)) < 0)
+	if (grow_array((void **)&t->nodes, &t->cap_nodes, t->nnodes, 1, sizeof(*t->nodes)) < 0)
 		return oom(t);
 	id = (uint32_t)t->nnodes++;
 	t->nodes[id] = (struct flame_node){ .name = *slot - 1, .parent = parent };

@@ -1,4 +1,5 @@
 #include "defs.h"
+#include "grow.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,35 +38,14 @@ oom(struct defs *d)
 	return -1;
 }
 
-/* Grows *arr (of elem-byte items, *cap of them) to hold n + more items. */
-static int
-grow(void **arr, size_t *cap, size_t n, size_t more, size_t elem)
-{
-	size_t c = *cap ? *cap : 64;
-	void *p;
-
-	while (c < n + more) {
-		if (c > SIZE_MAX / 2 / elem)
-			return -1;
-		c *= 2;
-	}
-	if (c == *cap)
-		return 0;
-	if (!(p = realloc(*arr, c * elem)))
-		return -1;
-	*arr = p;
-	*cap = c;
-	return 0;
-}
-
 #define GROW(d, arr, n, cap, more) \
-	grow((void **)&(d)->arr, &(d)->cap, (d)->n, (more), sizeof(*(d)->arr))
+	grow_array((void **)&(d)->arr, &(d)->cap, (d)->n, (more), sizeof(*(d)->arr))
 
 /* Copies p[0..n) and a NUL into the pool. */
 static int
 pool_add(struct defs *d, const char *p, size_t n, struct pstr *out)
 {
-	if (grow((void **)&d->pool, &d->pool_cap, d->pool_len, n + 1, 1) < 0)
+	if (grow_array((void **)&d->pool, &d->pool_cap, d->pool_len, n + 1, 1) < 0)
 		return oom(d);
 	memcpy(d->pool + d->pool_len, p, n);
 	d->pool[d->pool_len + n] = 0;

@@ -1,4 +1,5 @@
 #include "winmodel.h"
+#include "grow.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,27 +29,6 @@ fail(struct winmodel *w, const char *why)
 {
 	snprintf(w->err, sizeof(w->err), "%s", why);
 	return -1;
-}
-
-/* Grows *arr to hold n + more items of elem bytes. */
-static int
-grow(void **arr, size_t *cap, size_t n, size_t more, size_t elem)
-{
-	size_t c = *cap ? *cap : 256;
-	void *p;
-
-	while (c < n + more) {
-		if (c > SIZE_MAX / 4 / elem)
-			return -1;
-		c *= 2;
-	}
-	if (c == *cap)
-		return 0;
-	if (!(p = realloc(*arr, c * elem)))
-		return -1;
-	*arr = p;
-	*cap = c;
-	return 0;
 }
 
 /* Every location, and every function and mapping it names, must be defined: the derived
@@ -95,8 +75,8 @@ add_stack(struct winmodel *w, const struct fr_window_stack *s)
 	for (i = 0; i < n; i++)
 		if (check_loc(w, s->locs[i]) < 0)
 			return -1;
-	if (grow((void **)&w->stacks, &w->cap_stacks, w->nstacks, 1, sizeof(*w->stacks)) < 0 ||
-	    grow((void **)&w->locs, &w->cap_locs, w->nlocs, n, sizeof(*w->locs)) < 0)
+	if (grow_array((void **)&w->stacks, &w->cap_stacks, w->nstacks, 1, sizeof(*w->stacks)) < 0 ||
+	    grow_array((void **)&w->locs, &w->cap_locs, w->nlocs, n, sizeof(*w->locs)) < 0)
 		return fail(w, "out of memory");
 	w->stacks[w->nstacks++] = (struct wstack){ .pid = s->pid, .tid = s->tid,
 						   .count = s->count, .nanos = s->nanos,
@@ -139,7 +119,7 @@ add_label(struct winmodel *w, const struct fr_mapping *m)
 	n = m->path.len - (size_t)(base - m->path.p);
 	if (!m->path.len)
 		return 0;
-	if (grow((void **)&w->labels, &w->cap_labels, w->nlabels, n + 2, 1) < 0 ||
+	if (grow_array((void **)&w->labels, &w->cap_labels, w->nlabels, n + 2, 1) < 0 ||
 	    idmap_put(&w->label_ix, m->id, (uint32_t)w->nlabels) < 0)
 		return fail(w, "out of memory");
 	w->labels[w->nlabels] = '[';
