@@ -13,14 +13,15 @@
  * removing the temporary file it was writing, if any.
  */
 #include <err.h>
+#include <limits.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "bufout.h"
 #include "fold.h"
 #include "outname.h"
@@ -74,7 +75,7 @@ parse_args(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct stat st;
+	char why[PATH_MAX + 64];
 	int c;
 
 	while ((c = getopt_long(argc, argv, "o:ash", opts, NULL)) != -1) {
@@ -97,10 +98,8 @@ parse_args(int argc, char **argv)
 	}
 	if (optind != argc)
 		usage(stderr, 2);
-	if (stat(env.output, &st) < 0)
-		err(1, "cannot use output directory '%s'", env.output);
-	if (!S_ISDIR(st.st_mode))
-		errx(1, "output '%s' is not a directory", env.output);
+	if (fs_check_dir(env.output, why, sizeof(why)) < 0)
+		errx(1, "%s", why);
 }
 
 static void

@@ -13,15 +13,16 @@
  * reason and exit status 1, after removing the temporary file it was writing, if any.
  */
 #include <err.h>
+#include <limits.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "defs.h"
 #include "fxfile.h"
 #include "fxmodel.h"
@@ -86,7 +87,7 @@ parse_args(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct stat st;
+	char why[PATH_MAX + 64];
 	char e[200];
 	int c;
 
@@ -114,10 +115,8 @@ parse_args(int argc, char **argv)
 	}
 	if (optind != argc)
 		errx(1, "unexpected argument '%s'", argv[optind]);
-	if (stat(env.output, &st) < 0)
-		err(1, "cannot use output directory '%s'", env.output);
-	if (!S_ISDIR(st.st_mode))
-		errx(1, "output '%s' is not a directory", env.output);
+	if (fs_check_dir(env.output, why, sizeof(why)) < 0)
+		errx(1, "%s", why);
 }
 
 static const char *
@@ -240,37 +239,14 @@ static void
 take_frame(struct state *s, const struct frame *f)
 {
 	static union {
-		struct fr_target target;
-		struct fr_mapping mapping;
-		struct fr_function function;
-		struct fr_location location;
-		struct fr_comm comm;
 		struct fr_window_start ws;
 		struct fr_stack stack;
-	} u;                    /* large (a stack, a location): keep it off the stack */
-	int rc = 0;
+	} u;                    /* large (a stack): keep it off the stack */
+	int rc = defs_take(&s->defs, f);
 
+	if (rc < 0)
+		errx(1, "%s: %s", s->in.name, s->defs.err);
 	switch (f->type) {
-	case FR_TARGET:
-		DECODE(s, stream_get_target, f, &u.target);
-		rc = defs_set_target(&s->defs, &u.target);
-		break;
-	case FR_MAPPING:
-		DECODE(s, stream_get_mapping, f, &u.mapping);
-		rc = defs_add_mapping(&s->defs, &u.mapping);
-		break;
-	case FR_FUNCTION:
-		DECODE(s, stream_get_function, f, &u.function);
-		rc = defs_add_function(&s->defs, &u.function);
-		break;
-	case FR_LOCATION:
-		DECODE(s, stream_get_location, f, &u.location);
-		rc = defs_add_location(&s->defs, &u.location);
-		break;
-	case FR_COMM:
-		DECODE(s, stream_get_comm, f, &u.comm);
-		rc = defs_set_comm(&s->defs, &u.comm);
-		break;
 	case FR_STACK:
 		DECODE(s, stream_get_stack, f, &u.stack);
 		if (timeline_add(&s->tl, &u.stack) < 0)
@@ -284,11 +260,7 @@ take_frame(struct state *s, const struct frame *f)
 		s->open = 1;
 		s->index = u.ws.index;
 		return;
-	default:
-		return;
 	}
-	if (rc < 0)
-		errx(1, "%s: %s", s->in.name, s->defs.err);
 }
 
 int

@@ -10,14 +10,15 @@
  * removing the temporary file it was writing, if any.
  */
 #include <err.h>
+#include <limits.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "defs.h"
 #include "gzfile.h"
 #include "outname.h"
@@ -66,7 +67,7 @@ parse_args(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct stat st;
+	char why[PATH_MAX + 64];
 	int c;
 
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -83,10 +84,8 @@ parse_args(int argc, char **argv)
 	}
 	if (optind != argc)
 		usage(stderr, 2);
-	if (stat(env.output, &st) < 0)
-		err(1, "cannot use output directory '%s'", env.output);
-	if (!S_ISDIR(st.st_mode))
-		errx(1, "output '%s' is not a directory", env.output);
+	if (fs_check_dir(env.output, why, sizeof(why)) < 0)
+		errx(1, "%s", why);
 }
 
 /* Gzips the finished profile buffers into t; 0, or -1 after saying why on stderr. */
@@ -166,38 +165,14 @@ end_window(struct state *s, const struct frame *f)
 static void
 take_frame(struct state *s, const struct frame *f)
 {
-	union {
-		struct fr_target target;
-		struct fr_mapping mapping;
-		struct fr_function function;
-		struct fr_location location;
-		struct fr_comm comm;
+	static union {
 		struct fr_window_start ws;
 		struct fr_window_stack stack;
-	} u;
-	int rc = 0;
+	} u;                    /* large (a stack): keep it off the stack */
 
+	if (defs_take(&s->defs, f) < 0)
+		errx(1, "%s: %s", s->in.name, s->defs.err);
 	switch (f->type) {
-	case FR_TARGET:
-		DECODE(s, stream_get_target, f, &u.target);
-		rc = defs_set_target(&s->defs, &u.target);
-		break;
-	case FR_MAPPING:
-		DECODE(s, stream_get_mapping, f, &u.mapping);
-		rc = defs_add_mapping(&s->defs, &u.mapping);
-		break;
-	case FR_FUNCTION:
-		DECODE(s, stream_get_function, f, &u.function);
-		rc = defs_add_function(&s->defs, &u.function);
-		break;
-	case FR_LOCATION:
-		DECODE(s, stream_get_location, f, &u.location);
-		rc = defs_add_location(&s->defs, &u.location);
-		break;
-	case FR_COMM:
-		DECODE(s, stream_get_comm, f, &u.comm);
-		rc = defs_set_comm(&s->defs, &u.comm);
-		break;
 	case FR_WINDOW_START:
 		DECODE(s, stream_get_window_start, f, &u.ws);
 		if (s->prof.open)
@@ -214,11 +189,7 @@ take_frame(struct state *s, const struct frame *f)
 		if (profile_add_stack(&s->prof, &u.stack) < 0)
 			errx(1, "%s: %s", s->in.name, s->prof.err);
 		return;
-	default:
-		return;
 	}
-	if (rc < 0)
-		errx(1, "%s: %s", s->in.name, s->defs.err);
 }
 
 int

@@ -200,3 +200,37 @@ defs_comm(const struct defs *d, uint32_t tid)
 
 	return idmap_get(&d->comm_ix, tid, &i) ? &d->comms[i] : NULL;
 }
+
+int
+defs_take(struct defs *d, const struct frame *f)
+{
+	static union {
+		struct fr_target target;
+		struct fr_mapping mapping;
+		struct fr_function function;
+		struct fr_location location;
+		struct fr_comm comm;
+	} u;                    /* large (a location): keep it off the stack */
+	char *e = d->err;
+	size_t n = sizeof(d->err);
+
+	switch (f->type) {
+	case FR_TARGET:
+		return stream_get_target(f, &u.target, e, n) < 0 ||
+		       defs_set_target(d, &u.target) < 0 ? -1 : 1;
+	case FR_MAPPING:
+		return stream_get_mapping(f, &u.mapping, e, n) < 0 ||
+		       defs_add_mapping(d, &u.mapping) < 0 ? -1 : 1;
+	case FR_FUNCTION:
+		return stream_get_function(f, &u.function, e, n) < 0 ||
+		       defs_add_function(d, &u.function) < 0 ? -1 : 1;
+	case FR_LOCATION:
+		return stream_get_location(f, &u.location, e, n) < 0 ||
+		       defs_add_location(d, &u.location) < 0 ? -1 : 1;
+	case FR_COMM:
+		return stream_get_comm(f, &u.comm, e, n) < 0 ||
+		       defs_set_comm(d, &u.comm) < 0 ? -1 : 1;
+	default:
+		return 0;
+	}
+}

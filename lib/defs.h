@@ -77,6 +77,9 @@ int defs_add_mapping(struct defs *d, const struct fr_mapping *m);
 int defs_add_function(struct defs *d, const struct fr_function *f);
 int defs_add_location(struct defs *d, const struct fr_location *l);
 int defs_set_comm(struct defs *d, const struct fr_comm *c);
+/* Decodes and keeps f when it is a definition (target, mapping, function, location, comm):
+ * 1 when kept, 0 for any other frame type, -1 with d->err set (corrupt or redefined). */
+int defs_take(struct defs *d, const struct frame *f);
 
 /* NULL when the id was never defined. */
 const struct def_mapping *defs_mapping(const struct defs *d, uint32_t id);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int
@@ -85,4 +86,20 @@ fs_temp_at(int dirfd, const char *prefix, char *name, size_t len)
 			return fd;
 	}
 	return -1;
+}
+
+int
+fs_check_dir(const char *path, char *err, size_t len)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0) {
+		snprintf(err, len, "cannot use output directory '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, len, "output '%s' is not a directory", path);
+		return -1;
+	}
+	return 0;
 }

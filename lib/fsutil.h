@@ -16,6 +16,9 @@ int fs_fsync_dir(const char *path);
 /* 1 when name is a plain file name that stays inside its directory: not empty, no '/',
  * not "." or "..".  Names from the stream are checked with it before any rename/unlink. */
 int fs_name_ok(const char *name);
+/* The emitters' --output check: 0 when path is a directory, else -1 with a one-line
+ * reason in err ("cannot use output directory 'x': No such file or directory"). */
+int fs_check_dir(const char *path, char *err, size_t len);
 
 /* Unlinks name inside directory dirfd; a name that is already gone counts as success.
  * Refuses (EINVAL) a name that fs_name_ok() rejects. */

@@ -133,42 +133,18 @@ int
 winmodel_take(struct winmodel *w, const struct frame *f)
 {
 	union {
-		struct fr_target target;
 		struct fr_mapping mapping;
-		struct fr_function function;
-		struct fr_location location;
-		struct fr_comm comm;
 		struct fr_window_start ws;
 		struct fr_window_stack stack;
 	} u;
 	int rc;
 
 	switch (f->type) {
-	case FR_TARGET:
-		if ((rc = stream_get_target(f, &u.target, w->err, sizeof(w->err))) == 0 &&
-		    (rc = defs_set_target(&w->defs, &u.target)) < 0)
-			return fail(w, w->defs.err);
-		return rc;
 	case FR_MAPPING:
 		if ((rc = stream_get_mapping(f, &u.mapping, w->err, sizeof(w->err))) == 0 &&
 		    (rc = defs_add_mapping(&w->defs, &u.mapping)) < 0)
 			return fail(w, w->defs.err);
 		return rc < 0 ? rc : add_label(w, &u.mapping);
-	case FR_FUNCTION:
-		if ((rc = stream_get_function(f, &u.function, w->err, sizeof(w->err))) == 0 &&
-		    (rc = defs_add_function(&w->defs, &u.function)) < 0)
-			return fail(w, w->defs.err);
-		return rc;
-	case FR_LOCATION:
-		if ((rc = stream_get_location(f, &u.location, w->err, sizeof(w->err))) == 0 &&
-		    (rc = defs_add_location(&w->defs, &u.location)) < 0)
-			return fail(w, w->defs.err);
-		return rc;
-	case FR_COMM:
-		if ((rc = stream_get_comm(f, &u.comm, w->err, sizeof(w->err))) == 0 &&
-		    (rc = defs_set_comm(&w->defs, &u.comm)) < 0)
-			return fail(w, w->defs.err);
-		return rc;
 	case FR_WINDOW_START:
 		if (stream_get_window_start(f, &u.ws, w->err, sizeof(w->err)) < 0)
 			return -1;
@@ -178,7 +154,8 @@ winmodel_take(struct winmodel *w, const struct frame *f)
 			return -1;
 		return add_stack(w, &u.stack);
 	default:
-		return 0;
+		/* The other definitions need nothing beyond what defs keeps. */
+		return defs_take(&w->defs, f) < 0 ? fail(w, w->defs.err) : 0;
 	}
 }
 
