@@ -12,9 +12,9 @@
 #
 #   cost: CPU seconds per second of recording at 999 Hz (busy2, 10 s)
 #   profiler      cgroup_cpu/s  time_cpu/s  wall_s
-#   rustprofile          0.031       0.030  10.210
-#   perf                 0.045       0.044  10.950
-#   cost: rustprofile/perf: 0.689
+#   rustprofile         0.0241      0.0230   10.18
+#   perf                0.0277      0.0270   11.23
+#   cost: rustprofile/perf: 0.870
 # shellcheck disable=SC1091,SC2046,SC2086 # word lists (flags, fields) are split on purpose
 set -u
 . "$(dirname "$0")/common.sh"

@@ -3,22 +3,22 @@
 # beside `perf script` and `perf report --stdio` on the same file.
 #
 # USAGE: sh bench/import.sh     (as root, after `make` and `make workloads`)
-#   env: SECONDS_BIG=24 SECONDS_SMALL=3 FREQ=25000 REPS=3 WINDOW=60s MIN_SAMPLES=500000
+#   env: SECONDS_BIG=30 SECONDS_SMALL=3 FREQ=25000 REPS=3 WINDOW=60s MIN_SAMPLES=500000
 # Records busy2 (two busy threads, frame-pointer stacks) with `perf record -g -e cpu-clock`
 # at FREQ Hz (capped at perf_event_max_sample_rate), once for SECONDS_BIG and once for
 # SECONDS_SMALL.  Each tool reads the big capture REPS times, one process each run (startup
 # included, output to /dev/null, our windows to a fresh directory); medians and ratios:
-#   import: capture 50.1 MB, 622871 samples with callchains, 3 runs each (median)
-#   import: rustprofile import    0.712 s
-#   import: perf script           1.950 s   ours 2.739x faster
-#   import: perf report --stdio   1.700 s   ours 2.388x faster
-#   import: import stage alone    0.150 s   (perf script / import stage 13.000x)
-#   import: peak RSS of import: 7724 KB at 5.1 MB, 11012 KB at 50.1 MB
+#   import: capture 119.1 MB, 1486563 samples with callchains, 3 runs each (median)
+#   import: rustprofile import    0.484 s
+#   import: perf script           4.400 s   ours 9.091x faster
+#   import: perf report --stdio   3.921 s   ours 8.101x faster
+#   import: import stage alone    0.110 s   (perf script / import stage 40.000x)
+#   import: peak RSS of import: 10316 KB at 11.9 MB, 11540 KB at 119.1 MB
 # Peak RSS is GNU time's maximum resident set size of the import stage alone.
 set -eu
 . "$(dirname "$0")/common.sh"
 bench_init import
-SECONDS_BIG=${SECONDS_BIG:-24}
+SECONDS_BIG=${SECONDS_BIG:-30}
 SECONDS_SMALL=${SECONDS_SMALL:-3}
 FREQ=${FREQ:-25000}
 REPS=${REPS:-3}

@@ -3,6 +3,7 @@
 #
 # Builds every bundled workload into OUTDIR (make calls it with .output/workloads):
 #   cpu_split syscall_heavy cpp_workload rust_workload busy2 fixedjob threads_later
+#   offcpu_pipe
 #   debuglink/stripped  debuglink/stripped.debug        (symbols via .gnu_debuglink)
 #   buildid/stripped_bid  symdir/.build-id/xx/rest.debug (symbols via build ID; pass
 #                                                        --symbol-dir OUTDIR/symdir)
@@ -37,7 +38,7 @@ cc_one() {	# cc_one NAME [extra flags...]: OUT/NAME from SRC/NAME.c
 	n=$((n + 1))
 }
 
-for w in cpu_split syscall_heavy busy2 fixedjob threads_later; do
+for w in cpu_split syscall_heavy busy2 fixedjob threads_later offcpu_pipe; do
 	cc_one "$w"
 done
 
@@ -66,7 +67,9 @@ objcopy --remove-section .eh_frame --remove-section .eh_frame_hdr \
 	--remove-section .debug_frame "$OUT/deep_nounwind"
 $CC $NOFP -I"$SRC" -o "$OUT/qsort_cb" "$SRC/qsort_cb.c"
 $CC $CFLAGS_WL -I"$SRC" -o "$OUT/exec_later" "$SRC/exec_later.c"
-n=$((n + 5))
+# good frame-pointer stacks first, then a hot loop whose frame pointer is garbage
+$CC $CFLAGS_WL -I"$SRC" -o "$OUT/fp_degrade" "$SRC/fp_degrade.c"
+n=$((n + 6))
 
 # build_id FILE: prints the hex build ID of FILE's NT_GNU_BUILD_ID note.
 build_id() {
