@@ -22,9 +22,14 @@ Q := @
 endif
 
 BASE_CFLAGS := -std=c17 -Wall -Wextra -Werror -D_GNU_SOURCE -fno-omit-frame-pointer
+# libdeflate, when installed, inflates compressed debug sections twice as fast as zlib (unwind).
+ifeq ($(shell pkg-config --exists libdeflate && echo y),y)
+PKGS += libdeflate
+BASE_CFLAGS += -DRP_HAVE_LIBDEFLATE
+endif
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := $(BASE_CFLAGS) $(CFLAGS) -Ilib $(shell pkg-config --cflags $(PKGS))
-LDLIBS_ALL := $(shell pkg-config --libs $(PKGS)) -liberty -lm
+LDLIBS_ALL := $(shell pkg-config --libs $(PKGS)) -liberty -lm -pthread
 
 # One stage per line; each is a folder with main.c building one executable of its name.
 TOOLS := \
@@ -37,6 +42,7 @@ TOOLS := \
 	emit-firefox \
 	commit \
 	import \
+	fanout \
 	#
 
 LIB_SRCS := $(wildcard lib/*.c)
@@ -154,3 +160,39 @@ demo: all $(WORKLOADS)
 		--output ./demo-profiles -- $(OUT)/workloads/cpu_split 5
 	$(Q)HOME=$${HOME:-/root} go tool pprof -top -nodecount=15 \
 		$$(ls -t ./demo-profiles/cpu-*.pb.gz | head -n 1)
+
+# ---- eBPF programs (bpf/) ----------------------------------------------------------------
+# CO-RE: vmlinux.h comes from the build machine's BTF into $(OUT)/bpf (never committed);
+# each bpf/NAME.bpf.c becomes $(OUT)/bpf/NAME.bpf.o and a bpftool skeleton NAME.skel.h that
+# collect compiles in, so the programs travel inside the collect binary.  A build machine
+# without /sys/kernel/btf/vmlinux stops here with a message (docs/offcpu.md).
+BPF_CLANG ?= clang
+BPFTOOL ?= bpftool
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_SKELS := $(BPF_SRCS:bpf/%.bpf.c=$(OUT)/bpf/%.skel.h)
+BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+
+$(OUT)/bpf/vmlinux.h:
+	@mkdir -p $(@D)
+	$(Q)[ -r $(VMLINUX_BTF) ] || { echo "make: $(VMLINUX_BTF) not found: the kernel of" \
+		"the build machine has no BTF (CONFIG_DEBUG_INFO_BTF); set VMLINUX_BTF=FILE" >&2; exit 1; }
+	$(if $(Q),@echo "  BTF     $@")
+	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
+
+$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(OUT)/bpf/vmlinux.h
+	$(if $(Q),@echo "  BPF     $<")
+	$(Q)$(BPF_CLANG) -target bpf -g -O2 -Wall -Werror -D__TARGET_ARCH_$(BPF_ARCH) \
+		-I$(OUT)/bpf -Ibpf -c -o $@ $<
+
+$(OUT)/bpf/%.skel.h: $(OUT)/bpf/%.bpf.o
+	$(if $(Q),@echo "  SKEL    $@")
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
+
+# collect's BPF users see the skeletons and the shared headers; collect links libbpf.
+$(OUT)/collect/%.o: ALL_CFLAGS += -I$(OUT)/bpf -Ibpf
+$(OUT)/collect/offcpu.o $(OUT)/collect/lifecycle.o: $(BPF_SKELS)
+# The stage's link line is its prerequisites, so libbpf joins it as one.
+LIBBPF_SO := $(shell pkg-config --variable=libdir libbpf)/libbpf.so
+$(OUT)/bin/collect: $(LIBBPF_SO)
+$(UNIT_BINS): LDLIBS_ALL += -lbpf

@@ -44,10 +44,15 @@ Options (defaults in brackets):
   --duration DURATION            how long to record; 0 = until exit or signal [60s]
   --window DURATION              window length, > 0 [60s]
   --output DIR                   where windows are published [.]
-  --profiles LIST                cpu (heap and off-cpu are not available in this build) [cpu]
+  --profiles LIST                cpu and/or off-cpu (heap is not available in this build) [cpu]
+  --offcpu-phase PHASE           off-cpu: blocked, runqueue or all [blocked]
+  --offcpu-min-duration-us N     off-cpu: ignore intervals shorter than N microseconds [0]
+  --offcpu-ring-buffer BYTES     off-cpu: BPF ring buffer, a power of two [4194304]
+  --offcpu-btf FILE              off-cpu: kernel BTF, for a kernel without it built in
   --unwind MODE                  auto, fp or dwarf; auto calibrates frame pointers for up to
                                  10 s / 64 samples and falls back to DWARF [auto]
-  --allow-partial                without unwind tables, keep leaf-only stacks
+  --allow-partial                without unwind tables, keep leaf-only stacks; launch
+                                 without a cgroup v2: only the command's own pid
   --cpu-frequency HZ             samples per second, 1..999 [49]
   --keep-windows N               windows kept from this session, > 0 [60]
   --max-stacks N                 distinct stacks per window [65536]
@@ -83,10 +88,10 @@ record | launch | replay | import) ;;
 *) err "unknown command '$cmd' (expected record, launch, replay or import)" ;;
 esac
 
-format=auto event= pid= duration=60s window=60s output=. profiles=cpu unwind=auto freq=49 keep=60
-max_stacks=65536 max_pending=262144 reorder=100ms save= input= cache= max_threads=
-selectors=0 partial= svg= collapsed= firefox= timeline=65536
-symdirs=
+format=auto event='' pid='' duration=60s window=60s output=. profiles=cpu unwind=auto freq=49 keep=60
+max_stacks=65536 max_pending=262144 reorder=100ms save='' input='' cache='' max_threads=''
+selectors=0 partial='' svg='' collapsed='' firefox='' timeline=65536
+symdirs='' offcpu_opts=''
 need() { [ $# -ge 2 ] || err "option '$1' needs a value"; }
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -98,6 +103,8 @@ while [ $# -gt 0 ]; do
 	--window) need "$@"; window=$2; shift 2 ;;
 	--output) need "$@"; output=$2; shift 2 ;;
 	--profiles) need "$@"; profiles=$2; shift 2 ;;
+	--offcpu-phase | --offcpu-min-duration-us | --offcpu-ring-buffer | --offcpu-btf)
+		need "$@"; offcpu_opts="$offcpu_opts $1 $2"; shift 2 ;;
 	--unwind) need "$@"; unwind=$2; shift 2 ;;
 	--cpu-frequency) need "$@"; freq=$2; shift 2 ;;
 	--keep-windows) need "$@"; keep=$2; shift 2 ;;
@@ -147,7 +154,7 @@ case $firefox in
 '' | json | jslb) ;;
 *) err "--firefox-profile must be json or jslb, not '$firefox'" ;;
 esac
-for s in collect unwind aggregate emit-pprof commit ${svg:+emit-svg} \
+for s in collect unwind aggregate emit-pprof commit fanout ${svg:+emit-svg} \
 	${collapsed:+emit-collapsed} ${firefox:+emit-firefox}; do
 	[ -x "$bin/$s" ] || err "stage '$s' not found in $bin (run make)"
 done
@@ -162,18 +169,18 @@ case $timeline in
 esac
 [ "${#timeline}" -le 8 ] && [ "$timeline" -le 16777216 ] ||
 	err "--max-timeline-samples may not exceed 16777216"
-copts="--duration $duration --cpu-frequency $freq --unwind $unwind --profiles $profiles"
-copts="$copts ${max_threads:+--max-threads $max_threads} $partial"
+copts="--duration $duration --window $window --cpu-frequency $freq --unwind $unwind --profiles $profiles"
+copts="$copts ${max_threads:+--max-threads $max_threads} $partial$offcpu_opts"
 # collect checks its options and, for record, runs the preflight before anything starts.
+# shellcheck disable=SC2086 # copts is a list of options, split on purpose
 case $cmd in
-# shellcheck disable=SC2086
 record) "$bin/collect" --check $copts --pid "$pid" || exit 1 ;;
-# shellcheck disable=SC2086
 launch) "$bin/collect" --check $copts --launch || exit 1 ;;
 esac
 
 # ---- the unprivileged user for every stage after collect ----
-if [ "$(id -u)" -eq 0 ]; then
+uid=$(id -u)
+if [ "$uid" -eq 0 ]; then
 	if [ -n "${SUDO_UID:-}" ] && [ "${SUDO_UID}" != 0 ]; then
 		ruid=$SUDO_UID rgid=${SUDO_GID:-$SUDO_UID}
 	else
@@ -186,12 +193,12 @@ if [ "$(id -u)" -eq 0 ]; then
 else
 	case $cmd in replay | import) ;;
 	*) err "$cmd must run as root (perf events of another process)" ;; esac
-	ruid=$(id -u) rgid=$(id -g) drop=
+	ruid=$uid rgid=$(id -g) drop=
 fi
 
 if [ ! -d "$output" ]; then
 	mkdir -p "$output" || err "cannot create output directory '$output'"
-	[ "$(id -u)" -ne 0 ] || chown "$ruid:$rgid" "$output"
+	[ "$uid" -ne 0 ] || chown "$ruid:$rgid" "$output"
 fi
 $drop test -w "$output" -a -x "$output" ||
 	err "output directory '$output' is not writable by uid $ruid (the unprivileged stages)"
@@ -205,7 +212,8 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
-mkfifo "$work/s0" "$work/s1" "$work/s2" "$work/s3" "$work/s4" "$work/s5" "$work/s6" "$work/s7"
+mkfifo "$work/s0" "$work/s1" "$work/s2" "$work/s3" "$work/s4" "$work/s5" "$work/s6" "$work/s7" \
+	"$work/s8"
 chown "$ruid:$rgid" "$work"/s*
 
 # start NAME IN OUT CMD...: runs a stage in the background reading IN and writing OUT
@@ -226,7 +234,12 @@ start() {
 	else
 		"$@" <"$in" >"$out" 2>"$err" &
 	fi
-	eval "pid_$(echo "$name" | tr - _)=\$!"
+	# pid_NAME with "-" as "_", by parameter expansion: no subshell per stage.
+	v=$name
+	while :; do
+		case $v in *-*) v=${v%%-*}_${v#*-} ;; *) break ;; esac
+	done
+	eval "pid_$v=\$!"
 	pids="$pids $!"
 	names="${names:-} $name:$!"
 }
@@ -269,7 +282,7 @@ else
 	if [ -n "$save" ]; then
 		# Created here so that a directory only root can write to still works.
 		: >"$save" || err "cannot create '$save'"
-		[ "$(id -u)" -ne 0 ] || chown "$ruid:$rgid" "$save"
+		[ "$uid" -ne 0 ] || chown "$ruid:$rgid" "$save"
 		# shellcheck disable=SC2086
 		start save-stream "$work/s0" "$work/s1" $drop tee "$save"
 	fi
@@ -279,23 +292,51 @@ start unwind "$src" "$work/s2" $drop "$bin/unwind" --module-cache "$cache" $syma
 start aggregate "$work/s2" "$work/s3" $drop "$bin/aggregate" --window "$window" \
 	--event-reorder-window "$reorder" --max-stacks "$max_stacks" \
 	--max-pending-events "$max_pending"
-# Derived emitters sit between aggregate and emit-pprof, each passing the stream on.
+# Emitters pass the stream on.  Live, the derived ones (SVG, Firefox) hang off fanout,
+# which never waits for them: a window that ends while one is still writing the previous
+# window goes without that output (output_backpressure in diagnostics).  replay and import
+# have no live source to protect, so every emitter sits in the main path and none sheds.
+live=
+case $cmd in record | launch) [ -z "$svg$firefox" ] || live=1 ;; esac
+start_svg() {
+	start emit-svg "$1" "$2" $drop "$bin/emit-svg" --output "$output"
+}
+start_firefox() {
+	start emit-firefox "$1" "$2" $drop "$bin/emit-firefox" --output "$output" \
+		--format "$firefox" --max-timeline-samples "$timeline"
+}
 next=$work/s3
-if [ -n "$svg" ]; then
-	start emit-svg "$next" "$work/s5" $drop "$bin/emit-svg" --output "$output"
-	next=$work/s5
-fi
 if [ -n "$collapsed" ]; then
 	start emit-collapsed "$next" "$work/s6" $drop "$bin/emit-collapsed" --output "$output"
 	next=$work/s6
 fi
-if [ -n "$firefox" ]; then
-	start emit-firefox "$next" "$work/s7" $drop "$bin/emit-firefox" --output "$output" \
-		--format "$firefox" --max-timeline-samples "$timeline"
+if [ -z "$live" ] && [ -n "$svg" ]; then
+	start_svg "$next" "$work/s5"
+	next=$work/s5
+fi
+if [ -z "$live" ] && [ -n "$firefox" ]; then
+	start_firefox "$next" "$work/s7"
 	next=$work/s7
 fi
 start emit-pprof "$next" "$work/s4" $drop "$bin/emit-pprof" --output "$output"
-start commit "$work/s4" - $drop "$bin/commit" --output "$output" --keep-windows "$keep"
+next=$work/s4
+if [ -n "$live" ]; then
+	branches=
+	mkfifo "$work/svg.in" "$work/svg.out" "$work/ff.in" "$work/ff.out"
+	chown "$ruid:$rgid" "$work"/*.in "$work"/*.out
+	if [ -n "$svg" ]; then
+		start_svg "$work/svg.in" "$work/svg.out"
+		branches="$branches --branch emit-svg=$work/svg.in,$work/svg.out"
+	fi
+	if [ -n "$firefox" ]; then
+		start_firefox "$work/ff.in" "$work/ff.out"
+		branches="$branches --branch emit-firefox=$work/ff.in,$work/ff.out"
+	fi
+	# shellcheck disable=SC2086
+	start fanout "$work/s4" "$work/s8" $drop "$bin/fanout" $branches
+	next=$work/s8
+fi
+start commit "$next" - $drop "$bin/commit" --output "$output" --keep-windows "$keep"
 
 # SIGINT/SIGTERM: collect publishes the current window and stops; the rest drain.
 stop() {
@@ -303,7 +344,7 @@ stop() {
 }
 trap stop INT TERM
 
-failed= rcs=
+failed='' rcs=''
 for entry in $names; do
 	name=${entry%%:*} p=${entry#*:}
 	while :; do
@@ -316,8 +357,10 @@ for entry in $names; do
 	done
 	rcs="$rcs $name:$rc"
 	# The cause is the first stage that failed other than by writing to a stage that had
-	# stopped already ("Broken pipe"); the stages after it only echo its failure.
-	if [ "$rc" -ne 0 ] && [ -z "$failed" ] &&
+	# stopped already ("Broken pipe", or killed by SIGPIPE: status 141; collect, whose
+	# stderr is the driver's, exits 3 then); the stages after it only echo its failure.
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 141 ] && [ -z "$failed" ] &&
+		! { [ "$name" = collect ] && [ "$rc" -eq 3 ]; } &&
 		! grep -qs 'Broken pipe' "$work/err.$name"; then
 		failed=$name status=$rc
 	fi

@@ -9,7 +9,10 @@
  * it is older than the newest event by more than --event-reorder-window, or when the buffer
  * holds --max-pending-events.  FR_END releases everything and closes the final window.
  * An FR_COMM flagged COMM_EXEC for the target ends the window holding its time there; an
- * FR_TARGET that follows such an exec is held back until that window's end is written.
+ * FR_TARGET that follows such an exec is held back until that window's end is written, and
+ * one with a `since` time (the unwind fallback) until the windows that start before it are.
+ * FR_OFFCPU_STACK pieces wait in their own bounded queue and are cut at window ends
+ * (offcpu.h); their windows' off-CPU stacks go out as FR_WINDOW_OFFCPU_STACK.
  */
 #include <err.h>
 #include <getopt.h>
@@ -109,6 +112,7 @@ struct agg {
 	struct stream_writer out;
 	struct reorder ro;
 	struct windows win;
+	struct offcpu_agg off; /* off-CPU pieces: their own queue, the same windows */
 	uint64_t newest;    /* newest event time seen */
 	uint64_t released;  /* everything at or before this time has been released */
 	uint32_t target_pid;
@@ -130,7 +134,7 @@ release_one(struct agg *a, struct pending *p, int forced)
 		errx(1, "%s", a->win.err ? a->win.err : a->out.err[0] ? a->out.err : "out of memory");
 	if (p->time > a->released)
 		a->released = p->time;
-	free(p);
+	reorder_free(&a->ro, p);
 }
 
 /* Releases every pending event at or before t. */
@@ -148,10 +152,31 @@ static void
 release_until(struct agg *a, uint64_t t)
 {
 	drain_until(a, t);
+	if (offcpu_agg_release(&a->off, &a->win, t, UINT64_MAX) < 0)
+		errx(1, "%s", a->win.err ? a->win.err : a->out.err[0] ? a->out.err : "out of memory");
 	if (t > a->released)
 		a->released = t;
 	if (windows_advance(&a->win, a->released) < 0)
 		errx(1, "%s", a->win.err ? a->win.err : a->out.err);
+}
+
+/* Off-CPU pieces are queued apart from the CPU stacks; a full queue releases up to its
+ * oldest piece. */
+static void
+on_offcpu(struct agg *a, const struct frame *f)
+{
+	static struct fr_offcpu_stack os;
+	char e[200];
+
+	if (stream_get_offcpu_stack(f, &os, e, sizeof(e)) < 0)
+		errx(1, "%s: %s", a->in.name, e);
+	a->win.off = &a->off;
+	if (offcpu_agg_push(&a->off, &os) < 0)
+		errx(1, "out of memory");
+	while (a->off.n > a->off.max) {
+		a->off.st.forced++;
+		release_until(a, offcpu_agg_oldest(&a->off));
+	}
 }
 
 static void
@@ -180,20 +205,32 @@ on_frame(struct agg *a, const struct frame *f)
 {
 	char e[200];
 
-	if (stream_check_frame(f, e, sizeof(e)) < 0)
+	/* A stack is decoded, and so checked, by on_stack itself. */
+	if (f->type != FR_STACK && stream_check_frame(f, e, sizeof(e)) < 0)
 		errx(1, "%s: %s", a->in.name, e);
 	switch (f->type) {
 	case FR_STACK:
 		on_stack(a, f);
+		return 0;
+	case FR_OFFCPU_STACK:
+		on_offcpu(a, f); /* forwarded when released, as the windows count it */
 		return 0;
 	case FR_TARGET: {
 		struct fr_target t;
 		stream_get_target(f, &t, e, sizeof(e));
 		windows_origin(&a->win, t.start_time);
 		a->target_pid = t.pid;
+		if (t.flags & TARGET_OFFCPU)
+			a->win.off = &a->off;
 		/* After an exec the new target describes the windows after the exec only. */
 		if (a->win.exec_at) {
 			if (windows_hold(&a->win, f) < 0)
+				errx(1, "out of memory");
+			return 0;
+		}
+		/* The unwind fallback: the new mode applies from the next window on. */
+		if (t.since && a->win.have_origin && a->win.start < t.since) {
+			if (windows_hold_until(&a->win, f, t.since) < 0)
 				errx(1, "out of memory");
 			return 0;
 		}
@@ -209,7 +246,9 @@ on_frame(struct agg *a, const struct frame *f)
 	case FR_LOST: {
 		struct fr_lost l;
 		stream_get_lost(f, &l, e, sizeof(e));
-		if (l.kind == LOST_MALFORMED)
+		if (offcpu_agg_lost(&a->off, &l))
+			a->win.off = &a->off;
+		else if (l.kind == LOST_MALFORMED)
 			a->win.st.malformed += l.count;
 		else
 			a->win.st.lost += l.count;
@@ -225,6 +264,9 @@ on_frame(struct agg *a, const struct frame *f)
 		struct fr_end end;
 		stream_get_end(f, &end, e, sizeof(e));
 		drain_until(a, UINT64_MAX);
+		if (offcpu_agg_release(&a->off, &a->win, UINT64_MAX, end.time) < 0)
+			errx(1, "%s", a->win.err ? a->win.err : a->out.err[0] ? a->out.err :
+			     "out of memory");
 		if (windows_finish(&a->win, end.time) < 0)
 			errx(1, "%s", a->win.err ? a->win.err : a->out.err);
 		if (stream_forward(&a->out, f) < 0)
@@ -252,8 +294,10 @@ main(int argc, char **argv)
 		errx(1, "stdin: %s", a.in.err);
 	if (stream_writer_open(&a.out, 1, "stdout", &h) < 0)
 		errx(1, "%s", a.out.err);
+	a.in.flush_on_wait = &a.out; /* output never waits for input */
 	if (reorder_init(&a.ro, env.max_pending) < 0 ||
-	    windows_init(&a.win, &a.out, env.window_ns, env.max_stacks) < 0)
+	    windows_init(&a.win, &a.out, env.window_ns, env.max_stacks) < 0 ||
+	    offcpu_agg_init(&a.off, env.max_stacks, env.max_pending) < 0)
 		errx(1, "out of memory");
 	a.win.reorder_ns = env.reorder_ns;
 	a.win.max_pending = env.max_pending;
@@ -273,6 +317,7 @@ main(int argc, char **argv)
 		errx(1, "%s", a.out.err);
 	reorder_release(&a.ro);
 	windows_release(&a.win);
+	offcpu_agg_release_all(&a.off);
 	stream_reader_release(&a.in);
 	stream_writer_release(&a.out);
 	return 0;

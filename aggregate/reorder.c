@@ -8,81 +8,183 @@ reorder_init(struct reorder *r, size_t max)
 {
 	memset(r, 0, sizeof(*r));
 	r->max = max;
-	r->cap = max < 1024 ? max + 1 : 1024;
-	r->heap = malloc(r->cap * sizeof(*r->heap));
-	return r->heap ? 0 : -1;
+	r->fcap = 1024;
+	r->hcap = 256;
+	r->fifo = malloc(r->fcap * sizeof(*r->fifo));
+	r->heap = malloc(r->hcap * sizeof(*r->heap));
+	return r->fifo && r->heap ? 0 : -1;
 }
 
-static void
-swap(struct pending **a, struct pending **b)
+static int
+before(const struct reorder_slot *a, const struct reorder_slot *b)
 {
-	struct pending *t = *a;
-	*a = *b;
-	*b = t;
+	return a->time != b->time ? a->time < b->time : a->seq < b->seq;
+}
+
+static const struct reorder_slot *
+fifo_at(const struct reorder *r, size_t i)
+{
+	return &r->fifo[(r->fhead + i) & (r->fcap - 1)];
+}
+
+static int
+fifo_push(struct reorder *r, struct reorder_slot s)
+{
+	if (r->fn == r->fcap) {
+		/* Unwrap into a ring twice the size. */
+		size_t cap = r->fcap * 2;
+		struct reorder_slot *f = malloc(cap * sizeof(*f));
+		if (!f)
+			return -1;
+		for (size_t i = 0; i < r->fn; i++)
+			f[i] = *fifo_at(r, i);
+		free(r->fifo);
+		r->fifo = f;
+		r->fcap = cap;
+		r->fhead = 0;
+	}
+	r->fifo[(r->fhead + r->fn++) & (r->fcap - 1)] = s;
+	return 0;
+}
+
+static int
+heap_push(struct reorder *r, struct reorder_slot s)
+{
+	if (r->hn == r->hcap) {
+		size_t cap = r->hcap * 2;
+		struct reorder_slot *h = realloc(r->heap, cap * sizeof(*h));
+		if (!h)
+			return -1;
+		r->heap = h;
+		r->hcap = cap;
+	}
+	size_t i = r->hn++;
+	while (i > 0 && before(&s, &r->heap[(i - 1) / 2])) {
+		r->heap[i] = r->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	r->heap[i] = s;
+	return 0;
+}
+
+static struct pending *
+heap_pop(struct reorder *r)
+{
+	struct pending *top = r->heap[0].p;
+	struct reorder_slot x = r->heap[--r->hn];
+	size_t i = 0, n = r->hn;
+	for (;;) {
+		size_t l = 2 * i + 1, m = l;
+		if (l >= n)
+			break;
+		if (l + 1 < n && before(&r->heap[l + 1], &r->heap[l]))
+			m = l + 1;
+		if (!before(&r->heap[m], &x))
+			break;
+		r->heap[i] = r->heap[m];
+		i = m;
+	}
+	if (n)
+		r->heap[i] = x;
+	return top;
+}
+
+static struct pending *
+pending_alloc(struct reorder *r, uint32_t len)
+{
+	size_t c = len / REORDER_GRAIN + 1;
+	struct pending *p;
+	if (c < REORDER_CLASSES && (p = r->spare[c])) {
+		memcpy(&r->spare[c], p->data, sizeof(p));
+		return p;
+	}
+	uint32_t cap = c < REORDER_CLASSES ? (uint32_t)(c * REORDER_GRAIN) : len;
+	if (!(p = malloc(sizeof(*p) + cap)))
+		return NULL;
+	p->cap = cap;
+	return p;
+}
+
+void
+reorder_free(struct reorder *r, struct pending *p)
+{
+	size_t c = p ? p->cap / REORDER_GRAIN : REORDER_CLASSES;
+	if (c == 0 || c >= REORDER_CLASSES || p->cap % REORDER_GRAIN) {
+		free(p);
+		return;
+	}
+	memcpy(p->data, &r->spare[c], sizeof(p));
+	r->spare[c] = p;
 }
 
 int
 reorder_push(struct reorder *r, uint64_t time, const uint8_t *data, uint32_t len)
 {
-	if (r->n == r->cap) {
-		size_t cap = r->cap * 2;
-		struct pending **h = realloc(r->heap, cap * sizeof(*h));
-		if (!h)
-			return -1;
-		r->heap = h;
-		r->cap = cap;
-	}
-	struct pending *p = malloc(sizeof(*p) + len);
+	struct pending *p = pending_alloc(r, len);
 	if (!p)
 		return -1;
 	p->time = time;
 	p->len = len;
 	memcpy(p->data, data, len);
-	size_t i = r->n++;
-	r->heap[i] = p;
-	while (i > 0 && r->heap[(i - 1) / 2]->time > r->heap[i]->time) {
-		swap(&r->heap[(i - 1) / 2], &r->heap[i]);
-		i = (i - 1) / 2;
+	struct reorder_slot s = { time, r->seq++, p };
+	int in_order = r->fn == 0 || fifo_at(r, r->fn - 1)->time <= time;
+	if ((in_order ? fifo_push(r, s) : heap_push(r, s)) < 0) {
+		reorder_free(r, p);
+		return -1;
 	}
+	r->n++;
 	if (r->n > r->peak)
 		r->peak = r->n;
 	return 0;
 }
 
+/* 1 when the FIFO's head is the oldest event, 0 when the heap's is; -1 when empty. */
+static int
+oldest_in_fifo(const struct reorder *r)
+{
+	if (!r->fn)
+		return r->hn ? 0 : -1;
+	return !r->hn || before(fifo_at(r, 0), &r->heap[0]);
+}
+
 const struct pending *
 reorder_peek(const struct reorder *r)
 {
-	return r->n ? r->heap[0] : NULL;
+	int f = oldest_in_fifo(r);
+	return f < 0 ? NULL : f ? fifo_at(r, 0)->p : r->heap[0].p;
 }
 
 struct pending *
 reorder_pop(struct reorder *r)
 {
-	if (!r->n)
+	int f = oldest_in_fifo(r);
+	if (f < 0)
 		return NULL;
-	struct pending *top = r->heap[0];
-	r->heap[0] = r->heap[--r->n];
-	size_t i = 0;
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-		if (l < r->n && r->heap[l]->time < r->heap[m]->time)
-			m = l;
-		if (l + 1 < r->n && r->heap[l + 1]->time < r->heap[m]->time)
-			m = l + 1;
-		if (m == i)
-			break;
-		swap(&r->heap[i], &r->heap[m]);
-		i = m;
-	}
-	return top;
+	r->n--;
+	if (!f)
+		return heap_pop(r);
+	struct pending *p = fifo_at(r, 0)->p;
+	r->fhead = (r->fhead + 1) & (r->fcap - 1);
+	r->fn--;
+	return p;
 }
 
 void
 reorder_release(struct reorder *r)
 {
-	for (size_t i = 0; i < r->n; i++)
-		free(r->heap[i]);
+	for (size_t i = 0; i < r->fn; i++)
+		free(fifo_at(r, i)->p);
+	for (size_t i = 0; i < r->hn; i++)
+		free(r->heap[i].p);
+	for (size_t c = 0; c < REORDER_CLASSES; c++) {
+		while (r->spare[c]) {
+			struct pending *p = r->spare[c];
+			memcpy(&r->spare[c], p->data, sizeof(p));
+			free(p);
+		}
+	}
+	free(r->fifo);
 	free(r->heap);
-	r->heap = NULL;
-	r->n = 0;
+	r->fifo = r->heap = NULL;
+	r->n = r->fn = r->hn = 0;
 }

@@ -1,7 +1,10 @@
 /*
  * The bounded reorder buffer: stack events wait here until their time is safe to release,
  * so that windows are cut from event time even though each CPU's ring arrives separately.
- * Events are kept as copies of their frame payloads in a binary min-heap on time.
+ * Events are kept as copies of their frame payloads.  Most arrive in time order, so an event
+ * at or after the newest one queued in order joins a FIFO (constant time); only an event
+ * older than that goes to a binary min-heap.  Release takes the older of the two heads, ties
+ * in arrival order.
  */
 #ifndef RP_REORDER_H
 #define RP_REORDER_H
@@ -12,13 +15,30 @@
 struct pending {
 	uint64_t time;
 	uint32_t len;
+	uint32_t cap;   /* bytes of data allocated */
 	uint8_t data[]; /* the FR_STACK payload */
 };
 
+/* Released events are kept for reuse by size class (REORDER_GRAIN bytes each), so a steady
+ * stream allocates nothing: at most the peak of pending events is ever held. */
+#define REORDER_GRAIN 64
+#define REORDER_CLASSES 20 /* payloads up to 19 grains; longer ones are freed */
+
+/* A queued event with its sort key beside the pointer: comparisons touch no payload. */
+struct reorder_slot {
+	uint64_t time, seq;
+	struct pending *p;
+};
+
 struct reorder {
-	struct pending **heap;
-	size_t n, cap, max; /* max: --max-pending-events */
+	struct reorder_slot *fifo; /* ring of fcap (a power of two) slots, head at fhead */
+	size_t fhead, fn, fcap;
+	struct reorder_slot *heap; /* the events that arrived out of order */
+	size_t hn, hcap;
+	uint64_t seq;
+	size_t n, max; /* n: events held in both; max: --max-pending-events */
 	size_t peak;
+	struct pending *spare[REORDER_CLASSES]; /* chained through their data */
 };
 
 int reorder_init(struct reorder *r, size_t max);
@@ -26,8 +46,9 @@ int reorder_init(struct reorder *r, size_t max);
 int reorder_push(struct reorder *r, uint64_t time, const uint8_t *data, uint32_t len);
 /* The oldest event, or NULL when empty. */
 const struct pending *reorder_peek(const struct reorder *r);
-/* Removes the oldest event; the caller frees it. */
+/* Removes the oldest event; the caller hands it back with reorder_free. */
 struct pending *reorder_pop(struct reorder *r);
+void reorder_free(struct reorder *r, struct pending *p);
 void reorder_release(struct reorder *r);
 
 #endif

@@ -61,6 +61,9 @@ put_stats(struct windows *w, uint32_t reason, uint64_t end)
 	e.reason = reason;
 	e.nstats = sizeof(stats) / sizeof(stats[0]);
 	memcpy(e.stats, stats, sizeof(stats));
+	if (w->off)
+		e.nstats += offcpu_agg_stats(w->off, e.stats + e.nstats,
+					     (uint16_t)(STREAM_MAX_STATS - e.nstats));
 	return stream_put_window_end(w->out, &e);
 }
 
@@ -93,6 +96,7 @@ forward_held(struct windows *w)
 	int rc = stream_forward(w->out, &w->held);
 	free((void *)w->held.data);
 	w->held.data = NULL;
+	w->held_until = 0;
 	return rc;
 }
 
@@ -109,6 +113,15 @@ windows_hold(struct windows *w, const struct frame *f)
 	return 0;
 }
 
+int
+windows_hold_until(struct windows *w, const struct frame *f, uint64_t since)
+{
+	if (windows_hold(w, f) < 0)
+		return -1;
+	w->held_until = since;
+	return 0;
+}
+
 void
 windows_exec(struct windows *w, uint64_t t)
 {
@@ -121,6 +134,8 @@ close_window(struct windows *w, uint32_t reason, uint64_t end)
 {
 	struct fr_window_start s = { w->index, w->start, end };
 	if (stream_put_window_start(w->out, &s) < 0 || put_stacks(w) < 0)
+		return -1;
+	if (w->off && offcpu_agg_put(w->off, w->out, w->index, w->start, w->tab.max) < 0)
 		return -1;
 	if (w->st.dropped) {
 		char text[200];
@@ -137,6 +152,8 @@ close_window(struct windows *w, uint32_t reason, uint64_t end)
 	w->published_any = 1;
 	stacktab_clear(&w->tab);
 	memset(&w->st, 0, sizeof(w->st));
+	if (w->off)
+		offcpu_agg_clear(w->off);
 	w->index++;
 	w->start = end;
 	w->end = w->start + w->width;
@@ -154,6 +171,12 @@ window_end(struct windows *w)
 	return w->end;
 }
 
+uint64_t
+windows_current_end(struct windows *w)
+{
+	return window_end(w);
+}
+
 int
 windows_advance(struct windows *w, uint64_t t)
 {
@@ -167,8 +190,8 @@ windows_advance(struct windows *w, uint64_t t)
 		int at_exec = end == w->exec_at;
 		if (at_exec)
 			w->exec_at = 0;
-		if (close_window(w, WINDOW_COMPLETE, end) < 0 ||
-		    (at_exec && forward_held(w) < 0))
+		int due = at_exec || (w->held_until && end >= w->held_until);
+		if (close_window(w, WINDOW_COMPLETE, end) < 0 || (due && forward_held(w) < 0))
 			return -1;
 	}
 	return 0;

@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+#include "offcpu.h"
 #include "stacktab.h"
 #include "stream.h"
 
@@ -29,9 +30,11 @@ struct windows {
 	uint64_t start, end; /* current window */
 	uint64_t exec_at;    /* an exec of the target not yet reached by the windows, or 0 */
 	struct frame held;   /* a later FR_TARGET, forwarded after the current window's end */
+	uint64_t held_until; /* ... or once the windows reach this time (the frame's since) */
 	uint64_t peak_pending;
 	struct stacktab tab;
 	struct wstats st;
+	struct offcpu_agg *off; /* the off-CPU side of the same windows (offcpu.h) */
 };
 
 int windows_init(struct windows *w, struct stream_writer *out, uint64_t width,
@@ -48,6 +51,11 @@ void windows_exec(struct windows *w, uint64_t t);
 /* Keeps a copy of f (a later FR_TARGET) to forward right after the current window's end,
  * so that window is published under the target it was recorded for.  0, or -1. */
 int windows_hold(struct windows *w, const struct frame *f);
+/* The same for a target frame that applies from time since (the unwind fallback): it is
+ * forwarded once every window that starts before since has been written. */
+int windows_hold_until(struct windows *w, const struct frame *f, uint64_t since);
+/* Where the current window ends: its regular end, or an exec inside it. */
+uint64_t windows_current_end(struct windows *w);
 /* Ends the recording at t: closes the current window as the final one. */
 int windows_finish(struct windows *w, uint64_t t);
 void windows_release(struct windows *w);

@@ -69,6 +69,17 @@ collect_attach(struct collect *c)
 {
 	struct tidlist done = { 0 }, now = { 0 };
 	int round;
+	char why[256];
+
+	if (c->scope.cgroup) {
+		/* The cgroup covers every task in it, present and future: no listing. */
+		if (perf_set_add_cgroup(&c->perf, c->scope.cg.fd, why, sizeof(why)) < 0)
+			errx(1, "%s", why);
+		if (c->o.verbose)
+			warnx("attached to cgroup %s with %zu events", c->scope.cg.path,
+			      c->perf.nfds);
+		return;
+	}
 	for (round = 0; round < ATTACH_ROUNDS; round++) {
 		if (procfs_tasks(c->o.pid, &now) < 0)
 			err(1, "cannot list the threads of pid %d", (int)c->o.pid);

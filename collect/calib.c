@@ -46,11 +46,11 @@ mapped(const struct calib *k, uint64_t a)
 }
 
 void
-calib_sample(struct calib *k, const uint64_t *uips, unsigned nuser)
+calib_sample(struct calib *k, uint32_t pid, const uint64_t *uips, unsigned nuser)
 {
-	if (k->nchains + nuser + 1 > k->capchains) {
+	if (k->nchains + nuser + 2 > k->capchains) {
 		size_t cap = k->capchains ? k->capchains * 2 : 4096;
-		while (cap < k->nchains + nuser + 1)
+		while (cap < k->nchains + nuser + 2)
 			cap *= 2;
 		uint64_t *p = realloc(k->chains, cap * sizeof(*p));
 		if (!p)
@@ -58,6 +58,7 @@ calib_sample(struct calib *k, const uint64_t *uips, unsigned nuser)
 		k->chains = p;
 		k->capchains = cap;
 	}
+	k->chains[k->nchains++] = pid;
 	k->chains[k->nchains++] = nuser;
 	memcpy(k->chains + k->nchains, uips, nuser * sizeof(*uips));
 	k->nchains += nuser;
@@ -89,14 +90,35 @@ reset(struct calib *k)
 	k->nchains = 0;
 }
 
+/* Judges the chains of one process against its mappings; a process that is gone by now
+ * (a short-lived child in the cgroup scope) cannot be judged and its samples do not count. */
+static void
+judge_pid(struct collect *c, struct calib *k, uint32_t pid)
+{
+	k->nranges = 0;
+	if (procfs_maps((pid_t)pid, add_range, k) < 0) {
+		if (pid == (uint32_t)c->o.pid)
+			err(1, "cannot read the mappings of pid %d", (int)c->o.pid);
+		for (size_t i = 0; i < k->nchains; i += 2 + k->chains[i + 1])
+			k->samples -= k->chains[i] == pid;
+		return;
+	}
+	for (size_t i = 0; i < k->nchains; i += 2 + k->chains[i + 1])
+		if (k->chains[i] == pid)
+			judge(k, k->chains + i + 2, (unsigned)k->chains[i + 1]);
+}
+
 static void
 verdict(struct collect *c, struct calib *k)
 {
-	k->nranges = 0;
-	if (procfs_maps(c->o.pid, add_range, k) < 0)
-		err(1, "cannot read the mappings of pid %d", (int)c->o.pid);
-	for (size_t i = 0; i < k->nchains; i += 1 + k->chains[i])
-		judge(k, k->chains + i + 1, (unsigned)k->chains[i]);
+	/* Each process once, in the order its first sample came. */
+	for (size_t i = 0; i < k->nchains; i += 2 + k->chains[i + 1]) {
+		int seen = 0;
+		for (size_t j = 0; j < i && !seen; j += 2 + k->chains[j + 1])
+			seen = k->chains[j] == k->chains[i];
+		if (!seen)
+			judge_pid(c, k, (uint32_t)k->chains[i]);
+	}
 
 	uint32_t mp = k->addrs ? (uint32_t)(k->mapped * 1000 / k->addrs) : 0;
 	uint32_t dp = k->samples ? k->deep * 1000 / k->samples : 0;

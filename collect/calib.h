@@ -27,7 +27,8 @@ struct calib {
 	 * program maps its libraries after the calibration began */
 	struct { uint64_t start, end; } *ranges;
 	size_t nranges, cap;
-	/* the user callchains seen, each as a count followed by its addresses */
+	/* the user callchains seen, each as a pid, a count, then its addresses (in the cgroup
+	 * scope of launch the samples of every process of the cgroup count) */
 	uint64_t *chains;
 	size_t nchains, capchains;
 };
@@ -40,7 +41,7 @@ struct calib {
 int calib_run(struct collect *c, int pidfd, struct calib *k,
 	       void (*preflight_again)(struct collect *c));
 /* Keeps one sample's user callchain (leaf first); the records callback calls it. */
-void calib_sample(struct calib *k, const uint64_t *uips, unsigned nuser);
+void calib_sample(struct calib *k, uint32_t pid, const uint64_t *uips, unsigned nuser);
 /* 1 when the executable behind /proc/PID/exe has .eh_frame or .debug_frame. */
 int calib_has_unwind_tables(pid_t pid);
 void calib_free(struct calib *k);

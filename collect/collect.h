@@ -6,9 +6,11 @@
 #include <sys/types.h>
 
 #include "emit.h"
+#include "fallback.h"
 #include "ksyms.h"
 #include "modcache.h"
 #include "perf.h"
+#include "scope.h"
 
 struct collect_opts {
 	pid_t pid;
@@ -25,6 +27,14 @@ struct collect_opts {
 	int launch_stdout_fd;           /* the command's stdout (-1: collect's stderr) */
 	int check;                      /* --check: options and preflight only, then exit */
 	int allow_partial;              /* leaf-only stacks when no unwind tables exist */
+	uint64_t window_ns;             /* the windows the fallback judges (as aggregate's) */
+	const char *profiles;           /* --profiles as given, duplicates removed */
+	int offcpu;                     /* off-cpu requested */
+	int no_cpu;                     /* cpu not requested: samples are not written */
+	unsigned offcpu_phases;         /* OFFCPU_WANT_* (bpf/offcpu_shared.h) */
+	uint64_t offcpu_min_ns;         /* --offcpu-min-duration-us */
+	uint64_t offcpu_ring_bytes;     /* --offcpu-ring-buffer */
+	const char *offcpu_btf;         /* --offcpu-btf */
 };
 
 struct collect {
@@ -51,6 +61,15 @@ struct collect {
 	uint64_t exe_dev, exe_ino;      /* identity of the target's executable */
 	uint64_t next_exe_check;        /* when to compare that identity again */
 	uint64_t exec_time;             /* a COMM exec of the target not yet handled, or 0 */
+	struct offcpu *offcpu;          /* the off-CPU collector, NULL when not running */
+	char offcpu_why[320];           /* why off-cpu was dropped (--allow-partial) */
+	struct lifecycle *lifecycle;    /* the lifecycle program, NULL when not running */
+	char lifecycle_why[320];        /* why it is not */
+	uint64_t session_id;            /* the stream's, chosen before the launch cgroup */
+	struct scope scope;             /* the processes covered (scope.h) */
+	struct fallback fb;             /* auto's watch over frame-pointer windows */
+	char fallback_reason[256];      /* why auto left frame pointers, or empty */
+	uint64_t since;                 /* the time the next FR_TARGET applies from, or 0 */
 };
 
 uint64_t collect_now(void);             /* CLOCK_MONOTONIC ns */
@@ -60,10 +79,14 @@ void collect_mapping(struct collect *c, struct fr_mmap *m, uint64_t end);
 
 /* records.c: one perf record into frames (arg is the struct collect). */
 void records_handle(void *arg, const struct perf_event_header *h);
+/* FR_KSYM for each of the kernel ips not named yet (also for off-CPU stacks). */
+void send_ksyms(struct collect *c, const uint64_t *ips, size_t n);
 
 /* synth.c: FR_TARGET, then FR_MMAP and FR_COMM for what exists already. */
 void synth_target(struct collect *c, const char *release);
 void synth_existing(struct collect *c);
+/* FR_MMAP and FR_COMM of one process from /proc (another process of the launch cgroup). */
+void synth_process(struct collect *c, pid_t pid, uint64_t time);
 
 /* attach.c: opens the events of every thread of the target (fatal on failure). */
 void collect_attach(struct collect *c);

@@ -1,7 +1,8 @@
 /*
  * Frame output: every frame goes to each writer; the first failure ends collect with the
  * writer's message, except for EPIPE on stdout: the stage reading it has stopped and
- * reported why, so collect stops quietly with status 1.
+ * reported why, so collect stops quietly with status 3 (EMIT_EXIT_READER_GONE), which the
+ * driver knows is not the cause of a failure.
  */
 #include <err.h>
 #include <errno.h>
@@ -15,7 +16,7 @@ static void
 check(struct stream_writer *w, int rc)
 {
 	if (rc < 0 && w->errnum == EPIPE && w->fd == STDOUT_FILENO)
-		exit(1); /* the reader went away; it says why (as SIGPIPE would, silently) */
+		exit(EMIT_EXIT_READER_GONE); /* it says why; collect stops silently */
 	if (rc < 0)
 		errx(1, "cannot write %s: %s", w->name, w->err);
 }
@@ -71,6 +72,7 @@ EMIT_FN(round, struct fr_round)
 EMIT_FN(target_exit, struct fr_target_exit)
 EMIT_FN(end, struct fr_end)
 EMIT_FN(warning, struct fr_warning)
+EMIT_FN(offcpu, struct fr_offcpu)
 
 void
 emit_task(struct emit *e, uint32_t type, const struct fr_task *v)

@@ -5,6 +5,9 @@
 #ifndef COLLECT_EMIT_H
 #define COLLECT_EMIT_H
 
+/* collect's exit status when the stage reading its stdout went away (EPIPE). */
+#define EMIT_EXIT_READER_GONE 3
+
 #include "stream.h"
 
 struct emit {
@@ -29,5 +32,6 @@ void emit_round(struct emit *e, const struct fr_round *v);
 void emit_target_exit(struct emit *e, const struct fr_target_exit *v);
 void emit_end(struct emit *e, const struct fr_end *v);
 void emit_warning(struct emit *e, const struct fr_warning *v);
+void emit_offcpu(struct emit *e, const struct fr_offcpu *v);
 
 #endif

@@ -82,6 +82,8 @@ exec_handle(struct collect *c, int pidfd)
 	if (c->o.verbose)
 		warnx("the target executed a new image: choosing the unwind mode again");
 	perf_set_close(&c->perf);
+	fallback_exec(&c->fb);
+	c->fallback_reason[0] = 0; /* a new image gets a new choice */
 	preflight_run(&c->o, &pf);
 	snprintf(c->release, sizeof(c->release), "%s", pf.release);
 	exec_identity(c);

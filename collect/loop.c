@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "collect.h"
+#include "lifecycle.h"
+#include "offcpu.h"
 
 #define IDLE_DRAIN_MS 100       /* quiet rings are still drained this often */
 #define ROUND_SLACK_NS 1000000  /* records stamped just before a drain may land after it */
@@ -63,6 +65,10 @@ drain(struct collect *c)
 	/* The recording covers [start, deadline): nothing at or past the deadline follows. */
 	if (c->deadline_ns && r.time >= c->deadline_ns)
 		r.time = c->deadline_ns - 1;
+	collect_offcpu_drain(c, &r.time);
+	lifecycle_drain(c);
+	/* Before the round, so a failed window's warning is still inside it. */
+	fallback_round(c, r.time);
 	emit_round(&c->out, &r);
 	emit_flush(&c->out);
 }
@@ -90,6 +96,11 @@ loop_setup(struct collect *c, int pidfd, int *sfd, int *tfd)
 		err(1, "epoll_create1");
 	watch_rings(c, ep);
 	watch(ep, pidfd, EPOLLIN, TAG_PIDFD);
+	/* Edge-triggered: the program wakes us only when its ring buffer is filling. */
+	if (c->offcpu)
+		watch(ep, offcpu_fd(c->offcpu), EPOLLIN | EPOLLET, TAG_RING);
+	if (lifecycle_fd(c) >= 0)
+		watch(ep, lifecycle_fd(c), EPOLLIN | EPOLLET, TAG_RING);
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
@@ -131,7 +142,7 @@ wait_reason(int ep)
 static int
 check_exec(struct collect *c, int pidfd, int ep)
 {
-	uint64_t now = collect_now();
+	uint64_t now = collect_now(), at = c->exec_time;
 	int end;
 
 	if (!c->exec_time && now >= c->next_exe_check) {
@@ -140,6 +151,7 @@ check_exec(struct collect *c, int pidfd, int ep)
 			return 0;
 		/* The COMM record was missed: the exec is stamped when it was noticed. */
 		exec_warn(c, now, 1);
+		at = now;
 	} else if (!c->exec_time) {
 		return 0;
 	}
@@ -147,6 +159,8 @@ check_exec(struct collect *c, int pidfd, int ep)
 	if ((end = exec_handle(c, pidfd)) != 0)
 		return end;
 	c->exec_time = 0; /* records of the old rings are gone with them */
+	/* The windows of the later stages restart at the exec. */
+	fallback_arm(c, at);
 	watch_rings(c, ep);
 	return 0;
 }
@@ -158,23 +172,30 @@ collect_loop(struct collect *c, int pidfd)
 	int ep = loop_setup(c, pidfd, &sfd, &tfd);
 	int reason = 0;
 	c->next_exe_check = collect_now() + EXE_CHECK_NS;
+	collect_offcpu_announce(c);
+	lifecycle_announce(c);
 	while (!reason) {
 		reason = wait_reason(ep);
 		drain(c);
 		if (!reason)
 			reason = check_exec(c, pidfd, ep);
+		if (!reason && c->fb.pending && fallback_switch(c))
+			watch_rings(c, ep);
 	}
 	/* The final drain: the exit and last samples are in the rings by now. */
 	drain(c);
 	uint64_t now = collect_now();
 	if (reason == END_DURATION)
 		now = c->deadline_ns;
+	collect_offcpu_end(c, now);
+	lifecycle_end(c);
 	if (reason == END_TARGET_EXIT) {
 		if (c->o.launch_argv)
 			c->exit_status = launch_reap(c->o.pid);
 		struct fr_target_exit te = { now, (uint32_t)c->o.pid, c->exit_status };
 		emit_target_exit(&c->out, &te);
 	}
+	scope_finish(c, now);
 	struct fr_end end = { now, (uint32_t)reason };
 	emit_end(&c->out, &end);
 	emit_flush(&c->out);

@@ -5,7 +5,8 @@
  * and user frame-pointer callchains, mmap/comm/fork/exit records), and /proc/kallsyms.
  * Writes: the framed event stream on stdout (and --save-stream), and with --module-cache
  * copies of the target's executables keyed by build id.
- * Drops: records of processes other than the target (inherited events follow children).
+ * Drops: records of processes other than the target (inherited events follow children),
+ * except in launch's cgroup scope, which keeps every process of the launch cgroup.
  * Ends on --duration, SIGINT/SIGTERM or target exit with an END frame and status 0.
  */
 #include <err.h>
@@ -19,6 +20,8 @@
 #include <unistd.h>
 
 #include "collect.h"
+#include "lifecycle.h"
+#include "offcpu.h"
 #include "opts.h"
 #include "preflight.h"
 
@@ -38,7 +41,7 @@ signals_setup(void)
 }
 
 static struct stream_header
-make_header(int e_machine)
+make_header(int e_machine, uint64_t session_id)
 {
 	struct timespec mono, real;
 	struct stream_header h = { .version = STREAM_VERSION, .clockid = CLOCK_MONOTONIC,
@@ -47,8 +50,7 @@ make_header(int e_machine)
 	clock_gettime(CLOCK_REALTIME, &real);
 	h.clock_offset_ns = (real.tv_sec - mono.tv_sec) * 1000000000LL +
 			    (real.tv_nsec - mono.tv_nsec);
-	if (getrandom(&h.session_id, sizeof(h.session_id), 0) != sizeof(h.session_id))
-		err(1, "getrandom");
+	h.session_id = session_id;
 	return h;
 }
 
@@ -82,29 +84,43 @@ main(int argc, char **argv)
 	opts_parse(argc, argv, &c.o);
 	signals_setup();
 	c.exit_status = -1;
-	if (c.o.check && c.o.launch_argv)
+	scope_init(&c);
+	if (c.o.check && c.o.launch_argv) {
+		scope_check(&c.o);
+		collect_offcpu_probe(&c);
 		return 0;
+	}
 	if (c.o.check) {
 		preflight_run(&c.o, &pf);
+		collect_offcpu_probe(&c);
 		return 0;
 	}
 	if (c.o.launch_argv)
 		c.o.pid = launch_start(c.o.launch_argv, c.o.launch_stdout_fd);
 	preflight_run(&c.o, &pf);
 	int pidfd = open_pidfd(c.o.pid);
+	/* The launch cgroup is named after the session. */
+	if (getrandom(&c.session_id, sizeof(c.session_id), 0) != sizeof(c.session_id))
+		err(1, "getrandom");
+	if (c.o.launch_argv)
+		scope_launch(&c);
 	if (modcache_init(&c.cache, c.o.module_cache) < 0)
 		err(1, "cannot create module cache '%s'", c.o.module_cache);
 
 	collect_choose_mode(&c, pidfd, pf.nthreads, &resumed);
 	exec_identity(&c);
-	struct stream_header h = make_header(pf.e_machine);
+	struct stream_header h = make_header(pf.e_machine, c.session_id);
 	emit_open(&c.out, &h, c.o.save_stream);
 	c.start_ns = collect_now();
 	if (c.o.duration_ns)
 		c.deadline_ns = c.start_ns + c.o.duration_ns;
 	c.recording = 1;
 	snprintf(c.release, sizeof(c.release), "%s", pf.release);
+	collect_offcpu_start(&c);
+	lifecycle_start(&c);
 	synth_target(&c, c.release);
+	fallback_arm(&c, c.start_ns);
+	scope_announce(&c);
 
 	collect_open_events(&c, strcmp(c.mode, "dwarf") == 0, pf.nthreads);
 	synth_existing(&c);
@@ -122,6 +138,7 @@ main(int argc, char **argv)
 	emit_close(&c.out);
 	perf_set_close(&c.perf);
 	ksyms_free(&c.ksyms);
+	fallback_free(&c.fb);
 	modcache_free(&c.cache);
 	close(pidfd);
 	return 0;

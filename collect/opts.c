@@ -6,14 +6,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "offcpu.h"
 #include "opts.h"
 #include "parse.h"
 
 #define DEFAULT_FREQ 49
 #define DEFAULT_MAX_THREADS 1024
+#define DEFAULT_WINDOW_NS 60000000000ull /* as aggregate's */
 
 enum { OPT_PID = 256, OPT_DURATION, OPT_FREQ, OPT_UNWIND, OPT_PROFILES, OPT_KIND,
-       OPT_RESUME, OPT_CACHE, OPT_MAX_THREADS, OPT_SAVE, OPT_LAUNCH, OPT_LAUNCH_FD, OPT_CHECK, OPT_PARTIAL };
+       OPT_RESUME, OPT_CACHE, OPT_MAX_THREADS, OPT_SAVE, OPT_LAUNCH, OPT_LAUNCH_FD, OPT_CHECK, OPT_PARTIAL,
+       OPT_WINDOW };
 
 static const struct option longopts[] = {
 	{ "pid", required_argument, NULL, OPT_PID },
@@ -30,6 +33,11 @@ static const struct option longopts[] = {
 	{ "check", no_argument, NULL, OPT_CHECK },
 	{ "allow-partial", no_argument, NULL, OPT_PARTIAL },
 	{ "launch-stdout-fd", required_argument, NULL, OPT_LAUNCH_FD },
+	{ "window", required_argument, NULL, OPT_WINDOW },
+	{ "offcpu-phase", required_argument, NULL, OPT_OFFCPU_PHASE },
+	{ "offcpu-min-duration-us", required_argument, NULL, OPT_OFFCPU_MIN },
+	{ "offcpu-ring-buffer", required_argument, NULL, OPT_OFFCPU_RING },
+	{ "offcpu-btf", required_argument, NULL, OPT_OFFCPU_BTF },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -41,12 +49,16 @@ usage(void)
 	printf("usage: collect --pid PID [options] > STREAM\n"
 	       "       collect --launch [options] -- COMMAND [ARGS...] > STREAM\n"
 	       "\n"
-	       "Samples the CPU stacks of one running process (not its children) with perf\n"
-	       "events and writes the framed event stream on stdout.  Must run as root.\n"
+	       "Samples the CPU stacks of one running process (not its children), or of a\n"
+	       "launched command and all its descendants, with perf events and writes the\n"
+	       "framed event stream on stdout.  Must run as root.\n"
 	       "\n"
 	       "  --pid PID             process to profile\n"
 	       "  --launch              run COMMAND, stopped right after its exec until\n"
-	       "                        sampling is enabled, and profile it until it exits\n"
+	       "                        sampling is enabled, and profile it until it exits;\n"
+	       "                        its descendants too, through a cgroup v2 made under\n"
+	       "                        $RUSTPROFILE_CGROUP_PARENT (default: the cgroup v2\n"
+	       "                        mount) and removed at the end\n"
 	       "  --launch-stdout-fd N  the command's stdout is fd N (default: stderr)\n"
 	       "  --check               check the options and run the preflight (with --pid),\n"
 	       "                        then exit without recording\n"
@@ -56,8 +68,17 @@ usage(void)
 	       "  --unwind MODE         auto, fp or dwarf (default auto: a frame-pointer\n"
 	       "                        calibration of up to 10 s / 64 samples chooses; dwarf\n"
 	       "                        copies registers and 16 KiB of user stack per sample)\n"
-	       "  --allow-partial       without unwind tables, keep leaf-only stacks\n"
-	       "  --profiles LIST       comma-separated profiles; only cpu in this build\n"
+	       "  --allow-partial       without unwind tables, keep leaf-only stacks; launch\n"
+	       "                        without a cgroup: profile the command's pid only\n"
+	       "  --window DUR          the window length of the later stages (default 60s):\n"
+	       "                        with auto, a window whose frame-pointer stacks are\n"
+	       "                        under 90%% usable switches to dwarf for good\n"
+	       "  --profiles LIST       comma-separated: cpu and/or off-cpu (default cpu)\n"
+	       "  --offcpu-phase PHASE  blocked, runqueue or all (default blocked)\n"
+	       "  --offcpu-min-duration-us N  drop off-CPU intervals shorter than N us\n"
+	       "  --offcpu-ring-buffer BYTES  BPF ring buffer, a power of two (default 4194304)\n"
+	       "  --offcpu-btf FILE     kernel BTF for the eBPF programs (off-CPU, lifecycle) on a\n"
+	       "                        kernel without /sys/kernel/btf/vmlinux\n"
 	       "  --kind KIND           pid or launch, recorded in the stream (default pid)\n"
 	       "  --resume              send SIGCONT to the target once sampling is enabled\n"
 	       "  --module-cache DIR    copy mapped executables to DIR/.build-id/xx/yyyy...\n"
@@ -79,25 +100,6 @@ num(const char *opt, const char *s, uint64_t min, uint64_t max)
 	if (parse_u64(s, min, max, &v, why, sizeof(why)) < 0)
 		errx(1, "%s: %s", opt, why);
 	return v;
-}
-
-/* Only cpu exists here; the others are real profiles of the product, refused by name. */
-static void
-check_profiles(const char *list)
-{
-	char *copy = strdup(list), *save = NULL;
-	int n = 0;
-	if (!copy)
-		errx(1, "out of memory");
-	for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save), n++) {
-		if (strcmp(p, "heap") == 0 || strcmp(p, "off-cpu") == 0)
-			errx(1, "profile '%s' is not available in this build", p);
-		if (strcmp(p, "cpu") != 0)
-			errx(1, "unknown profile '%s'", p);
-	}
-	free(copy);
-	if (n == 0)
-		errx(1, "--profiles: empty list");
 }
 
 static void
@@ -122,7 +124,13 @@ opt_value(struct collect_opts *o, int c, const char *arg)
 			    "auto";
 		break;
 	case OPT_PROFILES:
-		check_profiles(arg);
+		offcpu_profiles(o, arg);
+		break;
+	case OPT_OFFCPU_PHASE:
+	case OPT_OFFCPU_MIN:
+	case OPT_OFFCPU_RING:
+	case OPT_OFFCPU_BTF:
+		offcpu_option(o, c, arg);
 		break;
 	case OPT_KIND:
 		if (strcmp(arg, "pid") != 0 && strcmp(arg, "launch") != 0)
@@ -138,6 +146,12 @@ opt_value(struct collect_opts *o, int c, const char *arg)
 	case OPT_SAVE:
 		o->save_stream = arg;
 		break;
+	case OPT_WINDOW:
+		if (parse_duration(arg, &o->window_ns, why, sizeof(why)) < 0)
+			errx(1, "--window: %s", why);
+		if (o->window_ns == 0)
+			errx(1, "--window: must be above zero");
+		break;
 	case OPT_LAUNCH_FD:
 		o->launch_stdout_fd = (int)num("--launch-stdout-fd", arg, 0, 1 << 20);
 		break;
@@ -148,7 +162,9 @@ void
 opts_parse(int argc, char **argv, struct collect_opts *o)
 {
 	*o = (struct collect_opts){ .freq = DEFAULT_FREQ, .unwind = "auto", .kind = "pid",
-				    .max_threads = DEFAULT_MAX_THREADS, .launch_stdout_fd = -1 };
+				    .max_threads = DEFAULT_MAX_THREADS, .launch_stdout_fd = -1,
+				    .window_ns = DEFAULT_WINDOW_NS };
+	offcpu_defaults(o);
 	int launch = 0;
 	int c;
 	opterr = 0;

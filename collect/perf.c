@@ -24,9 +24,9 @@
 #define SCRATCH_SIZE 65536      /* a record's size is a u16 */
 
 static int
-perf_open(struct perf_event_attr *a, pid_t tid, int cpu)
+perf_open(struct perf_event_attr *a, pid_t tid, int cpu, unsigned long flags)
 {
-	return (int)syscall(SYS_perf_event_open, a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	return (int)syscall(SYS_perf_event_open, a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC | flags);
 }
 
 static void
@@ -119,13 +119,13 @@ perf_set_init(struct perf_set *p, unsigned freq, int dwarf, char *err, size_t er
 
 /* Opens one event; drops build_id once if this kernel (before 5.12) does not know it. */
 static int
-perf_open_event(struct perf_set *p, pid_t tid, int cpu)
+perf_open_event(struct perf_set *p, pid_t tid, int cpu, unsigned long flags)
 {
-	int fd = perf_open(&p->attr, tid, cpu);
+	int fd = perf_open(&p->attr, tid, cpu, flags);
 	if (fd < 0 && (errno == EINVAL || errno == E2BIG) && p->attr.build_id) {
 		p->attr.build_id = 0;
 		p->attr.size = sizeof(p->attr);
-		fd = perf_open(&p->attr, tid, cpu);
+		fd = perf_open(&p->attr, tid, cpu, flags);
 		if (fd < 0)
 			p->attr.build_id = 1;
 	}
@@ -193,7 +193,7 @@ int
 perf_set_add(struct perf_set *p, pid_t tid, char *err, size_t errlen)
 {
 	for (int i = 0; i < p->ncpu; i++) {
-		int fd = perf_open_event(p, tid, p->cpus[i]);
+		int fd = perf_open_event(p, tid, p->cpus[i], 0);
 		if (fd < 0 && errno == ESRCH)
 			return 0;
 		if (fd < 0) {
@@ -211,6 +211,27 @@ perf_set_add(struct perf_set *p, pid_t tid, char *err, size_t errlen)
 }
 
 int
+perf_set_add_cgroup(struct perf_set *p, int cgroup_fd, char *err, size_t errlen)
+{
+	/* Every task of the cgroup is sampled by the CPU it runs on: nothing to inherit. */
+	p->attr.inherit = 0;
+	for (int i = 0; i < p->ncpu; i++) {
+		int fd = perf_open_event(p, cgroup_fd, p->cpus[i], PERF_FLAG_PID_CGROUP);
+		if (fd < 0) {
+			snprintf(err, errlen, "perf_event_open for the launch cgroup on cpu %d: %s",
+				 p->cpus[i], strerror(errno));
+			return -1;
+		}
+		if (fds_push(p, fd) < 0 || perf_attach(p, i, fd) < 0) {
+			snprintf(err, errlen, "cannot map the ring buffer of cpu %d: %s",
+				 p->cpus[i], strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int
 perf_probe(pid_t tid, char *err, size_t errlen)
 {
 	struct perf_event_attr a;
@@ -218,7 +239,7 @@ perf_probe(pid_t tid, char *err, size_t errlen)
 	a.inherit = 0;
 	a.build_id = 0;
 	a.disabled = 1;
-	int fd = perf_open(&a, tid, -1);
+	int fd = perf_open(&a, tid, -1, 0);
 	if (fd < 0) {
 		snprintf(err, errlen, "perf_event_open failed: %s", strerror(errno));
 		return -1;

@@ -2,6 +2,7 @@
  * The CPU-clock sampling events: one event per (thread, CPU), all events of a CPU writing
  * into one ring buffer (PERF_EVENT_IOC_SET_OUTPUT to that CPU's first event), inherit=1 so
  * threads (and child processes, which collect filters out) created later are covered.
+ * launch's cgroup scope opens one event per CPU for the whole cgroup instead.
  */
 #ifndef COLLECT_PERF_H
 #define COLLECT_PERF_H
@@ -59,6 +60,9 @@ struct perf_set {
 int perf_set_init(struct perf_set *p, unsigned freq, int dwarf, char *err, size_t errlen);
 /* Opens tid's events on every CPU: 1 when opened, 0 when the thread is gone, -1 with err. */
 int perf_set_add(struct perf_set *p, pid_t tid, char *err, size_t errlen);
+/* Opens the events of every task in the cgroup, one per CPU (launch's cgroup scope).  0, or
+ * -1 with err. */
+int perf_set_add_cgroup(struct perf_set *p, int cgroup_fd, char *err, size_t errlen);
 /* Opens and closes one event on tid: the preflight "perf access" probe.  0 or -1 with err. */
 int perf_probe(pid_t tid, char *err, size_t errlen);
 

@@ -2,7 +2,8 @@
  * perf records into stream frames.  Every record's size is checked against the minimum for
  * its type before a field is read; a record that fails is counted as LOST_MALFORMED.
  * Records of other processes (children that inherited the events) are dropped, because
- * record --pid follows one process, not its descendants.
+ * record --pid follows one process, not its descendants; in launch's cgroup scope every
+ * process of the cgroup is kept (scope.h).
  */
 #include <string.h>
 #include <sys/mman.h>
@@ -38,7 +39,7 @@ sid_time(const uint8_t *r, size_t size)
 }
 
 /* Sends the symbol of each kernel ip not named yet, so readers meet it before the sample. */
-static void
+void
 send_ksyms(struct collect *c, const uint64_t *ips, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -139,7 +140,7 @@ on_sample(struct collect *c, const struct perf_event_header *h, const uint8_t *r
 	}
 	struct fr_sample *s = &c->sample;
 	s->pid = rd32(r + 16);
-	if (s->pid != (uint32_t)c->o.pid) {
+	if (!scope_covers(c, s->pid)) {
 		c->dropped++;
 		return;
 	}
@@ -153,9 +154,13 @@ on_sample(struct collect *c, const struct perf_event_header *h, const uint8_t *r
 	int in_kernel = (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
 	split_chain(s, r + SAMPLE_FIXED, nr, in_kernel);
 	if (c->calib) {
-		calib_sample(c->calib, s->ips + s->nkernel, s->nuser);
+		calib_sample(c->calib, s->pid, s->ips + s->nkernel, s->nuser);
 		return;
 	}
+	scope_sample(c, s->pid);
+	/* --profiles off-cpu alone: the events only follow mappings and threads. */
+	if (c->o.no_cpu)
+		return;
 	if (c->perf.dwarf) {
 		s->nuser = 0;
 		send_ksyms(c, s->ips, s->nkernel);
@@ -172,6 +177,8 @@ on_sample(struct collect *c, const struct perf_event_header *h, const uint8_t *r
 		s->nuser = in_kernel ? 0 : 1;
 	}
 	send_ksyms(c, s->ips, s->nkernel);
+	if (s->pid == (uint32_t)c->o.pid)
+		fallback_sample(c, s->time, s->nkernel, s->ips + s->nkernel, s->nuser);
 	emit_sample(&c->out, s);
 	c->samples++;
 }
@@ -193,7 +200,7 @@ on_mmap2(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
 		.path = { (const char *)r + MMAP2_FIXED,
 			  (uint16_t)(plen < STREAM_MAX_STR ? plen : STREAM_MAX_STR - 1) },
 	};
-	if (m.pid != (uint32_t)c->o.pid || !(m.prot & PROT_EXEC))
+	if (!scope_covers(c, m.pid) || !(m.prot & PROT_EXEC))
 		return;
 	if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
 		m.build_id_len = r[40] <= STREAM_BUILD_ID_MAX ? r[40] : STREAM_BUILD_ID_MAX;
@@ -216,15 +223,23 @@ on_comm(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
 		.flags = (h->misc & PERF_RECORD_MISC_COMM_EXEC) ? COMM_EXEC : 0,
 		.comm = { (const char *)r + 16, (uint16_t)n },
 	};
-	if (m.pid != (uint32_t)c->o.pid)
+	if (!scope_covers(c, m.pid))
 		return;
 	if (c->calib) {
-		c->calib_exec |= (m.flags & COMM_EXEC) != 0;
+		/* Only the target's image is the one the mode is chosen for. */
+		c->calib_exec |= (m.flags & COMM_EXEC) && m.pid == (uint32_t)c->o.pid;
 		return;
 	}
 	emit_comm(&c->out, &m);
+	if (m.pid != (uint32_t)c->o.pid) {
+		/* Another process of the cgroup: the new image's mappings follow as records. */
+		if (m.flags & COMM_EXEC)
+			scope_known(c, m.pid);
+		return;
+	}
 	/* The loop handles the exec once the rings are drained. */
 	if ((m.flags & COMM_EXEC) && !c->exec_time) {
+		fallback_exec(&c->fb);
 		c->exec_time = m.time ? m.time : 1;
 		exec_warn(c, c->exec_time, 0);
 	}
@@ -241,8 +256,13 @@ on_task(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
 		.pid = rd32(r + 8), .ppid = rd32(r + 12), .tid = rd32(r + 16),
 		.ptid = rd32(r + 20), .time = rd64(r + 24),
 	};
-	if (t.pid == (uint32_t)c->o.pid)
-		emit_task(&c->out, h->type == PERF_RECORD_FORK ? FR_FORK : FR_EXIT, &t);
+	if (!scope_covers(c, t.pid))
+		return;
+	emit_task(&c->out, h->type == PERF_RECORD_FORK ? FR_FORK : FR_EXIT, &t);
+	if (h->type == PERF_RECORD_FORK && t.pid != t.ppid)
+		scope_forked(c, t.pid, t.ppid);
+	else if (h->type == PERF_RECORD_EXIT && t.pid == t.tid)
+		scope_gone(c, t.pid);
 }
 
 /* LOST {id, lost}, LOST_SAMPLES {lost}, THROTTLE {time, id, stream_id}. */

@@ -26,7 +26,7 @@ collect_mapping(struct collect *c, struct fr_mmap *m, uint64_t end)
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%.*s", (int)m->path.len, m->path.p);
 	if (m->build_id_len == 0 && path[0] == '/') {
-		int fd = procfs_open_mapping(c->o.pid, m->start, end, path);
+		int fd = procfs_open_mapping((pid_t)m->pid, m->start, end, path);
 		if (fd >= 0) {
 			int n = elfid_build_id(fd, m->build_id, sizeof(m->build_id));
 			m->build_id_len = n > 0 ? (uint8_t)n : 0;
@@ -34,15 +34,18 @@ collect_mapping(struct collect *c, struct fr_mmap *m, uint64_t end)
 		}
 	}
 	emit_mmap(&c->out, m);
+	if (m->pid == (uint32_t)c->o.pid)
+		fallback_map(&c->fb, m->start, end);
 	char why[PATH_MAX + 200];
 	if (path[0] == '/' && m->build_id_len &&
-	    modcache_add(&c->cache, m->build_id, m->build_id_len, c->o.pid, m->start, end, path,
+	    modcache_add(&c->cache, m->build_id, m->build_id_len, (pid_t)m->pid, m->start, end, path,
 			 why, sizeof(why)) < 0)
 		warnx("module cache: %s", why);
 }
 
 struct synth_maps {
 	struct collect *c;
+	pid_t pid;
 	uint64_t time;
 };
 
@@ -55,7 +58,7 @@ synth_map(const struct procmap *pm, void *arg)
 	/* perf names anonymous executable memory (JIT code) this way too. */
 	const char *path = pm->path[0] ? pm->path : "//anon";
 	struct fr_mmap m = {
-		.time = s->time, .pid = (uint32_t)s->c->o.pid, .tid = (uint32_t)s->c->o.pid,
+		.time = s->time, .pid = (uint32_t)s->pid, .tid = (uint32_t)s->pid,
 		.start = pm->start, .len = pm->end - pm->start, .pgoff = pm->pgoff,
 		.prot = pm->prot, .flags = pm->flags, .path = mkstr(path),
 	};
@@ -63,26 +66,46 @@ synth_map(const struct procmap *pm, void *arg)
 	return 0;
 }
 
-void
-synth_existing(struct collect *c)
+/* quiet: the process may have ended meanwhile (another process of the launch cgroup). */
+static void
+synth_one(struct collect *c, pid_t pid, uint64_t time, int quiet)
 {
-	struct synth_maps s = { c, collect_now() };
-	if (procfs_maps(c->o.pid, synth_map, &s) < 0)
-		warn("cannot read /proc/%d/maps", (int)c->o.pid);
+	struct synth_maps s = { c, pid, time };
+	if (procfs_maps(pid, synth_map, &s) < 0 && !quiet)
+		warn("cannot read /proc/%d/maps", (int)pid);
 	struct tidlist tids = { 0 };
-	if (procfs_tasks(c->o.pid, &tids) < 0)
-		warn("cannot list /proc/%d/task", (int)c->o.pid);
+	if (procfs_tasks(pid, &tids) < 0 && !quiet)
+		warn("cannot list /proc/%d/task", (int)pid);
 	for (size_t i = 0; i < tids.n; i++) {
 		char comm[64];
-		if (procfs_comm(c->o.pid, tids.v[i], comm, sizeof(comm)) < 0)
+		if (procfs_comm(pid, tids.v[i], comm, sizeof(comm)) < 0)
 			continue; /* the thread has exited meanwhile */
 		struct fr_comm fc = {
-			.time = s.time, .pid = (uint32_t)c->o.pid, .tid = (uint32_t)tids.v[i],
+			.time = time, .pid = (uint32_t)pid, .tid = (uint32_t)tids.v[i],
 			.comm = mkstr(comm),
 		};
 		emit_comm(&c->out, &fc);
 	}
 	tidlist_free(&tids);
+}
+
+void
+synth_process(struct collect *c, pid_t pid, uint64_t time)
+{
+	synth_one(c, pid, time, 1);
+}
+
+static void
+synth_other(struct collect *c, pid_t pid)
+{
+	synth_one(c, pid, collect_now(), 1);
+}
+
+void
+synth_existing(struct collect *c)
+{
+	synth_one(c, c->o.pid, collect_now(), 0);
+	scope_each_process(c, synth_other);
 }
 
 void
@@ -103,13 +126,20 @@ synth_target(struct collect *c, const char *release)
 		.unwind_requested = mkstr(c->o.unwind),
 		.unwind_mode = mkstr(c->mode),
 		.unwind_reason = mkstr(c->reason),
-		.profiles = mkstr("cpu"),
+		.profiles = mkstr(c->o.profiles),
+		.flags = c->offcpu ? TARGET_OFFCPU : 0,
 		.kernel_release = mkstr(release),
 		.calib_samples = c->calib_samples,
 		.calib_mapped_permille = c->calib_mapped,
 		.calib_deep_permille = c->calib_deep,
 		.calib_cycles = c->calib_cycles,
 		.calib_verdict = mkstr(c->calib_verdict ? c->calib_verdict : ""),
+		.fallback_reason = mkstr(c->fallback_reason),
+		.since = c->since,
+		.scope_requested = mkstr(c->scope.requested ? c->scope.requested : ""),
+		.scope_effective = mkstr(c->scope.effective ? c->scope.effective : ""),
+		.scope_cgroup = mkstr(c->scope.cgroup ? c->scope.cg.path : ""),
+		.scope_reason = mkstr(c->scope.reason),
 	};
 	emit_target(&c->out, &t);
 }

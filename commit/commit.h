@@ -25,6 +25,10 @@ struct commit_target {
 	char *profiles;                 /* comma separated, as requested */
 	uint32_t calib_samples, calib_mapped_permille, calib_deep_permille, calib_cycles;
 	char *calib_verdict;            /* "" when no calibration ran */
+	char *fallback_reason;          /* "" unless auto left frame pointers mid-recording */
+	/* "process" or "cgroup" ("" from producers that predate them), the launch cgroup and
+	 * why the scope fell back ("" when not) */
+	char *scope_requested, *scope_effective, *scope_cgroup, *scope_reason;
 };
 
 struct commit_file {

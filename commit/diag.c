@@ -31,7 +31,7 @@ static const char *const reserved[] = {
 	"schema_version", "session_id", "window_index", "pid", "window_start_unix_nanos",
 	"window_end_unix_nanos", "duration_nanos", "final_window", "written_at_unix_nanos",
 	"target", "requested_profiles", "written_profiles", "output_paths", "warnings",
-	"allocator_probe", "cpu", "event_order",
+	"allocator_probe", "cpu", "event_order", "scope", "output_backpressure",
 };
 
 /* Profile kinds, as opposed to derived outputs such as "svg-cpu". */
@@ -187,8 +187,11 @@ write_cpu_member(struct json *j, const struct commit *c, const struct fr_window_
 		json_null(j);
 	else if (strcmp(key, "usable_stack_ratio") == 0)
 		json_double(j, (double)usable / ((double)usable + (double)unusable));
+	else if (strcmp(key, "fallback_reason") == 0 && t->fallback_reason &&
+		 t->fallback_reason[0])
+		json_string(j, t->fallback_reason);
 	else if (strcmp(key, "fallback_reason") == 0)
-		json_null(j); /* the unwind fallback is reported by unwind_mode/unwind_reason */
+		json_null(j);
 	else
 		json_u64(j, stat_get(we, key));
 }
@@ -242,6 +245,45 @@ write_allocator_probe(struct json *j)
 	json_knull(j, "module");
 	json_kbool(j, "complete", false);
 	json_kstring(j, "reason", "heap profiling is not available in this build");
+	json_object_end(j);
+}
+
+/* A string of the target, null when empty or absent. */
+static void
+string_or_null(struct json *j, const char *key, const char *s)
+{
+	if (s && s[0])
+		json_kstring(j, key, s);
+	else
+		json_knull(j, key);
+}
+
+/* The processes the window covers: requested and in effect ("process" or "cgroup"). */
+static void
+write_scope(struct json *j, const struct commit_target *t)
+{
+	json_key(j, "scope");
+	json_object_begin(j);
+	string_or_null(j, "requested", t->scope_requested);
+	string_or_null(j, "effective", t->scope_effective);
+	string_or_null(j, "cgroup", t->scope_cgroup);
+	string_or_null(j, "reason", t->scope_reason);
+	json_object_end(j);
+}
+
+/* What fanout shed of this window's derived outputs (SVG, Firefox) because an emitter was
+ * still writing an earlier window; all zero when the outputs sit in the main path. */
+static void
+write_backpressure(struct json *j, const struct fr_window_end *we)
+{
+	json_key(j, "output_backpressure");
+	json_object_begin(j);
+	json_kbool(j, "derived_outputs_shed",
+		   stat_get(we, "output_backpressure.derived_outputs_shed") != 0);
+	json_ku64(j, "pending_windows", stat_get(we, "output_backpressure.pending_windows"));
+	json_ku64(j, "skipped_derived_files",
+		  stat_get(we, "output_backpressure.skipped_derived_files"));
+	json_kbool(j, "otlp_skipped", stat_get(we, "output_backpressure.otlp_skipped") != 0);
 	json_object_end(j);
 }
 
@@ -312,6 +354,8 @@ commit_diag_write(FILE *f, const struct commit *c, const struct commit_batch *b,
 	write_group(&j, b->end, "event_order", strlen("event_order"), NULL, 0);
 	json_object_end(&j);
 	write_allocator_probe(&j);
+	write_scope(&j, &c->target);
+	write_backpressure(&j, b->end);
 	write_other_groups(&j, b->end);
 	json_object_end(&j);
 	if (json_finish(&j) < 0) {

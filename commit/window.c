@@ -68,6 +68,11 @@ target_free(struct commit_target *t)
 	free(t->unwind_reason);
 	free(t->profiles);
 	free(t->calib_verdict);
+	free(t->fallback_reason);
+	free(t->scope_requested);
+	free(t->scope_effective);
+	free(t->scope_cgroup);
+	free(t->scope_reason);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -94,6 +99,11 @@ commit_set_target(struct commit *c, const struct fr_target *t)
 	d->calib_deep_permille = t->calib_deep_permille;
 	d->calib_cycles = t->calib_cycles;
 	d->calib_verdict = commit_xstrdup(t->calib_verdict);
+	d->fallback_reason = commit_xstrdup(t->fallback_reason);
+	d->scope_requested = commit_xstrdup(t->scope_requested);
+	d->scope_effective = commit_xstrdup(t->scope_effective);
+	d->scope_cgroup = commit_xstrdup(t->scope_cgroup);
+	d->scope_reason = commit_xstrdup(t->scope_reason);
 }
 
 void

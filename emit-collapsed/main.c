@@ -9,6 +9,9 @@
  * naming it, then forwards the FR_WINDOW_END; the commit stage renames it into place.
  * Each line is "process;frame;...;leaf value", the value being the stack's CPU nanoseconds
  * in the window, so the lines carry exactly the stacks and values of the window's pprof.
+ * With off-CPU data (a target flagged TARGET_OFFCPU) "off-cpu-...collapsed" (kind
+ * "collapsed-off-cpu") holds the off-CPU stacks the same way, values in off-CPU
+ * nanoseconds (interval counts with --samples); with --profiles off-cpu alone, only it.
  * A corrupt or truncated stream stops it with a one-line reason and exit status 1, after
  * removing the temporary file it was writing, if any.
  */
@@ -42,6 +45,7 @@ struct state {
 	struct stream_writer out;
 	struct stream_header hdr;
 	struct winmodel wm;
+	struct winmodel off;    /* the off-CPU stacks of the same windows, when collected */
 	struct fold fold;
 	struct bufout buf;
 };
@@ -102,42 +106,66 @@ parse_args(int argc, char **argv)
 		errx(1, "%s", why);
 }
 
+/* Folds model m's window into a temporary file named after prefix; *ff announces it. */
+static void
+write_one(struct state *s, struct winmodel *m, const char *prefix, const char *kind,
+	  const struct fr_window_end *we, struct tmpfile *t, struct fr_file *ff, char *name,
+	  size_t namelen)
+{
+	if (outname_format(name, namelen, prefix, s->hdr.session_id, we->index,
+			   (int64_t)we->start + s->hdr.clock_offset_ns, "collapsed") < 0)
+		errx(1, "window %u: file name too long", we->index);
+	if (fold_window(&s->fold, m) < 0)
+		errx(1, "window %u: %s", we->index, s->fold.err);
+	if (tmpfile_create(t, env.output, name) < 0)
+		errx(1, "%s", t->err);
+	bufout_init(&s->buf, t);
+	fold_write(&s->fold, &s->buf);
+	if (bufout_flush(&s->buf) < 0 || tmpfile_finish(t) < 0) {
+		warnx("%s", t->err);
+		tmpfile_discard(t);
+		exit(1);
+	}
+	*ff = (struct fr_file){
+		.index = we->index, .flags = 0,
+		.kind = { kind, (uint16_t)strlen(kind) },
+		.name = { name, (uint16_t)strlen(name) },
+		.temp = { t->name, (uint16_t)strlen(t->name) },
+	};
+}
+
 static void
 end_window(struct state *s, const struct frame *f)
 {
 	struct fr_window_end we;
-	struct fr_file ff;
-	struct tmpfile t;
-	char name[256];
+	struct fr_file ff[2];
+	struct tmpfile t[2];
+	char name[2][256];
+	int n = 0;
 
 	if (winmodel_end(&s->wm, f, &we) < 0)
 		errx(1, "%s: %s", s->in.name, s->wm.err);
-	if (outname_format(name, sizeof(name), "cpu", s->hdr.session_id, we.index,
-			   (int64_t)we.start + s->hdr.clock_offset_ns, "collapsed") < 0)
-		errx(1, "window %u: file name too long", we.index);
-	if (fold_window(&s->fold, &s->wm) < 0)
-		errx(1, "window %u: %s", we.index, s->fold.err);
-	if (tmpfile_create(&t, env.output, name) < 0)
-		errx(1, "%s", t.err);
-	bufout_init(&s->buf, &t);
-	fold_write(&s->fold, &s->buf);
-	if (bufout_flush(&s->buf) < 0 || tmpfile_finish(&t) < 0) {
-		warnx("%s", t.err);
-		tmpfile_discard(&t);
-		exit(1);
+	if (s->wm.defs.profile_cpu)
+		write_one(s, &s->wm, "cpu", "collapsed-cpu", &we, &t[n], &ff[n], name[n],
+			  sizeof(name[n])), n++;
+	if (s->off.open) {
+		if (winmodel_end(&s->off, f, &we) < 0)
+			errx(1, "%s: %s", s->in.name, s->off.err);
+		write_one(s, &s->off, "off-cpu", "collapsed-off-cpu", &we, &t[n], &ff[n], name[n],
+			  sizeof(name[n])), n++;
 	}
-	ff = (struct fr_file){
-		.index = we.index, .flags = 0,
-		.kind = { "collapsed-cpu", 13 },
-		.name = { name, (uint16_t)strlen(name) },
-		.temp = { t.name, (uint16_t)strlen(t.name) },
-	};
-	if (stream_put_file(&s->out, &ff) < 0 || stream_forward(&s->out, f) < 0 ||
-	    stream_flush(&s->out) < 0) {
-		tmpfile_discard(&t);
-		errx(1, "%s: %s", s->out.name, s->out.err);
-	}
-	tmpfile_release(&t);
+	for (int i = 0; i < n; i++)
+		if (stream_put_file(&s->out, &ff[i]) < 0)
+			goto fail;
+	if (stream_forward(&s->out, f) < 0 || stream_flush(&s->out) < 0)
+		goto fail;
+	for (int i = 0; i < n; i++)
+		tmpfile_release(&t[i]);
+	return;
+fail:
+	for (int i = 0; i < n; i++)
+		tmpfile_discard(&t[i]);
+	errx(1, "%s: %s", s->out.name, s->out.err);
 }
 
 int
@@ -154,7 +182,10 @@ main(int argc, char **argv)
 		errx(1, "%s: %s", s.in.name, s.in.err);
 	if (stream_writer_open(&s.out, 1, "stdout", &s.hdr) < 0)
 		errx(1, "%s: %s", s.out.name, s.out.err);
+	s.in.flush_on_wait = &s.out; /* output never waits for input */
 	winmodel_init(&s.wm);
+	winmodel_init(&s.off);
+	s.off.offcpu = 1;
 	fold_init(&s.fold);
 	s.fold.annotate = env.annotate;
 	s.fold.samples = env.samples;
@@ -167,6 +198,9 @@ main(int argc, char **argv)
 			errx(1, "%s: %s", s.out.name, s.out.err);
 		if (winmodel_take(&s.wm, &f) < 0)
 			errx(1, "%s: %s", s.in.name, s.wm.err);
+		/* Its own copy of the definitions, only when off-CPU windows will come. */
+		if (s.wm.defs.profile_offcpu && winmodel_take(&s.off, &f) < 0)
+			errx(1, "%s: %s", s.in.name, s.off.err);
 	}
 	if (rc < 0)
 		errx(1, "%s: %s", s.in.name, s.in.err);
@@ -176,6 +210,7 @@ main(int argc, char **argv)
 		errx(1, "%s: %s", s.out.name, s.out.err);
 	fold_release(&s.fold);
 	winmodel_release(&s.wm);
+	winmodel_release(&s.off);
 	stream_reader_release(&s.in);
 	stream_writer_release(&s.out);
 	if (close(1) < 0)

@@ -278,16 +278,23 @@ sample_stack(struct fxmodel *m, const struct timeline *t, const struct tl_sample
 	return prefix;
 }
 
-static int32_t
-thread_of(struct fxmodel *m, uint32_t pid, uint32_t tid)
+/* Thread ids stay below 2^22 (pid_max), so bit 31 of the tid half marks the off-CPU track. */
+static uint64_t
+thread_key(uint32_t pid, uint32_t tid, int offcpu)
 {
-	uint64_t key = (uint64_t)pid << 32 | tid;
+	return (uint64_t)pid << 32 | tid | (offcpu ? 1u << 31 : 0);
+}
+
+static int32_t
+thread_of(struct fxmodel *m, uint32_t pid, uint32_t tid, int offcpu)
+{
+	uint64_t key = thread_key(pid, tid, offcpu);
 	uint32_t ix;
 
 	if (idmap_get(&m->thread_ix, key, &ix))
 		return (int32_t)ix;
 	ix = (uint32_t)m->n_threads;
-	if (PUSH(m, threads, ((struct fxthread){ .pid = pid, .tid = tid })) < 0 ||
+	if (PUSH(m, threads, ((struct fxthread){ .pid = pid, .tid = tid, .offcpu = offcpu })) < 0 ||
 	    idmap_put(&m->thread_ix, key, ix) < 0)
 		return oom(m);
 	return (int32_t)ix;
@@ -300,7 +307,9 @@ cmp_thread(const void *a, const void *b)
 
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->offcpu - y->offcpu;
 }
 
 struct keyed {
@@ -352,14 +361,15 @@ group_samples(struct fxmodel *m, const struct timeline *t)
 		qsort(m->threads, nt, sizeof(*m->threads), cmp_thread);
 	for (i = 0; i < nt; i++) {
 		const struct fxthread *th = &m->threads[i];
-		if (idmap_put(&m->thread_ix, (uint64_t)th->pid << 32 | th->tid, (uint32_t)i) < 0)
+		if (idmap_put(&m->thread_ix, thread_key(th->pid, th->tid, th->offcpu), (uint32_t)i) < 0)
 			return oom(m);
 	}
 	if (grow_array((void **)&m->order, &m->cap_order, t->n, 0, sizeof(*m->order)) < 0)
 		return oom(m);
 	m->n_order = t->n;
 	for (i = 0; i < t->n; i++) {
-		idmap_get(&m->thread_ix, (uint64_t)t->s[i].pid << 32 | t->s[i].tid, &ix);
+		idmap_get(&m->thread_ix, thread_key(t->s[i].pid, t->s[i].tid,
+						    !!(t->s[i].flags & TL_OFFCPU)), &ix);
 		m->sample_thread[i] = ix;
 		m->threads[ix].n++;
 	}
@@ -385,7 +395,7 @@ fxmodel_build(struct fxmodel *m, const struct timeline *t)
 		const struct tl_sample *s = &t->s[i];
 		int32_t stack = sample_stack(m, t, s);
 
-		if (stack < -1 || thread_of(m, s->pid, s->tid) < 0)
+		if (stack < -1 || thread_of(m, s->pid, s->tid, !!(s->flags & TL_OFFCPU)) < 0)
 			return -1;
 		if (PUSH(m, sample_stack, stack) < 0 || PUSH(m, sample_thread, 0) < 0)
 			return oom(m);

@@ -41,6 +41,7 @@ struct fxframe {
 
 struct fxthread {
 	uint32_t pid, tid;
+	int offcpu;                     /* the thread's off-CPU samples, a track of their own */
 	size_t first, n;                /* its samples in fxmodel.order */
 };
 

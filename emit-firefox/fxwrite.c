@@ -487,8 +487,16 @@ write_thread(struct fxw *w, const struct fxthread *th, double *time)
 	proc = comm_of(d, th->pid, th->pid == d->target_pid && d->comm.len
 					   ? defs_str(d, d->comm) : pname);
 	json_object_begin(j);
-	json_kstring(j, "name", comm_of(d, th->tid, th->tid == th->pid ? proc : tid));
-	json_kbool(j, "isMainThread", th->tid == th->pid);
+	if (th->offcpu) {
+		/* The thread's off-CPU time, beside its CPU samples: weights are off-CPU ms. */
+		char name[STREAM_MAX_STR + 16];
+		snprintf(name, sizeof(name), "%s (off-CPU)",
+			 comm_of(d, th->tid, th->tid == th->pid ? proc : tid));
+		json_kstring(j, "name", name);
+	} else {
+		json_kstring(j, "name", comm_of(d, th->tid, th->tid == th->pid ? proc : tid));
+	}
+	json_kbool(j, "isMainThread", th->tid == th->pid && !th->offcpu);
 	json_kstring(j, "processType", "default");
 	json_kstring(j, "processName", proc);
 	json_kstring(j, "pid", pid);   /* a string since format version 47 */

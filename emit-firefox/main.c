@@ -7,9 +7,11 @@
  * thread names for the whole stream and keeps the FR_STACK frames aggregate forwards, each a
  * timestamped sample of the next window to close, up to --max-timeline-samples per window
  * (the rest are counted and left out).  At FR_WINDOW_END it lays them out as one profile
- * (threads per PID/TID, samples in time order with CPU-time weights), writes it to a fsynced
- * temporary file in the output directory and announces it with FR_FILE, kind "firefox",
- * not required: commit renames it into place.  A corrupt stream stops it with a one-line
+ * (threads per PID/TID, samples in time order with CPU-time weights; with off-CPU data each
+ * thread's FR_OFFCPU_STACK pieces form a track "NAME (off-CPU)" beside it, one sample per
+ * piece at its start weighing its length, under the same --max-timeline-samples), writes it
+ * to a fsynced temporary file in the output directory and announces it with FR_FILE, kind
+ * "firefox", not required: commit renames it into place.  A corrupt stream stops it with a one-line
  * reason and exit status 1, after removing the temporary file it was writing, if any.
  */
 #include <err.h>
@@ -241,6 +243,7 @@ take_frame(struct state *s, const struct frame *f)
 	static union {
 		struct fr_window_start ws;
 		struct fr_stack stack;
+		struct fr_offcpu_stack off;
 	} u;                    /* large (a stack): keep it off the stack */
 	int rc = defs_take(&s->defs, f);
 
@@ -250,6 +253,11 @@ take_frame(struct state *s, const struct frame *f)
 	case FR_STACK:
 		DECODE(s, stream_get_stack, f, &u.stack);
 		if (timeline_add(&s->tl, &u.stack) < 0)
+			errx(1, "out of memory");
+		return;
+	case FR_OFFCPU_STACK:
+		DECODE(s, stream_get_offcpu_stack, f, &u.off);
+		if (timeline_add_offcpu(&s->tl, &u.off) < 0)
 			errx(1, "out of memory");
 		return;
 	case FR_WINDOW_START:
@@ -277,6 +285,7 @@ main(int argc, char **argv)
 		errx(1, "%s: %s", s.in.name, s.in.err);
 	if (stream_writer_open(&s.out, 1, "stdout", &s.hdr) < 0)
 		errx(1, "%s: %s", s.out.name, s.out.err);
+	s.in.flush_on_wait = &s.out; /* output never waits for input */
 	defs_init(&s.defs);
 	timeline_init(&s.tl, env.max_samples);
 	fxmodel_init(&s.model, &s.defs);

@@ -27,10 +27,10 @@ timeline_clear(struct timeline *t)
 	t->dropped = 0;
 }
 
-int
-timeline_add(struct timeline *t, const struct fr_stack *s)
+static int
+add(struct timeline *t, const struct tl_sample *v, const uint32_t *locs, uint16_t nlocs)
 {
-	uint16_t n = s->nlocs > STREAM_MAX_LOCS ? STREAM_MAX_LOCS : s->nlocs;
+	uint16_t n = nlocs > STREAM_MAX_LOCS ? STREAM_MAX_LOCS : nlocs;
 
 	if (t->n >= t->max) {
 		t->dropped++;
@@ -39,10 +39,27 @@ timeline_add(struct timeline *t, const struct fr_stack *s)
 	if (grow_array((void **)&t->s, &t->cap, t->n, 1, sizeof(*t->s)) < 0 ||
 	    grow_array((void **)&t->locs, &t->cap_locs, t->nlocs, n, sizeof(*t->locs)) < 0)
 		return -1;
-	t->s[t->n++] = (struct tl_sample){ .time = s->time, .period = s->period, .pid = s->pid,
-					   .tid = s->tid, .cpu = s->cpu, .flags = s->flags,
-					   .locs = t->nlocs, .nlocs = n };
-	memcpy(t->locs + t->nlocs, s->locs, n * sizeof(*s->locs));
+	t->s[t->n] = *v;
+	t->s[t->n].locs = t->nlocs;
+	t->s[t->n++].nlocs = n;
+	memcpy(t->locs + t->nlocs, locs, n * sizeof(*locs));
 	t->nlocs += n;
 	return 0;
+}
+
+int
+timeline_add(struct timeline *t, const struct fr_stack *s)
+{
+	struct tl_sample v = { .time = s->time, .period = s->period, .pid = s->pid,
+			       .tid = s->tid, .cpu = s->cpu, .flags = s->flags };
+	return add(t, &v, s->locs, s->nlocs);
+}
+
+int
+timeline_add_offcpu(struct timeline *t, const struct fr_offcpu_stack *s)
+{
+	struct tl_sample v = { .time = s->start, .period = s->end - s->start, .pid = s->pid,
+			       .tid = s->tid, .cpu = s->cpu,
+			       .flags = (s->stack_flags & ~TL_OFFCPU) | TL_OFFCPU };
+	return add(t, &v, s->locs, s->nlocs);
 }

@@ -13,9 +13,12 @@
 
 #include "stream.h"
 
+/* tl_sample.flags: an off-CPU piece (from start for period ns), not a CPU sample. */
+#define TL_OFFCPU 0x80000000u
+
 struct tl_sample {
 	uint64_t time, period;
-	uint32_t pid, tid, cpu, flags;
+	uint32_t pid, tid, cpu, flags;  /* STACK_* flags, and TL_OFFCPU */
 	size_t locs;            /* first location id in timeline.locs, leaf first */
 	uint16_t nlocs;
 };
@@ -34,5 +37,7 @@ void timeline_release(struct timeline *t);
 void timeline_clear(struct timeline *t);
 /* Keeps s, or counts it as dropped when the window is full: 0; -1 when out of memory. */
 int timeline_add(struct timeline *t, const struct fr_stack *s);
+/* The same for an off-CPU piece: a sample at its start weighing its length. */
+int timeline_add_offcpu(struct timeline *t, const struct fr_offcpu_stack *s);
 
 #endif

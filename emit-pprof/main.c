@@ -6,6 +6,9 @@
  * and encodes each window's FR_WINDOW_STACK frames as they pass.  At FR_WINDOW_END it writes
  * the profile to a fsynced temporary file in the output directory, then emits FR_FILE naming
  * it, then forwards the FR_WINDOW_END.  Renaming into place is the commit stage's job.
+ * With off-CPU data (a target flagged TARGET_OFFCPU) the window's FR_WINDOW_OFFCPU_STACK
+ * frames make a second, required profile "off-cpu-..." (intervals/count,
+ * off_cpu/nanoseconds); a target whose profiles leave out cpu gets no CPU profile.
  * A corrupt or truncated stream stops it with a one-line reason and exit status 1, after
  * removing the temporary file it was writing, if any.
  */
@@ -41,6 +44,7 @@ struct state {
 	struct stream_header hdr;
 	struct defs defs;
 	struct profile prof;
+	struct profile off;     /* the off-CPU profile of the same window */
 	struct gzfile gz;
 };
 
@@ -90,9 +94,9 @@ parse_args(int argc, char **argv)
 
 /* Gzips the finished profile buffers into t; 0, or -1 after saying why on stderr. */
 static int
-write_profile(struct state *s, struct tmpfile *t)
+write_profile(struct state *s, const struct profile *p, struct tmpfile *t)
 {
-	const struct pb *parts[] = { &s->prof.samples, &s->prof.rest, &s->prof.strs.enc };
+	const struct pb *parts[] = { &p->samples, &p->rest, &p->strs.enc };
 	size_t i;
 
 	if (gzfile_open(&s->gz, t->fd, GZIP_LEVEL) < 0)
@@ -113,43 +117,67 @@ gzfail:
 	return -1;
 }
 
+/* Ends profile p of the window and writes it to a temporary file t of the given kind;
+ * ff describes it.  Exits 1 on failure (after removing t). */
+static void
+write_kind(struct state *s, struct profile *p, const char *kind,
+	   const struct fr_window_end *we, struct tmpfile *t, struct fr_file *ff, char *name,
+	   size_t namelen)
+{
+	int64_t start_unix = (int64_t)we->start + s->hdr.clock_offset_ns;
+
+	if (profile_end(p, we, s->hdr.clock_offset_ns) < 0)
+		errx(1, "%s: %s", s->in.name, p->err);
+	if (outname_format(name, namelen, kind, s->hdr.session_id, we->index, start_unix,
+			   "pb.gz") < 0)
+		errx(1, "window %u: file name too long", we->index);
+	if (tmpfile_create(t, env.output, name) < 0)
+		errx(1, "%s", t->err);
+	if (write_profile(s, p, t) < 0) {
+		tmpfile_discard(t);
+		exit(1);
+	}
+	*ff = (struct fr_file){
+		.index = we->index, .flags = FILE_REQUIRED,
+		.kind = { kind, (uint16_t)strlen(kind) },
+		.name = { name, (uint16_t)strlen(name) },
+		.temp = { t->name, (uint16_t)strlen(t->name) },
+	};
+}
+
 static void
 end_window(struct state *s, const struct frame *f)
 {
 	struct fr_window_end we;
-	struct fr_file ff;
-	struct tmpfile t;
-	char reason[200], name[256];
-	int64_t start_unix;
+	struct fr_file ff[2];
+	struct tmpfile t[2];
+	char reason[200], name[2][256];
+	int n = 0;
 
 	if (stream_get_window_end(f, &we, reason, sizeof(reason)) < 0)
 		errx(1, "%s: %s", s->in.name, reason);
 	if (!s->prof.open || we.index != s->prof.index)
 		errx(1, "%s: window end %u without its window start", s->in.name, we.index);
-	if (profile_end(&s->prof, &we, s->hdr.clock_offset_ns) < 0)
-		errx(1, "%s: %s", s->in.name, s->prof.err);
-	start_unix = (int64_t)we.start + s->hdr.clock_offset_ns;
-	if (outname_format(name, sizeof(name), "cpu", s->hdr.session_id, we.index, start_unix,
-			   "pb.gz") < 0)
-		errx(1, "window %u: file name too long", we.index);
-	if (tmpfile_create(&t, env.output, name) < 0)
-		errx(1, "%s", t.err);
-	if (write_profile(s, &t) < 0) {
-		tmpfile_discard(&t);
-		exit(1);
+	if (s->defs.profile_cpu)
+		write_kind(s, &s->prof, "cpu", &we, &t[n], &ff[n], name[n], sizeof(name[n])), n++;
+	else
+		s->prof.open = 0;
+	if (s->off.open) {
+		write_kind(s, &s->off, "off-cpu", &we, &t[n], &ff[n], name[n], sizeof(name[n]));
+		n++;
 	}
-	ff = (struct fr_file){
-		.index = we.index, .flags = FILE_REQUIRED,
-		.kind = { "cpu", 3 },
-		.name = { name, (uint16_t)strlen(name) },
-		.temp = { t.name, (uint16_t)strlen(t.name) },
-	};
-	if (stream_put_file(&s->out, &ff) < 0 || stream_forward(&s->out, f) < 0 ||
-	    stream_flush(&s->out) < 0) {
-		tmpfile_discard(&t);
-		errx(1, "%s: %s", s->out.name, s->out.err);
-	}
-	tmpfile_release(&t);
+	for (int i = 0; i < n; i++)
+		if (stream_put_file(&s->out, &ff[i]) < 0)
+			goto fail;
+	if (stream_forward(&s->out, f) < 0 || stream_flush(&s->out) < 0)
+		goto fail;
+	for (int i = 0; i < n; i++)
+		tmpfile_release(&t[i]);
+	return;
+fail:
+	for (int i = 0; i < n; i++)
+		tmpfile_discard(&t[i]);
+	errx(1, "%s: %s", s->out.name, s->out.err);
 }
 
 /* Decodes f into v with the typed decoder dec, or stops with the stream's name. */
@@ -173,13 +201,22 @@ take_frame(struct state *s, const struct frame *f)
 	if (defs_take(&s->defs, f) < 0)
 		errx(1, "%s: %s", s->in.name, s->defs.err);
 	switch (f->type) {
+	case FR_WINDOW_OFFCPU_STACK:
+		DECODE(s, stream_get_window_offcpu_stack, f, &u.stack);
+		if (!s->off.open || u.stack.index != s->off.index)
+			errx(1, "%s: off-CPU stack of window %u outside that window", s->in.name,
+			     u.stack.index);
+		if (profile_add_stack(&s->off, &u.stack) < 0)
+			errx(1, "%s: %s", s->in.name, s->off.err);
+		return;
 	case FR_WINDOW_START:
 		DECODE(s, stream_get_window_start, f, &u.ws);
 		if (s->prof.open)
 			errx(1, "%s: window %u starts inside window %u", s->in.name, u.ws.index,
 			     s->prof.index);
-		if (profile_begin(&s->prof, &u.ws) < 0)
-			errx(1, "%s: %s", s->in.name, s->prof.err);
+		if (profile_begin(&s->prof, &u.ws) < 0 ||
+		    (s->defs.profile_offcpu && profile_begin(&s->off, &u.ws) < 0))
+			errx(1, "%s: %s", s->in.name, s->prof.err[0] ? s->prof.err : s->off.err);
 		return;
 	case FR_WINDOW_STACK:
 		DECODE(s, stream_get_window_stack, f, &u.stack);
@@ -206,8 +243,11 @@ main(int argc, char **argv)
 		errx(1, "%s: %s", s.in.name, s.in.err);
 	if (stream_writer_open(&s.out, 1, "stdout", &s.hdr) < 0)
 		errx(1, "%s: %s", s.out.name, s.out.err);
+	s.in.flush_on_wait = &s.out; /* output never waits for input */
 	defs_init(&s.defs);
 	profile_init(&s.prof, &s.defs);
+	profile_init(&s.off, &s.defs);
+	s.off.offcpu = 1;
 	while ((rc = stream_read(&s.in, &f)) > 0) {
 		if (f.type == FR_WINDOW_END) {
 			end_window(&s, &f);
@@ -224,6 +264,7 @@ main(int argc, char **argv)
 	if (stream_flush(&s.out) < 0)
 		errx(1, "%s: %s", s.out.name, s.out.err);
 	profile_release(&s.prof);
+	profile_release(&s.off);
 	defs_release(&s.defs);
 	stream_reader_release(&s.in);
 	stream_writer_release(&s.out);

@@ -32,6 +32,7 @@ struct profile {
 	uint32_t *maps;
 	size_t nmaps, cap_maps;
 
+	int offcpu;             /* an off-CPU profile: intervals/count, off_cpu/nanoseconds */
 	int open;               /* between profile_begin and profile_end */
 	int str_failed;         /* a string table insertion ran out of memory */
 	uint32_t index;

@@ -6,7 +6,10 @@
  * FR_WINDOW_END it builds the window's call tree (flame.h), streams the SVG (svg.h) into a
  * fsynced temporary file in the output directory, emits an FR_FILE frame (kind "svg-cpu",
  * not required: a derived output) naming "cpu-<session>-<index>-<start>.svg", then
- * forwards the FR_WINDOW_END; the commit stage renames it into place.
+ * forwards the FR_WINDOW_END; the commit stage renames it into place.  With off-CPU data
+ * (a target flagged TARGET_OFFCPU) it also draws the window's off-CPU time as
+ * "off-cpu-<session>-<index>-<start>.svg" (kind "svg-off-cpu"); with --profiles off-cpu
+ * alone, only that.
  * With --folded FILE it instead draws FlameGraph folded text and writes the SVG to stdout.
  * A corrupt or truncated stream stops it with a one-line reason and exit status 1, after
  * removing the temporary file it was writing, if any.
@@ -44,6 +47,7 @@ struct state {
 	struct stream_writer out;
 	struct stream_header hdr;
 	struct winmodel wm;
+	struct winmodel off;    /* the off-CPU stacks of the same windows, when collected */
 	struct bufout buf;
 	struct wframe frames[WINMODEL_MAX_FRAMES];
 };
@@ -120,36 +124,39 @@ utc_time(char *buf, size_t len, int64_t unix_ns)
 }
 
 static void
-window_subtitle(char *buf, size_t len, const struct state *s, const struct fr_window_end *we)
+window_subtitle(char *buf, size_t len, const struct state *s, const struct winmodel *m,
+		const struct fr_window_end *we)
 {
 	char from[64], to[64];
 
 	utc_time(from, sizeof(from), (int64_t)we->start + s->hdr.clock_offset_ns);
 	utc_time(to, sizeof(to), (int64_t)we->end + s->hdr.clock_offset_ns);
-	snprintf(buf, len, "cpu profile, window %u: %s to %s UTC, total %" PRIu64 " ns "
-		 "(%.3f s) in %" PRIu64 " samples", we->index, from, to + 11,
-		 s->wm.total_nanos, (double)s->wm.total_nanos / 1e9, s->wm.total_count);
+	snprintf(buf, len, "%s profile, window %u: %s to %s UTC, total %" PRIu64 " ns "
+		 "(%.3f s) in %" PRIu64 " %s", m->offcpu ? "off-cpu" : "cpu", we->index, from,
+		 to + 11, m->total_nanos, (double)m->total_nanos / 1e9, m->total_count,
+		 m->offcpu ? "intervals" : "samples");
 }
 
 /* Builds the window's tree and streams its SVG into t; exits on failure. */
 static void
-write_svg(struct state *s, const struct fr_window_end *we, struct tmpfile *t)
+write_svg(struct state *s, struct winmodel *m, const struct fr_window_end *we,
+	  struct tmpfile *t)
 {
 	struct flame tree;
 	char sub[512];
-	struct svg_head h = { "CPU flame graph", sub, "ns" };
+	struct svg_head h = { m->offcpu ? "Off-CPU flame graph" : "CPU flame graph", sub, "ns" };
 	size_t i, n;
 
 	if (flame_init(&tree, FLAME_MAX_NODES) < 0)
 		goto oom;
-	for (i = 0; i < s->wm.nstacks; i++) {
-		n = winmodel_frames(&s->wm, &s->wm.stacks[i], s->frames);
-		if (flame_add(&tree, s->frames, n, s->wm.stacks[i].nanos) < 0)
+	for (i = 0; i < m->nstacks; i++) {
+		n = winmodel_frames(m, &m->stacks[i], s->frames);
+		if (flame_add(&tree, s->frames, n, m->stacks[i].nanos) < 0)
 			goto oom;
 	}
 	if (flame_sort(&tree) < 0)
 		goto oom;
-	window_subtitle(sub, sizeof(sub), s, we);
+	window_subtitle(sub, sizeof(sub), s, m, we);
 	bufout_init(&s->buf, t);
 	if (svg_write(&tree, &h, &s->buf) < 0)
 		goto oom;
@@ -165,34 +172,58 @@ oom:
 	errx(1, "window %u: out of memory", we->index);
 }
 
+/* Draws model m's window into a temporary file named after prefix; *ff announces it. */
+static void
+write_one(struct state *s, struct winmodel *m, const char *prefix, const char *kind,
+	  const struct fr_window_end *we, struct tmpfile *t, struct fr_file *ff, char *name,
+	  size_t namelen)
+{
+	if (outname_format(name, namelen, prefix, s->hdr.session_id, we->index,
+			   (int64_t)we->start + s->hdr.clock_offset_ns, "svg") < 0)
+		errx(1, "window %u: file name too long", we->index);
+	if (tmpfile_create(t, env.output, name) < 0)
+		errx(1, "%s", t->err);
+	write_svg(s, m, we, t);
+	*ff = (struct fr_file){
+		.index = we->index, .flags = 0,
+		.kind = { kind, (uint16_t)strlen(kind) },
+		.name = { name, (uint16_t)strlen(name) },
+		.temp = { t->name, (uint16_t)strlen(t->name) },
+	};
+}
+
 static void
 end_window(struct state *s, const struct frame *f)
 {
 	struct fr_window_end we;
-	struct fr_file ff;
-	struct tmpfile t;
-	char name[256];
+	struct fr_file ff[2];
+	struct tmpfile t[2];
+	char name[2][256];
+	int n = 0;
 
 	if (winmodel_end(&s->wm, f, &we) < 0)
 		errx(1, "%s: %s", s->in.name, s->wm.err);
-	if (outname_format(name, sizeof(name), "cpu", s->hdr.session_id, we.index,
-			   (int64_t)we.start + s->hdr.clock_offset_ns, "svg") < 0)
-		errx(1, "window %u: file name too long", we.index);
-	if (tmpfile_create(&t, env.output, name) < 0)
-		errx(1, "%s", t.err);
-	write_svg(s, &we, &t);
-	ff = (struct fr_file){
-		.index = we.index, .flags = 0,
-		.kind = { "svg-cpu", 7 },
-		.name = { name, (uint16_t)strlen(name) },
-		.temp = { t.name, (uint16_t)strlen(t.name) },
-	};
-	if (stream_put_file(&s->out, &ff) < 0 || stream_forward(&s->out, f) < 0 ||
-	    stream_flush(&s->out) < 0) {
-		tmpfile_discard(&t);
-		errx(1, "%s: %s", s->out.name, s->out.err);
+	if (s->wm.defs.profile_cpu)
+		write_one(s, &s->wm, "cpu", "svg-cpu", &we, &t[n], &ff[n], name[n],
+			  sizeof(name[n])), n++;
+	if (s->off.open) {
+		if (winmodel_end(&s->off, f, &we) < 0)
+			errx(1, "%s: %s", s->in.name, s->off.err);
+		write_one(s, &s->off, "off-cpu", "svg-off-cpu", &we, &t[n], &ff[n], name[n],
+			  sizeof(name[n])), n++;
 	}
-	tmpfile_release(&t);
+	for (int i = 0; i < n; i++)
+		if (stream_put_file(&s->out, &ff[i]) < 0)
+			goto fail;
+	if (stream_forward(&s->out, f) < 0 || stream_flush(&s->out) < 0)
+		goto fail;
+	for (int i = 0; i < n; i++)
+		tmpfile_release(&t[i]);
+	return;
+fail:
+	for (int i = 0; i < n; i++)
+		tmpfile_discard(&t[i]);
+	errx(1, "%s: %s", s->out.name, s->out.err);
 }
 
 /* --folded: one SVG of a folded file on stdout. */
@@ -251,7 +282,10 @@ main(int argc, char **argv)
 		errx(1, "%s: %s", s.in.name, s.in.err);
 	if (stream_writer_open(&s.out, 1, "stdout", &s.hdr) < 0)
 		errx(1, "%s: %s", s.out.name, s.out.err);
+	s.in.flush_on_wait = &s.out; /* output never waits for input */
 	winmodel_init(&s.wm);
+	winmodel_init(&s.off);
+	s.off.offcpu = 1;
 	while ((rc = stream_read(&s.in, &f)) > 0) {
 		if (f.type == FR_WINDOW_END) {
 			end_window(&s, &f);
@@ -261,6 +295,9 @@ main(int argc, char **argv)
 			errx(1, "%s: %s", s.out.name, s.out.err);
 		if (winmodel_take(&s.wm, &f) < 0)
 			errx(1, "%s: %s", s.in.name, s.wm.err);
+		/* Its own copy of the definitions, only when off-CPU windows will come. */
+		if (s.wm.defs.profile_offcpu && winmodel_take(&s.off, &f) < 0)
+			errx(1, "%s: %s", s.in.name, s.off.err);
 	}
 	if (rc < 0)
 		errx(1, "%s: %s", s.in.name, s.in.err);
@@ -269,6 +306,7 @@ main(int argc, char **argv)
 	if (stream_flush(&s.out) < 0)
 		errx(1, "%s: %s", s.out.name, s.out.err);
 	winmodel_release(&s.wm);
+	winmodel_release(&s.off);
 	stream_reader_release(&s.in);
 	stream_writer_release(&s.out);
 	if (close(1) < 0)

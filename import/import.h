@@ -52,15 +52,27 @@ struct buildid {
 	char path[];
 };
 
-struct held;
-/* A heap entry keeps its sort key beside the pointer: comparisons touch no record. */
+/* A queued record keeps its sort key beside the pointer: comparisons touch no record.
+ * A record of a mapped capture is read in place later; others are copied. */
 struct slot {
 	uint64_t time, seq;
-	struct held *e;
+	const uint8_t *rec;
+	uint8_t *copy;          /* rec, when it had to be copied; else NULL */
+	uint64_t off;
+	size_t size;
+};
+/* A FIFO of records in time order: each CPU's buffer arrives sorted, so records mostly
+ * extend one of a few such runs; the rest go to the heap. */
+#define ORDER_RUNS 8
+struct run {
+	struct slot *v;         /* ring of cap (a power of two) slots */
+	size_t head, n, cap;
 };
 struct order {
+	struct run runs[ORDER_RUNS];
+	size_t nruns;           /* runs[0..nruns) hold records, the others are empty */
 	struct slot *heap;
-	size_t n, cap, bytes;
+	size_t n, cap, bytes;   /* n: records in the heap */
 	uint64_t seq, newest;
 };
 

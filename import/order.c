@@ -6,18 +6,13 @@
  * event can follow.  Captures without rounds (old perf, simpleperf) wait until the buffer
  * holds ORDER_MAX_BYTES, then give up ordering for the oldest record rather than memory.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "import.h"
 
 #define ORDER_MAX_BYTES (256u << 20)
-
-struct held {
-	uint64_t off;
-	size_t size;
-	uint8_t data[];
-};
 
 static int
 before(const struct slot *a, const struct slot *b)
@@ -43,16 +38,117 @@ sift_down(struct slot *h, size_t n, size_t i)
 	h[i] = x;
 }
 
+static struct slot *
+run_at(const struct run *r, size_t i)
+{
+	return &r->v[(r->head + i) & (r->cap - 1)];
+}
+
+static int
+run_push(struct run *r, struct slot x)
+{
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 256;
+		struct slot *v = malloc(cap * sizeof(*v));
+		if (!v)
+			return -1;
+		for (size_t i = 0; i < r->n; i++)
+			v[i] = *run_at(r, i);
+		free(r->v);
+		r->v = v;
+		r->cap = cap;
+		r->head = 0;
+	}
+	*run_at(r, r->n++) = x;
+	return 0;
+}
+
+static int
+heap_push(struct order *o, struct slot x)
+{
+	struct slot *h = o->n < o->cap ? o->heap : reallocf_heap(o);
+	if (!h)
+		return -1;
+	o->heap = h;
+	size_t i = o->n++;
+	while (i && before(&x, &o->heap[(i - 1) / 2])) {
+		o->heap[i] = o->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	o->heap[i] = x;
+	return 0;
+}
+
+/* Appends x to the run whose newest record is the latest one not after it, which keeps
+ * each CPU's records together; a record older than every run starts a new one, or goes to
+ * the heap when all are in use.  Every run stays sorted by (time, seq). */
+static int
+queue(struct order *o, struct slot x)
+{
+	struct run *best = NULL;
+	for (size_t i = 0; i < o->nruns; i++) {
+		struct run *r = &o->runs[i];
+		const struct slot *t = run_at(r, r->n - 1);
+		if (t->time <= x.time && (!best || t->time > run_at(best, best->n - 1)->time))
+			best = r;
+	}
+	if (!best && o->nruns < ORDER_RUNS)
+		best = &o->runs[o->nruns++];
+	return best ? run_push(best, x) : heap_push(o, x);
+}
+
+/* Takes the oldest record of the runs and the heap; 0 when there is none. */
+static int
+take_oldest(struct order *o, struct slot *out)
+{
+	struct run *best = NULL;
+	for (size_t i = 0; i < o->nruns; i++)
+		if (!best || before(run_at(&o->runs[i], 0), run_at(best, 0)))
+			best = &o->runs[i];
+	if (o->n && (!best || before(&o->heap[0], run_at(best, 0)))) {
+		*out = o->heap[0];
+		o->heap[0] = o->heap[--o->n];
+		sift_down(o->heap, o->n, 0);
+		return 1;
+	}
+	if (!best)
+		return 0;
+	*out = *run_at(best, 0);
+	best->head = (best->head + 1) & (best->cap - 1);
+	if (--best->n == 0) {
+		/* Keep the runs in use first: swap the emptied one with the last. */
+		struct run *last = &o->runs[--o->nruns];
+		struct run t = *best;
+		*best = *last;
+		*last = t;
+	}
+	return 1;
+}
+
+/* The oldest queued time; 0 with *any clear when nothing is queued. */
+static uint64_t
+oldest_time(const struct order *o, int *any)
+{
+	uint64_t t = UINT64_MAX;
+	*any = o->n > 0 || o->nruns > 0;
+	if (o->n)
+		t = o->heap[0].time;
+	for (size_t i = 0; i < o->nruns; i++)
+		if (run_at(&o->runs[i], 0)->time < t)
+			t = run_at(&o->runs[i], 0)->time;
+	return *any ? t : 0;
+}
+
 static int
 pop(struct imp *m)
 {
 	struct order *o = &m->order;
-	struct held *e = o->heap[0].e;
-	o->heap[0] = o->heap[--o->n];
-	sift_down(o->heap, o->n, 0);
-	o->bytes -= e->size;
-	int rc = records_handle(m, bo32(m->bo, e->data), e->data, e->size, e->off);
-	free(e);
+	struct slot e;
+	if (!take_oldest(o, &e))
+		return 0;
+	o->bytes -= e.size;
+	int rc = records_handle(m, bo32(m->bo, e.rec), e.rec, e.size, e.off);
+	free(e.copy);
 	return rc;
 }
 
@@ -60,23 +156,24 @@ int
 order_push(struct imp *m, uint64_t time, const uint8_t *r, size_t size, uint64_t off)
 {
 	struct order *o = &m->order;
-	struct held *e = malloc(sizeof(*e) + size);
-	struct slot *h = o->n < o->cap ? o->heap : reallocf_heap(o);
-	if (!e || !h) {
-		free(e);
+	struct slot x = { time, o->seq++, r, NULL, off, size };
+	/* A mapped capture (or one in memory) stays readable: the record is read in place
+	 * when its turn comes (src_done only drops pages, which fault back in).  Decompressed
+	 * and piped records are in buffers that move on: those are copied. */
+	uintptr_t at = (uintptr_t)r, base = (uintptr_t)m->src.map;
+	int stable = m->src.fd < 0 && at >= base && size <= m->src.size &&
+		     at - base <= m->src.size - size;
+	if (!stable) {
+		if (!(x.copy = malloc(size ? size : 1)))
+			return imp_fail(m, off, "out of memory");
+		memcpy(x.copy, r, size);
+		x.rec = x.copy;
+	}
+	if (queue(o, x) < 0) {
+		free(x.copy);
 		return imp_fail(m, off, "out of memory");
 	}
-	o->heap = h;
-	*e = (struct held){ off, size };
-	memcpy(e->data, r, size);
-	struct slot x = { time, o->seq++, e };
-	size_t i = o->n++;
-	while (i && before(&x, &o->heap[(i - 1) / 2])) {
-		o->heap[i] = o->heap[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	o->heap[i] = x;
-	o->bytes += size;
+	o->bytes += size; /* copied or not, so the bound is the same for every source */
 	if (time > o->newest)
 		o->newest = time;
 	while (o->bytes > ORDER_MAX_BYTES)
@@ -88,7 +185,8 @@ order_push(struct imp *m, uint64_t time, const uint8_t *r, size_t size, uint64_t
 int
 order_release(struct imp *m, uint64_t time)
 {
-	while (m->order.n && m->order.heap[0].time <= time)
+	int any;
+	while (oldest_time(&m->order, &any) <= time && any)
 		if (pop(m) < 0)
 			return -1;
 	return 0;
@@ -98,7 +196,13 @@ void
 order_free(struct imp *m)
 {
 	for (size_t i = 0; i < m->order.n; i++)
-		free(m->order.heap[i].e);
+		free(m->order.heap[i].copy);
+	for (size_t i = 0; i < ORDER_RUNS; i++) {
+		struct run *r = &m->order.runs[i];
+		for (size_t j = 0; i < m->order.nruns && j < r->n; j++)
+			free(run_at(r, j)->copy);
+		free(r->v);
+	}
 	free(m->order.heap);
 	memset(&m->order, 0, sizeof(m->order));
 }

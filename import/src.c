@@ -59,9 +59,11 @@ pipe_get(struct src *s, uint64_t off, size_t n)
 	if (off < s->base)
 		return NULL; /* a backward read: a parser bug, reported as corrupt input */
 	size_t drop = off - s->base < s->size ? (size_t)(off - s->base) : s->size;
-	memmove(s->buf, s->buf + drop, s->size - drop);
-	s->size -= drop;
-	s->base += drop;
+	if (drop) { /* never with the buffer not yet allocated (NULL) */
+		memmove(s->buf, s->buf + drop, s->size - drop);
+		s->size -= drop;
+		s->base += drop;
+	}
 	if (off != s->base)
 		return NULL;
 	while (s->size < n && !s->eof) {

@@ -9,6 +9,7 @@ void
 defs_init(struct defs *d)
 {
 	memset(d, 0, sizeof(*d));
+	d->profile_cpu = 1; /* a stream without a target (a replayed capture) is a cpu one */
 	idmap_init(&d->mapping_ix);
 	idmap_init(&d->function_ix);
 	idmap_init(&d->location_ix);
@@ -67,6 +68,16 @@ defs_set_target(struct defs *d, const struct fr_target *t)
 	d->target_pid = t->pid;
 	d->cpu_frequency = t->cpu_frequency;
 	d->have_target = 1;
+	d->profile_cpu = t->profiles.len == 0;
+	for (size_t i = 0; i < t->profiles.len;) {
+		size_t j = i;
+		while (j < t->profiles.len && t->profiles.p[j] != ',')
+			j++;
+		if (j - i == 3 && memcmp(t->profiles.p + i, "cpu", 3) == 0)
+			d->profile_cpu = 1;
+		i = j + 1;
+	}
+	d->profile_offcpu = (t->flags & TARGET_OFFCPU) != 0;
 	if (pool_str(d, t->exe, &d->exe) < 0)
 		return -1;
 	return pool_str(d, t->comm, &d->comm);

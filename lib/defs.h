@@ -41,6 +41,9 @@ struct def_location {
 struct defs {
 	uint32_t target_pid, cpu_frequency;
 	int have_target;
+	/* The profiles the windows have, from the latest target: cpu when requested (or when
+	 * the target names none), off-cpu when its collector runs (TARGET_OFFCPU). */
+	int profile_cpu, profile_offcpu;
 	struct pstr exe;
 	struct pstr comm;       /* the target's process name at start */
 

@@ -19,26 +19,97 @@ struct enc {
 	int bad;
 };
 
+/* Little-endian loads and stores through memcpy: one instruction each on the usual hosts,
+ * where the byte-at-a-time loops they replace cost a call per field. */
+static inline void
+st16(uint8_t *p, uint16_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap16(v);
+#endif
+	memcpy(p, &v, 2);
+}
+
+static inline void
+st32(uint8_t *p, uint32_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	memcpy(p, &v, 4);
+}
+
+static inline void
+st64(uint8_t *p, uint64_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	memcpy(p, &v, 8);
+}
+
+static inline uint16_t
+ld16(const uint8_t *p)
+{
+	uint16_t v;
+	memcpy(&v, p, 2);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap16(v);
+#endif
+	return v;
+}
+
+static inline uint32_t
+ld32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	return v;
+}
+
+static inline uint64_t
+ld64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	return v;
+}
+
 static uint8_t *
-enc_room(struct enc *e, size_t n)
+enc_grow(struct enc *e, size_t n)
 {
 	struct stream_writer *w = e->w;
 	if (e->bad)
 		return NULL;
-	if (e->len + n > w->scratch_cap) {
-		size_t cap = w->scratch_cap ? w->scratch_cap : 4096;
-		while (cap < e->len + n)
-			cap *= 2;
-		uint8_t *p = realloc(w->scratch, cap);
-		if (!p) {
-			e->bad = 1;
-			snprintf(w->err, sizeof(w->err), "out of memory");
-			return NULL;
-		}
-		w->scratch = p;
-		w->scratch_cap = cap;
+	size_t cap = w->scratch_cap ? w->scratch_cap : 4096;
+	while (cap < e->len + n)
+		cap *= 2;
+	uint8_t *p = realloc(w->scratch, cap);
+	if (!p) {
+		e->bad = 1;
+		snprintf(w->err, sizeof(w->err), "out of memory");
+		return NULL;
 	}
-	uint8_t *p = w->scratch + e->len;
+	w->scratch = p;
+	w->scratch_cap = cap;
+	p = w->scratch + e->len;
+	e->len += n;
+	return p;
+}
+
+/* n more bytes of the frame being encoded, or NULL once encoding failed. */
+static inline uint8_t *
+enc_room(struct enc *e, size_t n)
+{
+	if (e->bad || e->len + n > e->w->scratch_cap)
+		return enc_grow(e, n);
+	uint8_t *p = e->w->scratch + e->len;
 	e->len += n;
 	return p;
 }
@@ -51,32 +122,28 @@ put_u8(struct enc *e, uint8_t v)
 		*p = v;
 }
 
-static void
+static inline void
 put_u16(struct enc *e, uint16_t v)
 {
 	uint8_t *p = enc_room(e, 2);
-	if (p) {
-		p[0] = v;
-		p[1] = v >> 8;
-	}
+	if (p)
+		st16(p, v);
 }
 
-static void
+static inline void
 put_u32(struct enc *e, uint32_t v)
 {
 	uint8_t *p = enc_room(e, 4);
 	if (p)
-		for (int i = 0; i < 4; i++)
-			p[i] = v >> (8 * i);
+		st32(p, v);
 }
 
-static void
+static inline void
 put_u64(struct enc *e, uint64_t v)
 {
 	uint8_t *p = enc_room(e, 8);
 	if (p)
-		for (int i = 0; i < 8; i++)
-			p[i] = v >> (8 * i);
+		st64(p, v);
 }
 
 static void
@@ -115,7 +182,7 @@ struct dec {
 	const char *bad; /* first problem */
 };
 
-static const uint8_t *
+static inline const uint8_t *
 take(struct dec *d, size_t n)
 {
 	if (d->bad)
@@ -136,33 +203,25 @@ get_u8(struct dec *d)
 	return p ? p[0] : 0;
 }
 
-static uint16_t
+static inline uint16_t
 get_u16(struct dec *d)
 {
 	const uint8_t *p = take(d, 2);
-	return p ? (uint16_t)(p[0] | p[1] << 8) : 0;
+	return p ? ld16(p) : 0;
 }
 
-static uint32_t
+static inline uint32_t
 get_u32(struct dec *d)
 {
 	const uint8_t *p = take(d, 4);
-	uint32_t v = 0;
-	if (p)
-		for (int i = 0; i < 4; i++)
-			v |= (uint32_t)p[i] << (8 * i);
-	return v;
+	return p ? ld32(p) : 0;
 }
 
-static uint64_t
+static inline uint64_t
 get_u64(struct dec *d)
 {
 	const uint8_t *p = take(d, 8);
-	uint64_t v = 0;
-	if (p)
-		for (int i = 0; i < 8; i++)
-			v |= (uint64_t)p[i] << (8 * i);
-	return v;
+	return p ? ld64(p) : 0;
 }
 
 static struct str
@@ -233,6 +292,12 @@ stream_put_target(struct stream_writer *w, const struct fr_target *v)
 	put_u32(e, v->calib_deep_permille);
 	put_u32(e, v->calib_cycles);
 	put_str(e, v->calib_verdict);
+	put_str(e, v->fallback_reason);
+	put_u64(e, v->since);
+	put_str(e, v->scope_requested);
+	put_str(e, v->scope_effective);
+	put_str(e, v->scope_cgroup);
+	put_str(e, v->scope_reason);
 	return enc_done(e, FR_TARGET);
 }
 
@@ -262,6 +327,20 @@ stream_get_target(const struct frame *f, struct fr_target *v, char *err, size_t 
 		v->calib_deep_permille = get_u32(d);
 		v->calib_cycles = get_u32(d);
 		v->calib_verdict = get_str(d);
+	}
+	v->fallback_reason = (struct str){ "", 0 };
+	v->since = 0;
+	if (!d->bad && d->pos < d->len) {
+		v->fallback_reason = get_str(d);
+		v->since = get_u64(d);
+	}
+	v->scope_requested = v->scope_effective = (struct str){ "", 0 };
+	v->scope_cgroup = v->scope_reason = (struct str){ "", 0 };
+	if (!d->bad && d->pos < d->len) {
+		v->scope_requested = get_str(d);
+		v->scope_effective = get_str(d);
+		v->scope_cgroup = get_str(d);
+		v->scope_reason = get_str(d);
 	}
 	return dec_done(f, d, err, errlen);
 }
@@ -390,8 +469,10 @@ stream_put_sample(struct stream_writer *w, const struct fr_sample *v)
 	put_u64(e, v->period);
 	put_u16(e, v->nkernel);
 	put_u16(e, v->nuser);
-	for (unsigned i = 0; i < (unsigned)v->nkernel + v->nuser; i++)
-		put_u64(e, v->ips[i]);
+	unsigned n = (unsigned)v->nkernel + v->nuser;
+	uint8_t *p = enc_room(e, (size_t)n * 8);
+	for (unsigned i = 0; p && i < n; i++)
+		st64(p + (size_t)i * 8, v->ips[i]);
 	return enc_done(e, FR_SAMPLE);
 }
 
@@ -410,12 +491,8 @@ stream_get_sample(const struct frame *f, struct fr_sample *v, char *err, size_t 
 	if (!d->bad && (unsigned)v->nkernel + v->nuser > STREAM_MAX_IPS)
 		d->bad = "too many addresses";
 	const uint8_t *p = d->bad ? NULL : take(d, ((size_t)v->nkernel + v->nuser) * 8);
-	for (unsigned i = 0; p && i < (unsigned)v->nkernel + v->nuser; i++) {
-		uint64_t x = 0;
-		for (int b = 0; b < 8; b++)
-			x |= (uint64_t)p[i * 8 + b] << (8 * b);
-		v->ips[i] = x;
-	}
+	for (unsigned i = 0; p && i < (unsigned)v->nkernel + v->nuser; i++)
+		v->ips[i] = ld64(p + (size_t)i * 8);
 	return dec_done(f, d, err, errlen);
 }
 
@@ -720,9 +797,12 @@ stream_get_location(const struct frame *f, struct fr_location *v, char *err, siz
 static void
 put_locs(struct enc *e, uint16_t n, const uint32_t *locs)
 {
-	put_u16(e, n);
+	uint8_t *p = enc_room(e, 2 + (size_t)n * 4);
+	if (!p)
+		return;
+	st16(p, n);
 	for (unsigned i = 0; i < n; i++)
-		put_u32(e, locs[i]);
+		st32(p + 2 + (size_t)i * 4, locs[i]);
 }
 
 static uint16_t
@@ -730,12 +810,20 @@ get_locs(struct dec *d, uint32_t *locs)
 {
 	uint16_t n = get_u16(d);
 	get_count(d, n, STREAM_MAX_LOCS, "too many locations");
-	for (unsigned i = 0; !d->bad && i < n; i++) {
-		locs[i] = get_u32(d);
-		if (!d->bad && locs[i] == 0)
-			d->bad = "location id 0";
+	if (d->bad)
+		return 0;
+	/* The ids that are there are checked first, so a zero id is reported as such even
+	 * in a frame that also ends early. */
+	size_t have = (d->len - d->pos) / 4, m = n < have ? n : have;
+	const uint8_t *p = d->p + d->pos;
+	uint32_t zero = 0;
+	for (size_t i = 0; i < m; i++)
+		zero |= !(locs[i] = ld32(p + i * 4));
+	if (zero) {
+		d->bad = "location id 0";
+		return 0;
 	}
-	return d->bad ? 0 : n;
+	return take(d, (size_t)n * 4) ? n : 0;
 }
 
 int
@@ -896,5 +984,134 @@ stream_get_file(const struct frame *f, struct fr_file *v, char *err, size_t errl
 	v->temp = get_str(d);
 	if (!d->bad && (!plain_name(v->name) || !plain_name(v->temp)))
 		d->bad = "file name is not a plain name in the output directory";
+	return dec_done(f, d, err, errlen);
+}
+
+/* ---- off-CPU frames ---- */
+
+int
+stream_put_offcpu(struct stream_writer *w, const struct fr_offcpu *v)
+{
+	ENC_BEGIN();
+	if ((unsigned)v->nkernel + v->nuser > STREAM_MAX_IPS) {
+		snprintf(w->err, sizeof(w->err), "off-CPU interval with more than %d addresses",
+			 STREAM_MAX_IPS);
+		return -1;
+	}
+	put_u64(e, v->start);
+	put_u64(e, v->end);
+	put_u32(e, v->pid);
+	put_u32(e, v->tid);
+	put_u32(e, v->cpu);
+	put_u32(e, v->phase);
+	put_u32(e, v->flags);
+	put_u16(e, v->nkernel);
+	put_u16(e, v->nuser);
+	for (unsigned i = 0; i < (unsigned)v->nkernel + v->nuser; i++)
+		put_u64(e, v->ips[i]);
+	return enc_done(e, FR_OFFCPU);
+}
+
+static void
+check_interval(struct dec *d, uint64_t start, uint64_t end, uint32_t phase)
+{
+	if (!d->bad && end < start)
+		d->bad = "interval ends before it starts";
+	if (!d->bad && (phase < PHASE_BLOCKED || phase > PHASE_YIELDED))
+		d->bad = "unknown off-CPU phase";
+}
+
+int
+stream_get_offcpu(const struct frame *f, struct fr_offcpu *v, char *err, size_t errlen)
+{
+	DEC_BEGIN(FR_OFFCPU);
+	v->start = get_u64(d);
+	v->end = get_u64(d);
+	v->pid = get_u32(d);
+	v->tid = get_u32(d);
+	v->cpu = get_u32(d);
+	v->phase = get_u32(d);
+	v->flags = get_u32(d);
+	v->nkernel = get_u16(d);
+	v->nuser = get_u16(d);
+	check_interval(d, v->start, v->end, v->phase);
+	if (!d->bad && (unsigned)v->nkernel + v->nuser > STREAM_MAX_IPS)
+		d->bad = "too many addresses";
+	const uint8_t *p = d->bad ? NULL : take(d, ((size_t)v->nkernel + v->nuser) * 8);
+	for (unsigned i = 0; p && i < (unsigned)v->nkernel + v->nuser; i++) {
+		uint64_t x = 0;
+		for (int b = 0; b < 8; b++)
+			x |= (uint64_t)p[i * 8 + b] << (8 * b);
+		v->ips[i] = x;
+	}
+	return dec_done(f, d, err, errlen);
+}
+
+int
+stream_put_offcpu_stack(struct stream_writer *w, const struct fr_offcpu_stack *v)
+{
+	ENC_BEGIN();
+	if (v->nlocs > STREAM_MAX_LOCS) {
+		snprintf(w->err, sizeof(w->err), "stack with too many locations");
+		return -1;
+	}
+	put_u64(e, v->start);
+	put_u64(e, v->end);
+	put_u32(e, v->pid);
+	put_u32(e, v->tid);
+	put_u32(e, v->cpu);
+	put_u32(e, v->phase);
+	put_u32(e, v->flags);
+	put_u32(e, v->stack_flags);
+	put_locs(e, v->nlocs, v->locs);
+	return enc_done(e, FR_OFFCPU_STACK);
+}
+
+int
+stream_get_offcpu_stack(const struct frame *f, struct fr_offcpu_stack *v, char *err,
+			size_t errlen)
+{
+	DEC_BEGIN(FR_OFFCPU_STACK);
+	v->start = get_u64(d);
+	v->end = get_u64(d);
+	v->pid = get_u32(d);
+	v->tid = get_u32(d);
+	v->cpu = get_u32(d);
+	v->phase = get_u32(d);
+	v->flags = get_u32(d);
+	v->stack_flags = get_u32(d);
+	check_interval(d, v->start, v->end, v->phase);
+	v->nlocs = get_locs(d, v->locs);
+	return dec_done(f, d, err, errlen);
+}
+
+int
+stream_put_window_offcpu_stack(struct stream_writer *w, const struct fr_window_stack *v)
+{
+	ENC_BEGIN();
+	if (v->nlocs > STREAM_MAX_LOCS) {
+		snprintf(w->err, sizeof(w->err), "stack with too many locations");
+		return -1;
+	}
+	put_u32(e, v->index);
+	put_u32(e, v->pid);
+	put_u32(e, v->tid);
+	put_u64(e, v->count);
+	put_u64(e, v->nanos);
+	put_locs(e, v->nlocs, v->locs);
+	return enc_done(e, FR_WINDOW_OFFCPU_STACK);
+}
+
+int
+stream_get_window_offcpu_stack(const struct frame *f, struct fr_window_stack *v, char *err,
+			       size_t errlen)
+{
+	DEC_BEGIN(FR_WINDOW_OFFCPU_STACK);
+	v->index = get_u32(d);
+	v->pid = get_u32(d);
+	v->tid = get_u32(d);
+	v->count = get_u64(d);
+	v->nanos = get_u64(d);
+	v->nlocs = get_locs(d, v->locs);
 	return dec_done(f, d, err, errlen);
 }

@@ -22,13 +22,16 @@ static const char *const names[] = {
 	[FR_WARNING] = "warning",
 	[FR_USYM] = "usym",
 	[FR_SAMPLE_REGS] = "sample-regs",
+	[FR_OFFCPU] = "offcpu",
 	[FR_MAPPING] = "mapping",
 	[FR_FUNCTION] = "function",
 	[FR_LOCATION] = "location",
 	[FR_STACK] = "stack",
+	[FR_OFFCPU_STACK] = "offcpu-stack",
 	[FR_WINDOW_START] = "window-start",
 	[FR_WINDOW_STACK] = "window-stack",
 	[FR_WINDOW_END] = "window-end",
+	[FR_WINDOW_OFFCPU_STACK] = "window-offcpu-stack",
 	[FR_FILE] = "file",
 };
 
@@ -63,6 +66,8 @@ union any_frame {
 	struct fr_window_stack window_stack;
 	struct fr_window_end window_end;
 	struct fr_file file;
+	struct fr_offcpu offcpu;
+	struct fr_offcpu_stack offcpu_stack;
 };
 
 int
@@ -93,6 +98,10 @@ stream_check_frame(const struct frame *f, char *err, size_t errlen)
 	case FR_WINDOW_STACK: return stream_get_window_stack(f, &u.window_stack, err, errlen);
 	case FR_WINDOW_END: return stream_get_window_end(f, &u.window_end, err, errlen);
 	case FR_FILE: return stream_get_file(f, &u.file, err, errlen);
+	case FR_OFFCPU: return stream_get_offcpu(f, &u.offcpu, err, errlen);
+	case FR_OFFCPU_STACK: return stream_get_offcpu_stack(f, &u.offcpu_stack, err, errlen);
+	case FR_WINDOW_OFFCPU_STACK:
+		return stream_get_window_offcpu_stack(f, &u.window_stack, err, errlen);
 	default: return 0;
 	}
 }

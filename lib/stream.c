@@ -9,10 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define READ_CHUNK (1u << 16)
 #define WRITE_BUF (1u << 16)
+#define MAP_RELEASE (8u << 20) /* mapped bytes read before they are given back */
 
 static void
 seterr(char *err, size_t len, const char *fmt, ...)
@@ -65,6 +68,67 @@ rd64(const uint8_t *p)
 
 /* ---- reading ---- */
 
+/* A regular file (a saved stream) is read through a mapping: no copy of the bulk of it
+ * (sample stacks the walk never touches) into the process.  Anything else is read(). */
+static void
+map_input(struct stream_reader *r)
+{
+	struct stat st;
+	off_t at = lseek(r->fd, 0, SEEK_CUR);
+	if (at < 0 || fstat(r->fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= at ||
+	    (uint64_t)st.st_size > SIZE_MAX)
+		return;
+	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, r->fd, 0);
+	if (p == MAP_FAILED)
+		return;
+	madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
+	r->map = p;
+	r->map_len = (size_t)st.st_size;
+	r->map_skip = (size_t)at;
+	r->buf = r->map + r->map_skip;
+	r->len = r->cap = r->map_len - r->map_skip;
+}
+
+/* Gives back the mapped pages before the frame about to be read, so resident memory stays
+ * at a few megabytes however long the file; frames handed out before are dead by now. */
+static void
+map_release(struct stream_reader *r)
+{
+	size_t upto = (r->map_skip + r->pos) & ~(size_t)(MAP_RELEASE - 1);
+	if (upto > r->released) {
+		madvise(r->map + r->released, upto - r->released, MADV_DONTNEED);
+		r->released = upto;
+	}
+}
+
+/* The mapping is used up: its unread tail moves to a buffer, and read() goes on from the
+ * end of what was mapped, for a file that grew since.  0, or -1 when out of memory. */
+static int
+unmap_input(struct stream_reader *r)
+{
+	size_t rest = r->len - r->pos, cap = READ_CHUNK;
+	while (cap < rest)
+		cap *= 2;
+	uint8_t *nb = malloc(cap);
+	if (!nb) {
+		seterr(r->err, sizeof(r->err), "out of memory");
+		return -1;
+	}
+	memcpy(nb, r->buf + r->pos, rest);
+	if (lseek(r->fd, (off_t)r->map_len, SEEK_SET) < 0) {
+		seterr(r->err, sizeof(r->err), "seek error: %s", strerror(errno));
+		free(nb);
+		return -1;
+	}
+	munmap(r->map, r->map_len);
+	r->map = NULL;
+	r->buf = nb;
+	r->cap = cap;
+	r->len = rest;
+	r->pos = 0;
+	return 0;
+}
+
 /* Makes at least want bytes available from r->pos; 1 ok, 0 clean EOF before any byte,
  * -1 error or EOF in the middle (reported as truncated). */
 static int
@@ -72,6 +136,8 @@ fill(struct stream_reader *r, size_t want)
 {
 	if (r->len - r->pos >= want)
 		return 1;
+	if (r->map && unmap_input(r) < 0)
+		return -1;
 	if (r->pos > 0) {
 		memmove(r->buf, r->buf + r->pos, r->len - r->pos);
 		r->len -= r->pos;
@@ -90,6 +156,11 @@ fill(struct stream_reader *r, size_t want)
 		r->cap = cap;
 	}
 	while (r->len < want) {
+		if (r->flush_on_wait && r->flush_on_wait->len &&
+		    stream_flush(r->flush_on_wait) < 0) {
+			seterr(r->err, sizeof(r->err), "%s", r->flush_on_wait->err);
+			return -1;
+		}
 		ssize_t n = read(r->fd, r->buf + r->len, r->cap - r->len);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -112,6 +183,7 @@ stream_reader_open(struct stream_reader *r, int fd, const char *name, struct str
 	memset(r, 0, sizeof(*r));
 	r->fd = fd;
 	r->name = name;
+	map_input(r);
 	int rc = fill(r, STREAM_HEADER_SIZE);
 	if (rc <= 0) {
 		if (rc == 0 || r->eof)
@@ -155,6 +227,8 @@ stream_reader_open(struct stream_reader *r, int fd, const char *name, struct str
 int
 stream_read(struct stream_reader *r, struct frame *f)
 {
+	if (r->map)
+		map_release(r);
 	int rc = fill(r, 8);
 	if (rc == 0)
 		return 0;
@@ -194,8 +268,11 @@ stream_read(struct stream_reader *r, struct frame *f)
 void
 stream_reader_release(struct stream_reader *r)
 {
-	free(r->buf);
-	r->buf = NULL;
+	if (r->map)
+		munmap(r->map, r->map_len);
+	else
+		free(r->buf);
+	r->buf = r->map = NULL;
 }
 
 /* ---- writing ---- */

@@ -43,13 +43,16 @@ enum frame_type {
 	FR_WARNING = 12,
 	FR_USYM = 13,
 	FR_SAMPLE_REGS = 14,
+	FR_OFFCPU = 15,
 	FR_MAPPING = 20,
 	FR_FUNCTION = 21,
 	FR_LOCATION = 22,
 	FR_STACK = 23,
+	FR_OFFCPU_STACK = 24,
 	FR_WINDOW_START = 30,
 	FR_WINDOW_STACK = 31,
 	FR_WINDOW_END = 32,
+	FR_WINDOW_OFFCPU_STACK = 33,
 	FR_FILE = 40,
 };
 
@@ -74,6 +77,7 @@ struct frame {
 	const uint8_t *data;
 };
 
+#define TARGET_OFFCPU 1u /* flags: the off-CPU collector runs */
 struct fr_target {
 	uint32_t pid;
 	uint32_t cpu_frequency;
@@ -90,6 +94,14 @@ struct fr_target {
 	/* The frame-pointer calibration of --unwind auto (verdict empty when none ran). */
 	uint32_t calib_samples, calib_mapped_permille, calib_deep_permille, calib_cycles;
 	struct str calib_verdict; /* "accepted" or "rejected" */
+	/* Appended: why auto mode left frame pointers after a window of poor stacks (empty
+	 * otherwise), and the time from which this frame applies (0: from the start or the
+	 * exec it follows). */
+	struct str fallback_reason;
+	uint64_t since;
+	/* Appended: the processes covered, "process" or "cgroup", as requested and in
+	 * effect, the launch cgroup's path and why the scope fell back (empty when none). */
+	struct str scope_requested, scope_effective, scope_cgroup, scope_reason;
 };
 
 struct fr_mmap {
@@ -127,6 +139,10 @@ enum lost_kind {
 	LOST_RECORDS = 1,   /* the kernel dropped records: ring buffer full */
 	LOST_MALFORMED = 2, /* records collect could not parse */
 	LOST_THROTTLED = 3, /* sampling throttled by the kernel */
+	LOST_OFFCPU_RING = 4,       /* off-CPU intervals lost: BPF ring buffer full */
+	LOST_OFFCPU_INCOMPLETE = 5, /* off-CPU intervals without an end or a start slot */
+	LOST_OFFCPU_FILTERED = 6,   /* off-CPU intervals below --offcpu-min-duration-us */
+	LOST_OFFCPU_STACK = 7,      /* off-CPU stacks (kernel or user) that were not stored */
 };
 struct fr_lost {
 	uint64_t time;
@@ -193,6 +209,24 @@ struct fr_sample_regs {
 	const uint8_t *stack;    /* points into the frame */
 };
 
+/* An off-CPU interval of one thread, or a piece of one (flags): from the switch-out at
+ * start to the switch-in at end, with the stacks of the switch-out. */
+enum offcpu_phase_id {
+	PHASE_BLOCKED = 1,      /* waiting for something: sleep, I/O, lock */
+	PHASE_PREEMPTED = 2,    /* runnable, preempted by the kernel */
+	PHASE_YIELDED = 3,      /* runnable, entered the scheduler itself */
+};
+#define OFFCPU_CONTINUES 1u     /* the interval goes on after end (cut at a round) */
+#define OFFCPU_CONTINUED 2u     /* the interval began before start (not its first piece) */
+#define OFFCPU_NO_KSTACK 4u     /* the kernel stack was not stored */
+#define OFFCPU_NO_USTACK 8u     /* the user stack was not stored */
+struct fr_offcpu {
+	uint64_t start, end;
+	uint32_t pid, tid, cpu, phase, flags;
+	uint16_t nkernel, nuser;
+	uint64_t ips[STREAM_MAX_IPS]; /* kernel leaf-first, then user leaf-first */
+};
+
 #define MAPPING_KERNEL 1u
 #define MAPPING_HAS_FUNCTIONS 2u
 #define MAPPING_HAS_FILENAMES 4u
@@ -238,6 +272,15 @@ struct fr_stack {
 	uint64_t period;
 	uint16_t nlocs;
 	uint32_t locs[STREAM_MAX_LOCS]; /* leaf first */
+};
+
+/* FR_OFFCPU resolved: location ids leaf first, the phase's root last. */
+struct fr_offcpu_stack {
+	uint64_t start, end;
+	uint32_t pid, tid, cpu, phase, flags; /* flags: OFFCPU_* of the interval */
+	uint32_t stack_flags;                 /* STACK_* */
+	uint16_t nlocs;
+	uint32_t locs[STREAM_MAX_LOCS];
 };
 
 struct fr_window_start {
@@ -287,6 +330,16 @@ struct stream_reader {
 	uint64_t offset;        /* stream offset of the next unread byte */
 	int eof;
 	char err[200];
+	/* A regular file is mapped instead of copied (buf then points into the mapping):
+	 * what was mapped is read in place, what the file gains later through read(). */
+	uint8_t *map;
+	size_t map_len;         /* bytes mapped, from file offset 0 */
+	size_t map_skip;        /* buf - map: the file offset the stream started at */
+	size_t released;        /* pages of the mapping before this were given back */
+	/* A stage's output, flushed before each read() of more input: what the stage wrote
+	 * never waits in a buffer while the stage waits for input (live windows publish on
+	 * time).  NULL: nothing to flush.  A failed flush is reported as a read error. */
+	struct stream_writer *flush_on_wait;
 };
 
 /* Reads and checks the header.  0 on success, -1 with r->err set. */
@@ -338,6 +391,10 @@ int stream_put_window_start(struct stream_writer *w, const struct fr_window_star
 int stream_put_window_stack(struct stream_writer *w, const struct fr_window_stack *v);
 int stream_put_window_end(struct stream_writer *w, const struct fr_window_end *v);
 int stream_put_file(struct stream_writer *w, const struct fr_file *v);
+int stream_put_offcpu(struct stream_writer *w, const struct fr_offcpu *v);
+int stream_put_offcpu_stack(struct stream_writer *w, const struct fr_offcpu_stack *v);
+/* FR_WINDOW_OFFCPU_STACK: the layout of FR_WINDOW_STACK; count is intervals. */
+int stream_put_window_offcpu_stack(struct stream_writer *w, const struct fr_window_stack *v);
 
 /* Typed decoders: 0, or -1 with a reason in err (size errlen).  Strings point into the
  * frame.  Trailing bytes after the known fields are ignored, so fields can be appended. */
@@ -367,6 +424,11 @@ int stream_get_window_stack(const struct frame *f, struct fr_window_stack *v, ch
 int stream_get_window_end(const struct frame *f, struct fr_window_end *v, char *err,
 			  size_t errlen);
 int stream_get_file(const struct frame *f, struct fr_file *v, char *err, size_t errlen);
+int stream_get_offcpu(const struct frame *f, struct fr_offcpu *v, char *err, size_t errlen);
+int stream_get_offcpu_stack(const struct frame *f, struct fr_offcpu_stack *v, char *err,
+			    size_t errlen);
+int stream_get_window_offcpu_stack(const struct frame *f, struct fr_window_stack *v,
+				   char *err, size_t errlen);
 
 /* Decodes any known frame type fully (for validation); unknown types succeed. */
 int stream_check_frame(const struct frame *f, char *err, size_t errlen);

@@ -150,7 +150,15 @@ winmodel_take(struct winmodel *w, const struct frame *f)
 			return -1;
 		return start_window(w, &u.ws);
 	case FR_WINDOW_STACK:
+		if (w->offcpu)
+			return 0;
 		if (stream_get_window_stack(f, &u.stack, w->err, sizeof(w->err)) < 0)
+			return -1;
+		return add_stack(w, &u.stack);
+	case FR_WINDOW_OFFCPU_STACK:
+		if (!w->offcpu)
+			return 0;
+		if (stream_get_window_offcpu_stack(f, &u.stack, w->err, sizeof(w->err)) < 0)
 			return -1;
 		return add_stack(w, &u.stack);
 	default:

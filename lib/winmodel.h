@@ -47,6 +47,7 @@ struct wstack {
 
 struct winmodel {
 	struct defs defs;
+	int offcpu;             /* the window's stacks are its FR_WINDOW_OFFCPU_STACKs */
 	int open;               /* between a window start and its end */
 	uint32_t index;
 	uint64_t start, end;    /* event clock */

@@ -16,12 +16,16 @@ set -eu
 
 # Why each one: compilers and headers for the stages (pkg-config libelf libdw zlib libcap-ng,
 # -liberty); clang + libclang-rt-dev for check-asan and the libFuzzer targets; the workloads
-# need g++, rustc and golang-go; binutils/elfutils make the stripped and build-id workloads;
+# need g++, rustc and golang-go; libdeflate-dev (optional) speeds up reading compressed debug
+# files; binutils/elfutils make the stripped and build-id workloads;
 # bats* run tests/; linux-perf is Debian 12's name for perf (the peer in benchmarks);
-# util-linux gives setpriv, procps gives ps/pgrep, time gives /usr/bin/time for bench/cost.sh.
+# util-linux gives setpriv, procps gives ps/pgrep, time gives /usr/bin/time for bench/cost.sh;
+# bpftool (vmlinux.h, skeletons) and libbpf-dev build the eBPF programs of bpf/ with clang, and
+# libbpf-tools has offcputime, the off-CPU peer of tests/offcpu.bats and bench/offcpu.sh.
 PKGS="build-essential pkg-config clang llvm libclang-rt-dev libelf-dev libdw-dev zlib1g-dev
-libiberty-dev libcap-ng-dev libzstd-dev elfutils binutils g++ rustc golang-go bats
-bats-support bats-assert linux-perf util-linux procps python3 jq xxd debuginfod time libxml2-utils"
+libiberty-dev libcap-ng-dev libzstd-dev libdeflate-dev elfutils binutils g++ rustc golang-go bats
+bats-support bats-assert linux-perf util-linux procps python3 jq xxd debuginfod time libxml2-utils
+bpftool libbpf-dev libbpf-tools"
 
 say() { printf 'install-deps: %s\n' "$*"; }
 die() { say "$*" >&2; exit 1; }

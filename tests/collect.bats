@@ -71,7 +71,7 @@ refuses() {
 
 @test "collect: an unknown unwind mode is refused" { refuses --pid 1 --unwind lbr "--unwind: unknown mode 'lbr' (auto, fp or dwarf)"; }
 @test "collect: heap is refused by name"       { refuses --pid 1 --profiles cpu,heap "profile 'heap' is not available in this build"; }
-@test "collect: off-cpu is refused by name"    { refuses --pid 1 --profiles off-cpu "profile 'off-cpu' is not available in this build"; }
+@test "collect: an unknown off-CPU phase"     { refuses --pid 1 --profiles off-cpu --offcpu-phase idle "--offcpu-phase: unknown phase 'idle' (blocked, runqueue or all)"; }
 @test "collect: unknown profile"               { refuses --pid 1 --profiles cpu,gpu "unknown profile 'gpu'"; }
 @test "collect: frequency above 999"           { refuses --pid 1 --cpu-frequency 1000 "--cpu-frequency: 1000 is out of range 1..999"; }
 @test "collect: pid is required"               { refuses --duration 1s "--pid is required (see --help)"; }

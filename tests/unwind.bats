@@ -140,3 +140,50 @@ fold_perf() {
 	run -0 pprof -top "$out/${ps[$last]}"
 	assert_output --partial chain_6
 }
+
+@test "unwind: auto leaves frame pointers for good after a window of poor stacks" {
+	[ "$(uname -m)" = x86_64 ] || skip "fp_degrade is x86_64 assembly"
+	start_workload fp_degrade 2.5 30
+	run -0 "$RP" record --pid "$wpid" --duration 6s --window 1s --cpu-frequency 199 \
+		--output "$out"
+	mapfile -t ds < <(outputs "$out" diagnostics json)
+	mapfile -t ps < <(outputs "$out" cpu pb.gz)
+	run -0 jq -e '.cpu.unwind_mode == "fp" and .cpu.fallback_reason == null
+		and .cpu.calibration.verdict == "accepted"' "$out/${ds[0]}"
+	# The window that failed is still frame-pointer and says what happens next.
+	f=-1
+	for i in "${!ds[@]}"; do
+		if jq -e '.warnings | any(test("switches to DWARF"))' "$out/${ds[$i]}" >/dev/null
+		then f=$i; break; fi
+	done
+	[ "$f" -ge 1 ]
+	run -0 jq -e '.cpu.unwind_mode == "fp" and .cpu.usable_stack_ratio < 0.9
+		and .cpu.fallback_reason == null' "$out/${ds[$f]}"
+	last=$((${#ds[@]} - 1))
+	[ "$f" -lt "$last" ]
+	# (jq directly: bats' run would clobber a loop counter)
+	for d in "${ds[@]:$((f + 1))}"; do
+		jq -e '.cpu.unwind_mode == "dwarf"
+			and (.cpu.fallback_reason | test("usable frame-pointer stacks"))' "$out/$d"
+	done
+	# DWARF follows the loop's CFI back to main, where frame pointers found 0x10.
+	share=$(cum_share main "$out/${ps[$last]}")
+	bad=$(cum_share bad_phase "$out/${ps[$last]}")
+	echo "last window: main $share%, bad_phase $bad%"
+	within "$share" 100 10
+	within "$bad" 100 10
+}
+
+@test "unwind: explicit fp never falls back, however poor the stacks" {
+	[ "$(uname -m)" = x86_64 ] || skip "fp_degrade is x86_64 assembly"
+	start_workload fp_degrade 0.5 30
+	run -0 "$RP" record --pid "$wpid" --unwind fp --duration 3s --window 1s \
+		--cpu-frequency 199 --output "$out"
+	mapfile -t ds < <(outputs "$out" diagnostics json)
+	for d in "${ds[@]}"; do
+		run -0 jq -e '.cpu.unwind_mode == "fp" and .cpu.fallback_reason == null
+			and (.warnings | all(test("DWARF") | not))' "$out/$d"
+	done
+	last=$((${#ds[@]} - 1))
+	run -0 jq -e '.cpu.usable_stack_ratio < 0.5' "$out/${ds[$last]}"
+}

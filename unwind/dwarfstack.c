@@ -248,7 +248,10 @@ static const struct cfirow *find_row(struct dwarfstack *d, struct symbolizer *sy
 	*tab = d->last_tab;
 	if (symmod_offset_to_vaddr(m->sym, pc - m->start + m->pgoff, &vaddr) < 0)
 		return NULL;
-	return cfitab_find(d->last_tab, vaddr);
+	struct dw_row_memo *c = &d->rows[(vaddr ^ vaddr >> 10) & (DW_ROW_CACHE - 1)];
+	if (c->tab != d->last_tab || c->vaddr != vaddr)
+		*c = (struct dw_row_memo){ d->last_tab, vaddr, cfitab_find(d->last_tab, vaddr) };
+	return c->row;
 }
 
 static int reg_index(uint64_t mask, unsigned bit)

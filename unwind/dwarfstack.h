@@ -59,8 +59,17 @@ struct dwframe {
 	struct map *map;
 };
 
+/* The CFI row found for a module address: samples repeat the same few pcs. */
+#define DW_ROW_CACHE 1024
+struct dw_row_memo {
+	const struct cfitab *tab;
+	uint64_t vaddr;
+	const struct cfirow *row;
+};
+
 struct dwarfstack {
 	struct cfi_cache *cfi;
+	struct dw_row_memo rows[DW_ROW_CACHE];	/* direct-mapped by vaddr */
 	uint16_t machine;	/* the stream's e_machine */
 	int allow_partial;
 	const struct symmod *last_mod;	/* the table of the last module used */

@@ -17,7 +17,10 @@
 
 #define FP_MAX_FRAMES 127 /* the manual's per-sample limit, kernel and user frames together */
 
-/* Fills out (leaf first) from the raw sample.  0, or -1 on a write error. */
+/* Fills out (leaf first) from the raw sample.  0, or -1 on a write error.  A sample whose
+ * addresses and process mappings were seen before gets the same stack from a cache (a
+ * profile repeats a few thousand stacks), with no per-address lookups. */
 int fpstack_resolve(struct resolver *r, const struct fr_sample *s, struct fr_stack *out);
+void fpcache_free(struct fpcache *c); /* accepts NULL */
 
 #endif

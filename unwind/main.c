@@ -3,10 +3,11 @@
  *
  * Reads the framed stream on stdin and writes it on stdout.  Each FR_SAMPLE (frame-pointer
  * chain) and FR_SAMPLE_REGS (registers and stack copy, see dwarfstack.h) is replaced by
- * an FR_STACK of location ids (leaf first); the FR_MAPPING, FR_FUNCTION and FR_LOCATION
- * frames defining those ids are written before their first use.  Every other frame is
- * forwarded untouched.  Runs without privileges: ELF and debug files come from the module
- * cache collect filled, the original paths, /usr/lib/debug and --symbol-dir.
+ * an FR_STACK of location ids (leaf first), and each FR_OFFCPU by an FR_OFFCPU_STACK
+ * (offcpu.h); the FR_MAPPING, FR_FUNCTION and FR_LOCATION frames defining those ids are
+ * written before their first use.  Every other frame is forwarded untouched.  Runs without
+ * privileges: ELF and debug files come from the module cache collect filled, the original
+ * paths, /usr/lib/debug and --symbol-dir.
  */
 #include <err.h>
 #include <getopt.h>
@@ -17,6 +18,7 @@
 
 #include "dwarfstack.h"
 #include "fpstack.h"
+#include "offcpu.h"
 #include "resolve.h"
 #include "stream.h"
 #include "symbolize.h"
@@ -112,19 +114,30 @@ on_frame(struct resolver *r, struct stream_writer *out, const struct frame *f)
 	} u;
 	char e[200];
 
-	if (stream_check_frame(f, e, sizeof(e)) < 0)
+	/* Samples are decoded (and so checked) once, by their own decoder. */
+	if (f->type != FR_SAMPLE && f->type != FR_SAMPLE_REGS &&
+	    stream_check_frame(f, e, sizeof(e)) < 0)
 		errx(1, "stdin: %s", e);
 	switch (f->type) {
 	case FR_SAMPLE:
-		stream_get_sample(f, &s, e, sizeof(e));
+		if (stream_get_sample(f, &s, e, sizeof(e)) < 0)
+			errx(1, "stdin: %s", e);
 		if (fpstack_resolve(r, &s, &st) < 0 || stream_put_stack(out, &st) < 0)
 			errx(1, "%s", out->err[0] ? out->err : "out of memory");
 		return 0;
 	case FR_SAMPLE_REGS:
-		stream_get_sample_regs(f, &sr, e, sizeof(e));
+		if (stream_get_sample_regs(f, &sr, e, sizeof(e)) < 0)
+			errx(1, "stdin: %s", e);
 		if (dwarfstack_resolve(&dw, r, &sr, &st) < 0 || stream_put_stack(out, &st) < 0)
 			errx(1, "%s", out->err[0] ? out->err : "out of memory");
 		return 0;
+	case FR_OFFCPU: {
+		static struct fr_offcpu oc;
+		stream_get_offcpu(f, &oc, e, sizeof(e));
+		if (offcpu_resolve(r, &oc, out) < 0)
+			errx(1, "%s", out->err[0] ? out->err : "out of memory");
+		return 0;
+	}
 	case FR_TARGET:
 		check_target(f);
 		break;
@@ -181,6 +194,7 @@ main(int argc, char **argv)
 		errx(1, "stdin: %s", in.err);
 	if (stream_writer_open(&out, 1, "stdout", &h) < 0 || resolver_init(&r, &out, sym) < 0)
 		errx(1, "out of memory");
+	in.flush_on_wait = &out; /* output never waits for input */
 	/* debug files for .debug_frame: the symbolizer's places, the module cache last */
 	env.symbol_dirs[env.nsymbol_dirs] = env.module_cache;
 	if (dwarfstack_init(&dw, (uint16_t)h.e_machine, env.symbol_dirs,

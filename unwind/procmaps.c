@@ -98,6 +98,7 @@ proc_map(struct proc *p, const struct fr_mmap *f)
 {
 	if (f->len == 0)
 		return 0;
+	p->gen++;
 	if (punch(p, f->start, f->start + f->len) < 0 || reserve(p, 1) < 0)
 		return -1;
 	struct map m = { .start = f->start, .end = f->start + f->len, .pgoff = f->pgoff,
@@ -121,6 +122,7 @@ proc_clear(struct proc *p)
 	for (size_t i = 0; i < p->n; i++)
 		map_free(&p->maps[i]);
 	p->n = 0;
+	p->gen++;
 }
 
 struct map *

@@ -26,6 +26,7 @@ struct proc {
 	uint32_t pid;
 	struct map *maps;
 	size_t n, cap;
+	uint64_t gen;            /* changes whenever maps do: results cached under it expire */
 };
 
 struct proctab {

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fpstack.h"
 #include "symbolize.h"
 
 int
@@ -187,6 +188,8 @@ resolver_frame(struct resolver *r, const struct frame *f, char *err, size_t errl
 void
 resolver_release(struct resolver *r)
 {
+	fpcache_free(r->fpcache);
+	r->fpcache = NULL;
 	usymtab_release(&r->usyms);
 	proctab_release(&r->procs);
 	ksymtab_release(&r->ksyms);

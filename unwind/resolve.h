@@ -14,6 +14,7 @@
 #include "usymtab.h"
 
 struct symbolizer;
+struct fpcache;
 
 struct resolver {
 	struct stream_writer *out;
@@ -24,6 +25,7 @@ struct resolver {
 	struct intern locs, funcs;
 	uint32_t next_mapping_id;
 	uint32_t kernel_mapping_id;
+	struct fpcache *fpcache; /* fpstack.c: stacks already resolved */
 };
 
 int resolver_init(struct resolver *r, struct stream_writer *out, struct symbolizer *sym);

@@ -78,7 +78,7 @@ const char *symmod_path(const struct symmod *m)
 
 int symmod_has_dwarf(const struct symmod *m)
 {
-	return m->dw.nfuncs > 0 || m->dw.nlines > 0;
+	return m->dw.has_dwarf;
 }
 
 int symmod_offset_to_vaddr(struct symmod *m, uint64_t off, uint64_t *vaddr)
@@ -231,7 +231,7 @@ int symmod_lookup(struct symmod *m, uint64_t vaddr, struct symframe *out, int ma
 	int64_t node;
 	int n = 0;
 
-	if (!m || max <= 0)
+	if (!m || max <= 0 || dwindex_prepare(&m->dw, vaddr) < 0)
 		return 0;
 	node = dwindex_inline(&m->dw, vaddr);
 	if (dwindex_line(&m->dw, vaddr, &file, &line, &row) < 0)

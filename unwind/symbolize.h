@@ -2,8 +2,9 @@
  *
  * A symbolizer holds the search paths and a cache of modules; each module is opened and
  * indexed once (ELF symbols, DWARF functions, inline trees and line tables reduced to sorted
- * arrays, see symdwarf.h), after which a lookup is a few binary searches and allocates
- * nothing.  Not thread-safe: one symbolizer per thread.
+ * arrays, see symdwarf.h; a DWARF compilation unit the first time a lookup falls in it),
+ * after which a lookup is a few binary searches.  Not thread-safe: one symbolizer per
+ * thread.
  */
 #ifndef RP_SYMBOLIZE_H
 #define RP_SYMBOLIZE_H

@@ -2,8 +2,12 @@
 #include "symdwarf.h"
 
 #include <dwarf.h>
+#include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef RP_HAVE_LIBDEFLATE
+#include <libdeflate.h>
+#endif
 
 #define MAX_DIE_DEPTH 64	/* deeper nesting than any compiler emits: corrupt input */
 
@@ -25,6 +29,25 @@ struct walk {
 	uint64_t *desc_keys;		/* open addressing: origin DIE offset + 1 -> desc */
 	uint32_t *desc_vals;
 	size_t nkeys;
+	uint32_t cu;			/* the unit being walked */
+};
+
+/* A unit's address range, from .debug_aranges or its DW_AT_ranges / low_pc / high_pc. */
+struct curange {
+	uint64_t lo, hi;
+	uint32_t unit;
+};
+
+struct dwlazy {
+	struct walk w;			/* kept: descriptors are shared across units */
+	Dwarf_Die *units;		/* compile and partial units, in .debug_info order */
+	uint8_t *done;
+	size_t nunits;
+	struct curange *ranges;		/* sorted by lo */
+	uint64_t *maxhi;		/* maxhi[i]: the highest hi of ranges[0..i] */
+	size_t nranges;
+	void **inflated;		/* section contents inflated here, for libdw */
+	size_t ninflated;
 };
 
 int dwindex_grow(void **v, size_t *cap, size_t n, size_t esz)
@@ -138,7 +161,7 @@ static int add_func(struct walk *w, Dwarf_Die *die)
 		if (dwindex_grow((void **)&idx->funcs, &idx->cfuncs, idx->nfuncs + 1,
 				 sizeof(*idx->funcs)) < 0)
 			return -1;
-		idx->funcs[idx->nfuncs++] = (struct dwrange){ lo, hi, (uint32_t)desc };
+		idx->funcs[idx->nfuncs++] = (struct dwrange){ lo, hi, (uint32_t)desc, w->cu };
 		n++;
 	}
 	return n;
@@ -186,7 +209,7 @@ static int64_t add_inline(struct walk *w, Dwarf_Die *die, int32_t parent, uint32
 	return (int64_t)idx->ninl++;
 }
 
-static int emit_seg(struct dwindex *idx, uint64_t lo, uint64_t hi, uint32_t node)
+static int emit_seg(struct dwindex *idx, uint64_t lo, uint64_t hi, uint32_t node, uint32_t cu)
 {
 	if (lo >= hi)
 		return 0;
@@ -197,7 +220,7 @@ static int emit_seg(struct dwindex *idx, uint64_t lo, uint64_t hi, uint32_t node
 	}
 	if (dwindex_grow((void **)&idx->segs, &idx->csegs, idx->nsegs + 1, sizeof(*idx->segs)) < 0)
 		return -1;
-	idx->segs[idx->nsegs++] = (struct dwrange){ lo, hi, node };
+	idx->segs[idx->nsegs++] = (struct dwrange){ lo, hi, node, cu };
 	return 0;
 }
 
@@ -229,7 +252,7 @@ static int flatten(struct walk *w, size_t base)
 		uint64_t lo = i < n ? r[i].lo : UINT64_MAX;
 		while (sp && r[w->stack[sp - 1]].hi <= lo) {	/* close what ended */
 			struct inl_range *t = &r[w->stack[--sp]];
-			if (cur < t->hi && emit_seg(w->idx, cur, t->hi, t->node) < 0)
+			if (cur < t->hi && emit_seg(w->idx, cur, t->hi, t->node, w->cu) < 0)
 				return -1;
 			cur = cur > t->hi ? cur : t->hi;
 		}
@@ -239,7 +262,7 @@ static int flatten(struct walk *w, size_t base)
 			struct inl_range *t = &r[w->stack[sp - 1]];
 			if (r[i].hi > t->hi)
 				r[i].hi = t->hi;
-			if (cur < lo && emit_seg(w->idx, cur, lo, t->node) < 0)
+			if (cur < lo && emit_seg(w->idx, cur, lo, t->node, w->cu) < 0)
 				return -1;
 		}
 		if (lo < cur)
@@ -291,63 +314,387 @@ static int walk(struct walk *w, Dwarf_Die *die, int32_t parent, uint32_t depth, 
 	return 0;
 }
 
-static int range_cmp(const void *a, const void *b)
+/* By start, then end, then unit: equal ranges keep .debug_info order. */
+static int range_cmp(const struct dwrange *x, const struct dwrange *y)
 {
-	const struct dwrange *x = a, *y = b;
-
 	if (x->lo != y->lo)
 		return x->lo < y->lo ? -1 : 1;
-	return x->hi < y->hi ? -1 : x->hi > y->hi;
+	if (x->hi != y->hi)
+		return x->hi < y->hi ? -1 : 1;
+	return x->cu < y->cu ? -1 : x->cu > y->cu;
 }
 
-static int index_cu(struct walk *w, Dwarf_Die *cudie)
+struct keyed_range {
+	struct dwrange r;
+	size_t ord;
+};
+
+static int keyed_range_cmp(const void *a, const void *b)
 {
+	const struct keyed_range *x = a, *y = b;
+	int c = range_cmp(&x->r, &y->r);
+
+	if (c)
+		return c;
+	return x->ord < y->ord ? -1 : x->ord > y->ord;
+}
+
+/* Sorts v[from..n), in walk order where ranges are equal, and merges it into the sorted
+ * v[0..from).  0, or -1 when out of memory. */
+static int merge_ranges(struct dwrange **v, size_t cap, size_t from, size_t n)
+{
+	struct keyed_range *k;
+	struct dwrange *old = *v, *out;
+	size_t m = n - from;
+
+	if (m == 0)
+		return 0;
+	if (!(k = malloc(m * sizeof(*k))))
+		return -1;
+	for (size_t i = 0; i < m; i++)
+		k[i] = (struct keyed_range){ old[from + i], i };
+	qsort(k, m, sizeof(*k), keyed_range_cmp);
+	if (from == 0) {
+		for (size_t i = 0; i < m; i++)
+			old[i] = k[i].r;
+		free(k);
+		return 0;
+	}
+	if (!(out = malloc(cap * sizeof(*out)))) {
+		free(k);
+		return -1;
+	}
+	size_t i = 0, j = 0, o = 0;
+	while (i < from || j < m)
+		out[o++] = j == m || (i < from && range_cmp(&old[i], &k[j].r) <= 0) ? old[i++]
+									    : k[j++].r;
+	free(k);
+	free(old);
+	*v = out;
+	return 0;
+}
+
+static int index_cu(struct walk *w, Dwarf_Die *cudie, uint32_t cu)
+{
+	w->cu = cu;
 	if (dwarf_getsrcfiles(cudie, &w->files, &w->nfiles) != 0) {
 		w->files = NULL;
 		w->nfiles = 0;
 	}
 	if (walk(w, cudie, -1, 1, 0, 0) < 0)
 		return -1;
-	return dwindex_add_lines(w->idx, cudie, w->pool);
+	return dwindex_add_lines(w->idx, cudie, cu, w->pool);
 }
 
-int dwindex_build(struct dwindex *idx, Elf *elf, struct strpool *pool)
+/* Sorts what the units just walked added after the first f funcs, s segs and l lines into
+ * the arrays, and rebuilds the bucket indexes. */
+static int merge_new(struct dwindex *idx, size_t f, size_t s, size_t l)
 {
-	struct walk w = { .idx = idx, .pool = pool };
-	Dwarf *dw;
+	if (dwindex_sort_lines(idx, l) < 0 ||
+	    merge_ranges(&idx->funcs, idx->cfuncs, f, idx->nfuncs) < 0 ||
+	    merge_ranges(&idx->segs, idx->csegs, s, idx->nsegs) < 0)
+		return -1;
+	addrix_free(&idx->xfuncs);
+	addrix_free(&idx->xsegs);
+	addrix_free(&idx->xlines);
+	if (addrix_build(&idx->xfuncs, idx->funcs, idx->nfuncs, sizeof(*idx->funcs)) < 0 ||
+	    addrix_build(&idx->xsegs, idx->segs, idx->nsegs, sizeof(*idx->segs)) < 0 ||
+	    addrix_build(&idx->xlines, idx->lines, idx->nlines, sizeof(*idx->lines)) < 0)
+		return -1;
+	return 0;
+}
+
+static void lazy_free(struct dwindex *idx)
+{
+	struct dwlazy *z = idx->lazy;
+
+	if (z) {
+		free(z->w.tmp);
+		free(z->w.stack);
+		free(z->w.desc_keys);
+		free(z->w.desc_vals);
+		free(z->units);
+		free(z->done);
+		free(z->ranges);
+		free(z->maxhi);
+	}
+	idx->lazy = NULL;
+	if (idx->dwarf)
+		dwarf_end(idx->dwarf);
+	idx->dwarf = NULL;
+	if (z) {
+		/* Only libdw read them; the Elf keeps dangling pointers it never follows. */
+		for (size_t i = 0; i < z->ninflated; i++)
+			free(z->inflated[i]);
+		free(z->inflated);
+		free(z);
+	}
+}
+
+static int add_range(struct dwlazy *z, size_t *cap, uint64_t lo, uint64_t hi, uint32_t unit)
+{
+	if (!usable_range(lo, hi))
+		return 0;
+	if (dwindex_grow((void **)&z->ranges, cap, z->nranges + 1, sizeof(*z->ranges)) < 0)
+		return -1;
+	z->ranges[z->nranges++] = (struct curange){ lo, hi, unit };
+	return 1;
+}
+
+static int curange_cmp(const void *a, const void *b)
+{
+	const struct curange *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->unit < y->unit ? -1 : x->unit > y->unit;
+}
+
+/* The unit whose DIE is at off (units are in offset order), or -1. */
+static int64_t unit_at(const struct dwlazy *z, Dwarf_Off off)
+{
+	size_t lo = 0, hi = z->nunits;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		Dwarf_Off o = dwarf_dieoffset(&z->units[mid]);
+		if (o == off)
+			return (int64_t)mid;
+		if (o < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* Lists the units and their ranges; a unit without known ranges is walked right away. */
+static int lazy_setup(struct dwindex *idx, struct dwlazy *z)
+{
 	Dwarf_CU *cu = NULL;
 	Dwarf_Die cudie, subdie;
 	Dwarf_Half version;
 	uint8_t unit_type;
-	int rc = 0;
+	Dwarf_Aranges *ar;
+	size_t nar = 0, cunits = 0, cranges = 0;
+
+	while (dwarf_get_units(idx->dwarf, cu, &cu, &version, &unit_type, &cudie, &subdie) == 0) {
+		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
+			continue;
+		if (dwindex_grow((void **)&z->units, &cunits, z->nunits + 1, sizeof(*z->units)) < 0)
+			return -1;
+		z->units[z->nunits++] = cudie;
+	}
+	if (!(z->done = calloc(z->nunits ? z->nunits : 1, 1)))
+		return -1;
+	/* .debug_aranges costs one small section; units it leaves out are asked directly. */
+	uint8_t *known = calloc(z->nunits ? z->nunits : 1, 1);
+	if (!known)
+		return -1;
+	if (dwarf_getaranges(idx->dwarf, &ar, &nar) != 0)
+		nar = 0;
+	for (size_t i = 0; i < nar; i++) {
+		Dwarf_Addr start;
+		Dwarf_Word len;
+		Dwarf_Off off;
+		int64_t u;
+		if (dwarf_getarangeinfo(dwarf_onearange(ar, i), &start, &len, &off) != 0 ||
+		    (u = unit_at(z, off)) < 0)
+			continue;
+		int rc = add_range(z, &cranges, start, start + len, (uint32_t)u);
+		if (rc < 0) {
+			free(known);
+			return -1;
+		}
+		known[u] |= rc > 0;
+	}
+	size_t f = idx->nfuncs, s = idx->nsegs, l = idx->nlines;
+	for (size_t u = 0; u < z->nunits; u++) {
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t off = 0;
+		int rc = 0;
+		while (!known[u] && rc >= 0 &&
+		       (off = dwarf_ranges(&z->units[u], off, &base, &lo, &hi)) > 0)
+			if ((rc = add_range(z, &cranges, lo, hi, (uint32_t)u)) > 0)
+				known[u] = 1;
+		if (rc < 0 || (!known[u] && index_cu(&z->w, &z->units[u], (uint32_t)u) < 0)) {
+			free(known);
+			return -1;
+		}
+		z->done[u] = !known[u];
+	}
+	free(known);
+	if (z->nranges) {
+		qsort(z->ranges, z->nranges, sizeof(*z->ranges), curange_cmp);
+		if (!(z->maxhi = malloc(z->nranges * sizeof(*z->maxhi))))
+			return -1;
+		for (size_t i = 0; i < z->nranges; i++)
+			z->maxhi[i] = i && z->maxhi[i - 1] > z->ranges[i].hi ? z->maxhi[i - 1]
+									    : z->ranges[i].hi;
+	}
+	return merge_new(idx, f, s, l);
+}
+
+/* libdw inflates every compressed debug section it knows when the file is opened.  Location
+ * lists and macros are never read here, and in a distribution's debug file they are a good
+ * part of the bytes (a fifth of libc6-dbg's inflate time): they are marked empty in this
+ * process's copy of the section headers, which libdw then skips.  The file is not changed. */
+static void hide_unused(Elf *elf)
+{
+	static const char *const unused[] = { "loc", "loclists", "macro", "macinfo" };
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		int z = strncmp(name, ".zdebug_", 8) == 0;
+		if (!z && (strncmp(name, ".debug_", 7) != 0 || !(sh.sh_flags & SHF_COMPRESSED)))
+			continue;
+		for (size_t i = 0; i < sizeof(unused) / sizeof(unused[0]); i++) {
+			if (strcmp(name + 7 + z, unused[i]) == 0) {
+				sh.sh_type = SHT_NOBITS;
+				gelf_update_shdr(scn, &sh);
+				break;
+			}
+		}
+	}
+}
+
+#ifdef RP_HAVE_LIBDEFLATE
+/* libdw inflates compressed sections with zlib; libdeflate does it in half the time, which
+ * for a big debug file is most of the cost of opening it.  Each zlib-compressed debug
+ * section is inflated here and handed over as this process's uncompressed copy of it (data
+ * and header), so libdw finds nothing left to do.  Any failure leaves the section to libdw. */
+static void inflate_sections(struct dwlazy *z, Elf *elf)
+{
+	struct libdeflate_decompressor *dc = NULL;
+	size_t shstrndx, chdr = gelf_getclass(elf) == ELFCLASS32 ? sizeof(Elf32_Chdr)
+								  : sizeof(Elf64_Chdr);
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		GElf_Chdr ch;
+		Elf_Data *d;
+		const char *name;
+		void *out, **v;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_COMPRESSED) ||
+		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		    strncmp(name, ".debug_", 7) != 0 || !gelf_getchdr(scn, &ch) ||
+		    ch.ch_type != ELFCOMPRESS_ZLIB || ch.ch_size == 0 || ch.ch_size > SIZE_MAX ||
+		    !(d = elf_getdata(scn, NULL)) || !d->d_buf || d->d_size < chdr)
+			continue;
+		/* Deflate expands at most 1032 times: a larger claimed size is corrupt. */
+		if (ch.ch_size / 1032 > d->d_size - chdr)
+			continue;
+		if ((!dc && !(dc = libdeflate_alloc_decompressor())) ||
+		    !(v = realloc(z->inflated, (z->ninflated + 1) * sizeof(*v))))
+			break;
+		z->inflated = v;
+		if (!(out = malloc((size_t)ch.ch_size)))
+			break;
+		if (libdeflate_zlib_decompress(dc, (const char *)d->d_buf + chdr, d->d_size - chdr,
+					       out, (size_t)ch.ch_size, NULL) != LIBDEFLATE_SUCCESS) {
+			free(out);
+			continue;
+		}
+		sh.sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
+		sh.sh_size = ch.ch_size;
+		sh.sh_addralign = ch.ch_addralign;
+		if (!gelf_update_shdr(scn, &sh)) {
+			free(out);
+			continue;
+		}
+		z->inflated[z->ninflated++] = out;
+		d->d_buf = out;
+		d->d_size = (size_t)ch.ch_size;
+		d->d_type = ELF_T_BYTE;
+		d->d_align = ch.ch_addralign;
+	}
+	libdeflate_free_decompressor(dc);
+}
+#endif
+
+int dwindex_build(struct dwindex *idx, Elf *elf, struct strpool *pool)
+{
+	struct dwlazy *z;
 
 	memset(idx, 0, sizeof(*idx));
-	if (!(dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL)))
+	if (!(z = calloc(1, sizeof(*z))))
+		return -1;
+	idx->lazy = z;
+	hide_unused(elf);
+#ifdef RP_HAVE_LIBDEFLATE
+	inflate_sections(z, elf);
+#endif
+	if (!(idx->dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL))) {
+		lazy_free(idx);
 		return 0;	/* no DWARF at all */
-	while (rc == 0 &&
-	       dwarf_get_units(dw, cu, &cu, &version, &unit_type, &cudie, &subdie) == 0) {
-		if (unit_type == DW_UT_compile || unit_type == DW_UT_partial)
-			rc = index_cu(&w, &cudie);
 	}
-	if (rc == 0)
-		rc = dwindex_sort_lines(idx);
-	if (idx->nfuncs)
-		qsort(idx->funcs, idx->nfuncs, sizeof(*idx->funcs), range_cmp);
-	if (idx->nsegs)
-		qsort(idx->segs, idx->nsegs, sizeof(*idx->segs), range_cmp);
-	if (rc == 0 &&
-	    (addrix_build(&idx->xfuncs, idx->funcs, idx->nfuncs, sizeof(*idx->funcs)) < 0 ||
-	     addrix_build(&idx->xsegs, idx->segs, idx->nsegs, sizeof(*idx->segs)) < 0 ||
-	     addrix_build(&idx->xlines, idx->lines, idx->nlines, sizeof(*idx->lines)) < 0))
-		rc = -1;
-	free(w.tmp);
-	free(w.stack);
-	free(w.desc_keys);
-	free(w.desc_vals);
-	dwarf_end(dw);
-	if (rc < 0)
+	z->w = (struct walk){ .idx = idx, .pool = pool };
+	if (lazy_setup(idx, z) < 0) {
 		dwindex_free(idx);
-	return rc;
+		return -1;
+	}
+	idx->has_dwarf = idx->nfuncs > 0 || idx->nlines > 0 || z->nranges > 0;
+	if (!z->nranges)
+		lazy_free(idx);	/* everything is indexed already */
+	return 0;
+}
+
+int dwindex_prepare(struct dwindex *idx, uint64_t addr)
+{
+	struct dwlazy *z = idx->lazy;
+	size_t lo = 0, hi;
+	int any = 0;
+
+	if (!z)
+		return 0;
+	for (hi = z->nranges; lo < hi;) {	/* the first range starting above addr */
+		size_t mid = lo + (hi - lo) / 2;
+		if (z->ranges[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Ranges before it that reach past addr; maxhi says when none further back can. */
+	for (size_t i = lo; i-- > 0 && z->maxhi[i] > addr;)
+		any |= z->ranges[i].hi > addr && !z->done[z->ranges[i].unit];
+	if (!any)
+		return 0;
+	/* Walked in unit order, as a full walk would. */
+	size_t f = idx->nfuncs, s = idx->nsegs, l = idx->nlines;
+	for (size_t u = 0; u < z->nunits; u++) {
+		int hit = 0;
+		if (z->done[u])
+			continue;
+		for (size_t i = lo; !hit && i-- > 0 && z->maxhi[i] > addr;)
+			hit = z->ranges[i].unit == u && z->ranges[i].hi > addr;
+		if (!hit)
+			continue;
+		z->done[u] = 1;
+		if (index_cu(&z->w, &z->units[u], (uint32_t)u) < 0)
+			goto fail;
+	}
+	if (merge_new(idx, f, s, l) == 0)
+		return 0;
+fail:
+	/* Out of memory: answer nothing rather than search arrays left half sorted. */
+	idx->nfuncs = idx->nsegs = idx->nlines = 0;
+	addrix_free(&idx->xfuncs);
+	addrix_free(&idx->xsegs);
+	addrix_free(&idx->xlines);
+	lazy_free(idx);
+	return -1;
 }
 
 #define OVERLAP_SCAN 8	/* functions rarely overlap; look back a little in case they do */
@@ -376,6 +723,7 @@ void dwindex_free(struct dwindex *idx)
 {
 	if (!idx)
 		return;
+	lazy_free(idx);
 	free(idx->descs);
 	free(idx->funcs);
 	free(idx->segs);

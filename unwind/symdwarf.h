@@ -1,10 +1,13 @@
 /* symdwarf: a compact, address-sorted index of one module's DWARF.
  *
  * Asking libdw per address (dwarf_addrdie, dwarf_getscopes, dwarf_getsrc_die) re-walks DIE
- * trees on every lookup and is tens of times slower than the best symbolizers.  Instead the
- * module is walked once when first opened and reduced to four flat arrays; a lookup is then
- * three binary searches and a walk up a parent chain.  libdw is closed afterwards: every
- * string the index keeps is copied into the module's string pool.
+ * trees on every lookup and is tens of times slower than the best symbolizers.  Instead each
+ * compilation unit is walked once and reduced to four flat arrays; a lookup is then three
+ * binary searches and a walk up a parent chain.  A unit is walked the first time a lookup
+ * falls in its address ranges (.debug_aranges, else the unit's own ranges; a unit without
+ * known ranges when the module is opened): a profile touches a few of the thousands of
+ * units of a big debug file.  libdw stays open until every unit is indexed; every string
+ * the index keeps is copied into the module's string pool.
  *
  *   funcs  [lo, hi) of every concrete function range (DW_AT_low_pc/high_pc or DW_AT_ranges),
  *          pointing at a name descriptor
@@ -12,7 +15,7 @@
  *          covering it (nested inline ranges are flattened when their function is indexed)
  *   inl    one node per DW_TAG_inlined_subroutine: its name descriptor, its parent node
  *          (-1: directly in the function) and the call site DW_AT_call_file/call_line
- *   lines  every line table row of every CU merged into one array sorted by address
+ *   lines  every line table row of the indexed CUs merged into one array sorted by address
  */
 #ifndef RP_SYMDWARF_H
 #define RP_SYMDWARF_H
@@ -36,6 +39,7 @@ struct dwdesc {
 struct dwrange {
 	uint64_t lo, hi;
 	uint32_t id;		/* funcs: descriptor index; segs: inline node index */
+	uint32_t cu;		/* the unit's position in .debug_info: orders equal ranges */
 };
 
 struct dwinline {
@@ -51,7 +55,10 @@ struct dwline {
 	uint64_t addr;
 	uint32_t file;		/* index into files[], or DWLINE_END */
 	uint32_t line;
+	uint32_t cu;		/* as in struct dwrange */
 };
+
+struct dwlazy;
 
 struct dwindex {
 	struct dwdesc *descs;
@@ -62,11 +69,22 @@ struct dwindex {
 	size_t ndescs, nfuncs, nsegs, ninl, nlines, nfiles;
 	size_t cdescs, cfuncs, csegs, cinl, clines, cfiles;	/* capacities */
 	struct addrix xfuncs, xsegs, xlines;	/* bucket indexes of the sorted arrays */
+	/* Units whose address ranges are known are indexed on the first lookup that falls in
+	 * them (see dwindex_prepare): a big debug file costs only what the profile touches.
+	 * The arrays always hold exactly what a full walk would give for the units indexed,
+	 * in the same order. */
+	Dwarf *dwarf;		/* open while a unit is still to be indexed */
+	struct dwlazy *lazy;
+	int has_dwarf;		/* some unit has code or lines */
 };
 
-/* Indexes the DWARF of elf (which stays owned by the caller).  Returns 0 (possibly with
- * empty arrays when there is no usable DWARF), -1 when out of memory. */
+/* Indexes the DWARF of elf (which stays owned by the caller, and open until dwindex_free
+ * when idx->dwarf is set: units are then indexed lazily).  Returns 0 (possibly with empty
+ * arrays when there is no usable DWARF), -1 when out of memory. */
 int dwindex_build(struct dwindex *, Elf *elf, struct strpool *);
+/* Indexes the units whose ranges hold addr, if not done yet; call before the lookups
+ * below.  0, or -1 when out of memory. */
+int dwindex_prepare(struct dwindex *, uint64_t addr);
 void dwindex_free(struct dwindex *);
 
 /* Descriptor index of the function containing addr, or -1. */
@@ -80,7 +98,8 @@ int dwindex_line(const struct dwindex *, uint64_t addr, const char **file, uint3
 
 /* Internal to symdwarf.c / symline.c. */
 int dwindex_grow(void **v, size_t *cap, size_t n, size_t esz);
-int dwindex_add_lines(struct dwindex *, Dwarf_Die *cudie, struct strpool *);
-int dwindex_sort_lines(struct dwindex *);
+int dwindex_add_lines(struct dwindex *, Dwarf_Die *cudie, uint32_t cu, struct strpool *);
+/* Sorts lines[from..nlines) and merges them into the sorted lines[0..from). */
+int dwindex_sort_lines(struct dwindex *, size_t from);
 
 #endif

@@ -40,7 +40,7 @@ static uint32_t line_file(struct dwindex *idx, Dwarf_Line *l, struct strpool *po
 	return (*cumap)[fi] = (uint32_t)idx->nfiles++;
 }
 
-int dwindex_add_lines(struct dwindex *idx, Dwarf_Die *cudie, struct strpool *pool)
+int dwindex_add_lines(struct dwindex *idx, Dwarf_Die *cudie, uint32_t cu, struct strpool *pool)
 {
 	Dwarf_Lines *lines;
 	size_t n;
@@ -77,6 +77,7 @@ int dwindex_add_lines(struct dwindex *idx, Dwarf_Die *cudie, struct strpool *poo
 		d->addr = a;
 		d->file = end ? DWLINE_END : line_file(idx, l, pool, &cumap, &ncumap);
 		d->line = lineno > 0 ? (uint32_t)lineno : 0;
+		d->cu = cu;
 	}
 	free(cumap);
 	return 0;
@@ -88,36 +89,63 @@ struct keyed_line {
 };
 
 /* By address; at one address an end_sequence row first (the sequence that ends there must
- * not win over the one that starts there), then in table order, so the lookup's "last row at
- * or below addr" picks the last row the compiler emitted for that address. */
+ * not win over the one that starts there), then in table order (units in .debug_info order,
+ * rows in their order), so the lookup's "last row at or below addr" picks the last row the
+ * compiler emitted for that address. */
+static int line_cmp(const struct dwline *x, const struct dwline *y)
+{
+	int xe = x->file == DWLINE_END, ye = y->file == DWLINE_END;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (xe != ye)
+		return ye - xe;
+	return x->cu < y->cu ? -1 : x->cu > y->cu;
+}
+
 static int keyed_cmp(const void *a, const void *b)
 {
 	const struct keyed_line *x = a, *y = b;
-	int xe = x->l.file == DWLINE_END, ye = y->l.file == DWLINE_END;
+	int c = line_cmp(&x->l, &y->l);
 
-	if (x->l.addr != y->l.addr)
-		return x->l.addr < y->l.addr ? -1 : 1;
-	if (xe != ye)
-		return ye - xe;
+	if (c)
+		return c;
 	return x->ord < y->ord ? -1 : x->ord > y->ord;
 }
 
-int dwindex_sort_lines(struct dwindex *idx)
+int dwindex_sort_lines(struct dwindex *idx, size_t from)
 {
+	size_t n = idx->nlines - from;
 	struct keyed_line *k;
+	struct dwline *old = idx->lines, *out;
 
-	if (idx->nlines < 2)
+	if (n == 0 || idx->nlines < 2)
 		return 0;
-	if (!(k = malloc(idx->nlines * sizeof(*k))))
+	if (!(k = malloc(n * sizeof(*k))))
 		return -1;
-	for (size_t i = 0; i < idx->nlines; i++) {
-		k[i].l = idx->lines[i];
+	for (size_t i = 0; i < n; i++) {
+		k[i].l = idx->lines[from + i];
 		k[i].ord = i;
 	}
-	qsort(k, idx->nlines, sizeof(*k), keyed_cmp);
-	for (size_t i = 0; i < idx->nlines; i++)
-		idx->lines[i] = k[i].l;
+	qsort(k, n, sizeof(*k), keyed_cmp);
+	if (from == 0) {
+		for (size_t i = 0; i < n; i++)
+			idx->lines[i] = k[i].l;
+		free(k);
+		return 0;
+	}
+	/* The rows already indexed are sorted: merge, a row of an earlier unit first. */
+	if (!(out = malloc(idx->clines * sizeof(*out)))) {
+		free(k);
+		return -1;
+	}
+	size_t i = 0, j = 0, o = 0;
+	while (i < from || j < n)
+		out[o++] = j == n || (i < from && line_cmp(&old[i], &k[j].l) <= 0) ? old[i++]
+									    : k[j++].l;
 	free(k);
+	free(old);
+	idx->lines = out;
 	return 0;
 }
 

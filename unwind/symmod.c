@@ -15,6 +15,7 @@ void symmod_free(struct symmod *m)
 	free(m->segs);
 	symtab_index_free(&m->syms);
 	dwindex_free(&m->dw);
+	elffile_close(&m->dwfile);
 	strpool_free(&m->pool);
 	free(m);
 }
@@ -92,7 +93,10 @@ static int index_debugfile(const struct symmod_req *r, struct symmod *m, Elf *ma
 		symtab_index_free(&m->syms);
 		rc = symtab_index_build(&m->syms, dbg.elf, &m->pool);
 	}
-	elffile_close(&dbg);
+	if (rc == 0 && m->dw.dwarf)
+		m->dwfile = dbg;	/* read again as lookups reach new units */
+	else
+		elffile_close(&dbg);
 	return rc;
 }
 
@@ -116,7 +120,9 @@ struct symmod *symmod_open(const struct symmod_req *r, char *err, size_t errlen)
 	snprintf(err, errlen, "cannot find module '%s'", r->path ? r->path : "?");
 	if (open_main(r, &f, err, errlen) < 0)
 		return NULL;
-	if (!(m = calloc(1, sizeof(*m))) || !(m->path = strdup(f.path))) {
+	if ((m = calloc(1, sizeof(*m))))
+		m->dwfile.fd = -1;
+	if (!m || !(m->path = strdup(f.path))) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
@@ -130,7 +136,10 @@ struct symmod *symmod_open(const struct symmod_req *r, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory indexing '%s'", f.path);
 		goto fail;
 	}
-	elffile_close(&f);
+	if (m->dw.dwarf && !m->dwfile.elf)
+		m->dwfile = f;	/* the module's own DWARF, read again as lookups need it */
+	else
+		elffile_close(&f);
 	return m;
 fail:
 	symmod_free(m);

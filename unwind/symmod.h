@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "debugfile.h"
 #include "symdwarf.h"
 #include "symelf.h"
 #include "symstr.h"
@@ -18,6 +19,7 @@ struct symmod {
 	struct strpool pool;		/* every string the indexes point at */
 	struct symtab_index syms;
 	struct dwindex dw;
+	struct elffile dwfile;		/* the file dw reads while units remain to index */
 };
 
 struct symmod_req {

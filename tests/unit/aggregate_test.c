@@ -202,7 +202,7 @@ test_reorder(void)
 		uint32_t v;
 		memcpy(&v, p->data, 4);
 		in_order &= p->time == i * 10ull && p->len == 4 && v == i;
-		free(p);
+		reorder_free(&r, p);
 	}
 	CHECK(in_order);
 	CHECK(reorder_peek(&r) == NULL && reorder_pop(&r) == NULL);
@@ -226,7 +226,7 @@ test_shuffled_windows(void)
 	CHECK(reorder_init(&r, N) == 0);
 	for (uint32_t i = 0; i < N; i++)
 		CHECK(reorder_push(&r, 1000 + order[i] * 10ull, (const uint8_t *)&order[i], 4) == 0);
-	for (struct pending *p; (p = reorder_pop(&r)); free(p))
+	for (struct pending *p; (p = reorder_pop(&r)); reorder_free(&r, p))
 		CHECK(add(&fx, p->time, 1, 2 + p->data[0] % 3, STACK_USABLE) == 0);
 	CHECK(windows_finish(&fx.w, 1500) == 0);
 	readback(&fx);
@@ -401,6 +401,62 @@ test_jump(void)
 	fixture_close(&fx);
 }
 
+/* The frame types written so far, in order, as letters: S window start, K window stack,
+ * E window end, T target. */
+static void
+sequence(struct fixture *fx, char *out, size_t n)
+{
+	struct stream_reader rd;
+	struct stream_header h;
+	struct frame f;
+	size_t k = 0;
+
+	CHECK(stream_flush(&fx->out) == 0);
+	int fd = open(fx->path, O_RDONLY);
+	CHECK(fd >= 0 && stream_reader_open(&rd, fd, "t", &h) == 0);
+	while (k + 1 < n && stream_read(&rd, &f) > 0)
+		if (f.type == FR_WINDOW_START || f.type == FR_WINDOW_STACK ||
+		    f.type == FR_WINDOW_END || f.type == FR_TARGET)
+			out[k++] = f.type == FR_WINDOW_START ? 'S' : f.type == FR_WINDOW_STACK ?
+				   'K' : f.type == FR_WINDOW_END ? 'E' : 'T';
+	out[k] = 0;
+	stream_reader_release(&rd);
+	close(fd);
+}
+
+/* A target frame of the unwind fallback (since = the end of the failed window) waits until
+ * every window that starts before since is written. */
+static void
+test_hold_until(void)
+{
+	struct fixture fx;
+	struct frame t = { FR_TARGET, 3, (const uint8_t *)"abc" };
+	char seq[32];
+
+	fixture_open(&fx, 100);
+	CHECK(add(&fx, 1000, 1, 2, STACK_USABLE) == 0);
+	CHECK(windows_hold_until(&fx.w, &t, 1100) == 0);
+	CHECK(add(&fx, 1050, 1, 2, STACK_USABLE) == 0);
+	sequence(&fx, seq, sizeof(seq));
+	CHECK(strcmp(seq, "") == 0);
+	CHECK(windows_advance(&fx.w, 1100) == 0);
+	sequence(&fx, seq, sizeof(seq));
+	CHECK(strcmp(seq, "SKET") == 0);
+	fixture_close(&fx);
+
+	/* since two windows ahead: the first window's end does not release it. */
+	fixture_open(&fx, 100);
+	CHECK(add(&fx, 1000, 1, 2, STACK_USABLE) == 0);
+	CHECK(windows_hold_until(&fx.w, &t, 1200) == 0);
+	CHECK(windows_advance(&fx.w, 1100) == 0);
+	sequence(&fx, seq, sizeof(seq));
+	CHECK(strcmp(seq, "SKE") == 0);
+	CHECK(windows_finish(&fx.w, 1150) == 0);
+	sequence(&fx, seq, sizeof(seq));
+	CHECK(strcmp(seq, "SKESET") == 0);
+	fixture_close(&fx);
+}
+
 int
 main(void)
 {
@@ -411,6 +467,7 @@ main(void)
 	test_cap();
 	test_growth();
 	test_jump();
+	test_hold_until();
 	printf("aggregate: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }

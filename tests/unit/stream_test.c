@@ -216,6 +216,46 @@ test_regs_and_usym(void)
 }
 
 static void
+fill_target(struct stream_writer *w)
+{
+	struct fr_target t = { .pid = 42, .kind = { "launch", 6 },
+			       .scope_requested = { "cgroup", 6 },
+			       .scope_effective = { "process", 7 },
+			       .scope_cgroup = { "/x/y", 4 } };
+	stream_put_target(w, &t);
+}
+
+/* The scope fields come back, and a frame that ends before them (an older writer) reads
+ * as empty strings. */
+static void
+test_target_scope(void)
+{
+	size_t len;
+	uint8_t *b = capture(fill_target, &len);
+	struct stream_reader r;
+	struct stream_header h;
+	struct frame f;
+	struct fr_target t;
+	char e[200];
+
+	CHECK(reader_on(b, len, &r, &h) == 0);
+	CHECK(stream_read(&r, &f) == 1 && stream_get_target(&f, &t, e, sizeof(e)) == 0);
+	CHECK(t.pid == 42 && str_eq(t.scope_requested, "cgroup"));
+	CHECK(str_eq(t.scope_effective, "process") && str_eq(t.scope_cgroup, "/x/y"));
+	CHECK(t.scope_reason.len == 0);
+	struct frame old = f;
+	old.len -= (2 + 6) + (2 + 7) + (2 + 4) + (2 + 0);
+	CHECK(stream_get_target(&old, &t, e, sizeof(e)) == 0);
+	CHECK(t.pid == 42 && str_eq(t.kind, "launch") && t.scope_requested.len == 0);
+	CHECK(t.scope_effective.len == 0 && t.scope_cgroup.len == 0);
+	/* Cut inside the scope: corrupt, not silently short. */
+	old.len = f.len - 3;
+	CHECK(stream_get_target(&old, &t, e, sizeof(e)) == -1);
+	stream_reader_release(&r);
+	free(b);
+}
+
+static void
 test_corrupt(void)
 {
 	size_t len;
@@ -255,6 +295,7 @@ main(void)
 	test_example();
 	test_roundtrip();
 	test_regs_and_usym();
+	test_target_scope();
 	test_corrupt();
 	printf("stream: %d passed, %d failed\n", passed, failed);
 	return failed != 0;

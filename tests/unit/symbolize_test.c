@@ -431,6 +431,98 @@ static void test_corrupt(void)
 	}
 }
 
+/* Frames of one lookup as text, to compare two lookups. */
+static void frames_text(struct symmod *m, uint64_t a, char *out, size_t len)
+{
+	struct symframe f[MAXF];
+	int n = symmod_lookup(m, a, f, MAXF);
+	size_t o = (size_t)snprintf(out, len, "%d", n);
+
+	for (int i = 0; i < n && o < len; i++)
+		o += (size_t)snprintf(out + o, len - o, "|%s|%s|%s:%u|%u", f[i].name,
+				      f[i].system_name, f[i].file ? f[i].file : "-", f[i].line,
+				      f[i].start_line);
+}
+
+/* The addresses of the defined functions nm lists for path (nm_opts "-D" for .dynsym). */
+static size_t func_addrs(const char *nm_opts, const char *path, uint64_t *v, size_t max)
+{
+	char cmd[1024], line[512];
+	size_t n = 0;
+
+	snprintf(cmd, sizeof(cmd), "nm %s --defined-only -S '%s' 2>/dev/null", nm_opts, path);
+	FILE *p = popen(cmd, "r");
+	while (p && fgets(line, sizeof(line), p)) {
+		unsigned long long a, sz;
+		char type;
+		if (sscanf(line, "%llx %llx %c", &a, &sz, &type) == 3 && (type == 'T' || type == 't' ||
+		    type == 'W' || type == 'i') && n + 2 <= max) {
+			v[n++] = a;
+			v[n++] = a + sz / 2;
+		}
+	}
+	if (p)
+		pclose(p);
+	return n;
+}
+
+/* Compilation units are indexed when a lookup first falls in them: the answers must not
+ * depend on the order that happens in.  Two symbolizers look up the same addresses, one
+ * from the lowest up and one from the highest down, so their units are indexed and merged
+ * in opposite orders. */
+static void lazy_order(const char *path, const char *nm_opts)
+{
+	enum { MAX = 40000 };
+	static uint64_t v[MAX];
+	static char a[MAX / 8][512];
+	size_t n = func_addrs(nm_opts, path, v, MAX), step = n / (MAX / 8) + 1, k = 0;
+	struct symbolizer *up = symbolizer_new(NULL, 0, NULL), *down = symbolizer_new(NULL, 0, NULL);
+	struct symmod *mu = symbolizer_module(up, path, NULL, 0);
+	struct symmod *md = symbolizer_module(down, path, NULL, 0);
+	int differ = 0, named = 0;
+	char b[512];
+
+	CHECK(n > 0 && mu && md && symmod_has_dwarf(mu));
+	for (size_t i = 0; mu && md && i < n; i += step, k++) {
+		frames_text(mu, v[i], a[k], sizeof(a[k]));
+		named += a[k][0] != '0';
+	}
+	for (size_t i = (k - 1) * step; mu && md && k > 0; i -= step) {
+		frames_text(md, v[i], b, sizeof(b));
+		differ += strcmp(a[--k], b) != 0;
+		if (i < step)
+			break;
+	}
+	CHECK(named > 0);
+	CHECK(differ == 0);
+	symbolizer_free(up);
+	symbolizer_free(down);
+}
+
+static void test_lazy_order(void)
+{
+	static const char unit_c[] =
+		"static inline __attribute__((always_inline)) int f%d_in(int x) { return x * %d; }\n"
+		"__attribute__((noinline)) int f%d(int x) { return f%d_in(x) + %d; }\n";
+	char path[512], name[64], text[512];
+
+	for (int i = 0; i < 6; i++) {
+		snprintf(name, sizeof(name), "unit%d.c", i);
+		snprintf(text, sizeof(text), unit_c, i, i + 2, i, i, i);
+		write_file(name, text);
+	}
+	write_file("units_main.c", "int f0(int), f5(int);\n"
+		   "int main(int c, char **v) { (void)v; return f0(c) + f5(c); }\n");
+	CHECK(run("cd %s && cc -g -O2 -o units units_main.c unit0.c unit1.c unit2.c unit3.c "
+		  "unit4.c unit5.c", dir) == 0);
+	snprintf(path, sizeof(path), "%s/units", dir);
+	lazy_order(path, "");
+	/* A distribution's debug file of thousands of units, where installed (libc6-dbg). */
+	if (access("/lib/x86_64-linux-gnu/libc.so.6", R_OK) == 0 &&
+	    access("/usr/lib/debug/.build-id", R_OK) == 0)
+		lazy_order("/lib/x86_64-linux-gnu/libc.so.6", "-D");
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -449,6 +541,7 @@ int main(void)
 	test_cplusplus();
 	test_demangle();
 	test_corrupt();
+	test_lazy_order();
 	if (!getenv("KEEP_FIXTURES"))
 		run("rm -rf '%s'", dir);
 	printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);

@@ -1,0 +1,63 @@
+/*
+ * Off-CPU intervals in windows.  FR_OFFCPU_STACK pieces wait in their own bounded queue
+ * (a min-heap on start time, apart from the CPU reorder buffer) until a round or the
+ * reorder window says nothing older can come; a released piece is split at the current
+ * window's end, the rest waiting for the next window, so the nanoseconds of an interval
+ * that crosses boundaries add up to its length across the windows.  An interval counts
+ * once, in the window of its first piece.  Each piece is forwarded when it is counted, cut
+ * as it was counted, so like FR_STACK every FR_OFFCPU_STACK between two window ends belongs
+ * to the window that closes next.  Each window's distinct off-CPU stacks go out as
+ * FR_WINDOW_OFFCPU_STACK, with "off_cpu.*" statistics in its FR_WINDOW_END.
+ */
+#ifndef RP_AGG_OFFCPU_H
+#define RP_AGG_OFFCPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stacktab.h"
+#include "stream.h"
+
+struct windows;
+
+struct offcpu_piece {
+	uint64_t start, end;
+	uint32_t pid, tid, cpu, phase, flags, stack_flags; /* as in FR_OFFCPU_STACK */
+	uint32_t count;        /* 1 when this piece starts its interval */
+	uint16_t nlocs;
+	uint32_t locs[];
+};
+
+struct offcpu_stats {
+	uint64_t intervals, nanos, pieces, late, late_ns, forced;
+	uint64_t usable, unusable, dropped, dropped_ns;
+	uint64_t ring_drops, incomplete, filtered, stack_errors;
+};
+
+struct offcpu_agg {
+	struct offcpu_piece **heap;
+	size_t n, cap, max;    /* max: --max-pending-events, for this queue alone */
+	size_t peak;
+	struct stacktab tab;
+	struct offcpu_stats st;
+};
+
+int offcpu_agg_init(struct offcpu_agg *o, size_t max_stacks, size_t max_pending);
+/* Queues one piece.  0, or -1 when out of memory. */
+int offcpu_agg_push(struct offcpu_agg *o, const struct fr_offcpu_stack *s);
+/* The start of the oldest queued piece, or UINT64_MAX. */
+uint64_t offcpu_agg_oldest(const struct offcpu_agg *o);
+/* Adds every piece that starts at or before t to the windows, closing those that end
+ * before it; nothing is counted past limit (the end of the recording).  0, or -1. */
+int offcpu_agg_release(struct offcpu_agg *o, struct windows *w, uint64_t t, uint64_t limit);
+/* An FR_LOST of one of the LOST_OFFCPU_* kinds: 1 when it was one. */
+int offcpu_agg_lost(struct offcpu_agg *o, const struct fr_lost *l);
+/* For the window being closed: its stacks, a warning when the stack cap dropped some, and
+ * its statistics (appended to stats, at most room; returns how many). */
+int offcpu_agg_put(struct offcpu_agg *o, struct stream_writer *out, uint32_t index,
+		   uint64_t start, size_t max_stacks);
+uint16_t offcpu_agg_stats(const struct offcpu_agg *o, struct fr_stat *stats, uint16_t room);
+void offcpu_agg_clear(struct offcpu_agg *o);
+void offcpu_agg_release_all(struct offcpu_agg *o);
+
+#endif

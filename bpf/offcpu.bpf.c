@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Off-CPU intervals of the target's threads, from the sched_switch tracepoint.
+ *
+ * At a switch-out of a target thread (its tgid is in "targets") the time, the phase and
+ * the kernel and user stack ids are kept in "starts" under the thread id; at the switch-in
+ * of a thread found there, one offcpu_event goes to the "events" ring buffer.  Everything
+ * that is lost is counted in "counters", never silently dropped.  Ring-buffer wakeups are
+ * rare on purpose: collect drains on its own clock, and is woken only when the buffer is
+ * filling (wakeup_bytes), which keeps the cost per context switch low.
+ *
+ * CO-RE: built against the build machine's vmlinux.h; field offsets are relocated at load
+ * time from the running kernel's BTF (/sys/kernel/btf/vmlinux).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "offcpu_shared.h"
+
+#define TASK_DEAD_STATE 0x80    /* TASK_DEAD: the last switch of an exiting thread */
+
+const volatile __u64 min_ns = 0;            /* --offcpu-min-duration-us */
+const volatile __u32 phases = OFFCPU_WANT_BLOCKED;
+const volatile __u64 wakeup_bytes = 1 << 20; /* wake collect when this much is pending */
+/* With one target process its tgid is compared directly: a map lookup on every context
+ * switch of the machine costs more than the comparison.  0: the "targets" map decides. */
+const volatile __u32 target_tgid = 0;
+/* launch's cgroup scope: the threads of every process of this cgroup v2 (its id), the
+ * command's descendants included.  0: by process. */
+const volatile __u64 target_cgroup = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, OFFCPU_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, __u8);
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, OFFCPU_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct offcpu_start);
+} starts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, OFFCPU_STACK_SLOTS);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, OFFCPU_MAX_DEPTH * sizeof(__u64));
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 22); /* collect sets --offcpu-ring-buffer before loading */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, OFFCPU_C_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+/* Kernels before 5.14 call the field "state". */
+struct task_struct___pre514 {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline void
+count(__u32 which)
+{
+	__u64 *v = bpf_map_lookup_elem(&counters, &which);
+	if (v)
+		(*v)++;
+}
+
+static __always_inline long
+task_state(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return BPF_CORE_READ((struct task_struct___pre514 *)t, state);
+}
+
+static __always_inline void
+switch_out(void *ctx, bool preempt, struct task_struct *prev, __u64 now)
+{
+	__u32 tgid = BPF_CORE_READ(prev, tgid);
+	/* prev is still the current task: its cgroup is the current one. */
+	if (target_cgroup) {
+		if (bpf_get_current_cgroup_id() != target_cgroup)
+			return;
+	} else if (target_tgid ? tgid != target_tgid : !bpf_map_lookup_elem(&targets, &tgid)) {
+		return;
+	}
+	long state = task_state(prev);
+	if (state & TASK_DEAD_STATE)
+		return;
+	/* The scheduler keeps a preempted task runnable whatever its state says. */
+	__u32 phase = preempt ? OFFCPU_PREEMPTED : state == 0 ? OFFCPU_YIELDED : OFFCPU_BLOCKED;
+	__u32 want = phase == OFFCPU_BLOCKED ? OFFCPU_WANT_BLOCKED : OFFCPU_WANT_RUNQUEUE;
+	if (!(phases & want))
+		return;
+	struct offcpu_start s = {
+		.ts = now, .pid = tgid, .cpu = bpf_get_smp_processor_id(), .phase = phase,
+	};
+	s.kstack = bpf_get_stackid(ctx, &stacks, 0);
+	s.ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+	if (s.kstack < 0)
+		count(OFFCPU_C_KSTACK_ERR);
+	if (s.ustack < 0)
+		count(OFFCPU_C_USTACK_ERR);
+	__u32 tid = BPF_CORE_READ(prev, pid);
+	if (bpf_map_update_elem(&starts, &tid, &s, BPF_ANY) != 0)
+		count(OFFCPU_C_STARTS_FULL);
+}
+
+static __always_inline void
+switch_in(struct task_struct *next, __u64 now)
+{
+	if (!target_cgroup && target_tgid && BPF_CORE_READ(next, tgid) != target_tgid)
+		return;
+	__u32 tid = BPF_CORE_READ(next, pid);
+	struct offcpu_start *s = bpf_map_lookup_elem(&starts, &tid);
+	if (!s)
+		return;
+	if (now - s->ts < min_ns) {
+		count(OFFCPU_C_FILTERED);
+		bpf_map_delete_elem(&starts, &tid);
+		return;
+	}
+	struct offcpu_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count(OFFCPU_C_RING_DROPS);
+		bpf_map_delete_elem(&starts, &tid);
+		return;
+	}
+	e->start = s->ts;
+	e->end = now;
+	e->pid = s->pid;
+	e->tid = tid;
+	e->cpu = s->cpu;
+	e->phase = s->phase;
+	e->kstack = s->kstack;
+	e->ustack = s->ustack;
+	bpf_map_delete_elem(&starts, &tid);
+	__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
+			      BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	bpf_ringbuf_submit(e, flags);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u64 now = bpf_ktime_get_ns();
+	switch_out(ctx, preempt, prev, now);
+	switch_in(next, now);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

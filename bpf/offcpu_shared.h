@@ -1,0 +1,51 @@
+/*
+ * The records shared by bpf/offcpu.bpf.c and collect/offcpu*.c.  Both sides include this
+ * header: the BPF side after vmlinux.h, user space after <linux/types.h>, so only the
+ * __u64-style types of both are used.  Layouts are fixed-size and naturally aligned.
+ */
+#ifndef RP_BPF_OFFCPU_SHARED_H
+#define RP_BPF_OFFCPU_SHARED_H
+
+#define OFFCPU_MAX_DEPTH 127      /* addresses per stack, as the perf callchains */
+#define OFFCPU_MAX_TARGETS 1024   /* target processes (tgids) */
+#define OFFCPU_MAX_THREADS 16384  /* threads off the CPU at one time */
+#define OFFCPU_STACK_SLOTS 16384  /* distinct stacks in the stack-trace map */
+
+/* Why a thread left the CPU. */
+enum offcpu_phase {
+	OFFCPU_BLOCKED = 1,       /* it waited for something (sleep, I/O, lock, futex) */
+	OFFCPU_PREEMPTED = 2,     /* runnable, taken off by kernel preemption */
+	OFFCPU_YIELDED = 3,       /* runnable, entered the scheduler itself (yield, resched) */
+};
+
+/* Phase selection (the rodata "phases" mask). */
+#define OFFCPU_WANT_BLOCKED 1u
+#define OFFCPU_WANT_RUNQUEUE 2u
+
+/* A thread that left the CPU, kept in the "starts" map under its tid until it runs again.
+ * Stack ids index the "stacks" map; a negative id is the helper's error (the stack is
+ * missing, usually -EEXIST: a different stack holds the slot). */
+struct offcpu_start {
+	__u64 ts;                 /* CLOCK_MONOTONIC ns of the switch-out */
+	__s32 kstack, ustack;
+	__u32 pid, cpu, phase, pad;
+};
+
+/* One finished interval, sent through the "events" ring buffer at the switch-in. */
+struct offcpu_event {
+	__u64 start, end;
+	__u32 pid, tid, cpu, phase;
+	__s32 kstack, ustack;
+};
+
+/* Per-CPU counters ("counters" map); user space sums the CPUs. */
+enum offcpu_counter {
+	OFFCPU_C_RING_DROPS = 0,  /* ring buffer full: the interval is lost */
+	OFFCPU_C_STARTS_FULL,     /* too many threads off the CPU: the interval is not seen */
+	OFFCPU_C_KSTACK_ERR,      /* kernel stack could not be stored */
+	OFFCPU_C_USTACK_ERR,      /* user stack could not be stored */
+	OFFCPU_C_FILTERED,        /* shorter than --offcpu-min-duration-us */
+	OFFCPU_C_MAX,
+};
+
+#endif

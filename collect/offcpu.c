@@ -1,0 +1,149 @@
+/*
+ * Loading the off-CPU program and keeping the bookkeeping of its intervals.
+ *
+ * Intervals are cut at every drain: a thread that is still off the CPU when collect
+ * writes FR_ROUND at time T is reported up to T (flag OFFCPU_CONTINUES) and the rest
+ * follows later (OFFCPU_CONTINUED), so a round keeps its promise that nothing older
+ * follows, and a long wait lands in the windows it spans.  The pieces are matched by
+ * (tid, start): the "starts" map entry of one interval, which the program never rewrites.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "bpflog.h"
+#include "offcpu.h"
+#include "offcpu.skel.h"
+#include "offcpu_priv.h"
+
+/* The BPF ring buffer needs Linux 5.8; 0 when the kernel is new enough. */
+static int
+kernel_too_old(char *why, size_t whylen)
+{
+	struct utsname u;
+	unsigned major = 0, minor = 0;
+	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &major, &minor) != 2)
+		return 0;
+	if (major > 5 || (major == 5 && minor >= 8))
+		return 0;
+	snprintf(why, whylen, "off-cpu needs Linux 5.8 or newer (BPF ring buffer); this "
+		 "kernel is %s", u.release);
+	return -1;
+}
+
+static int
+no_btf(const struct offcpu_config *cfg, char *why, size_t whylen)
+{
+	if (cfg->btf_path) {
+		if (access(cfg->btf_path, R_OK) == 0)
+			return 0;
+		snprintf(why, whylen, "off-cpu: cannot read the BTF file '%s': %s", cfg->btf_path,
+			 strerror(errno));
+		return -1;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK) == 0)
+		return 0;
+	snprintf(why, whylen, "off-cpu: the kernel has no BTF (/sys/kernel/btf/vmlinux is "
+		 "missing: CONFIG_DEBUG_INFO_BTF); --offcpu-btf FILE can supply it");
+	return -1;
+}
+
+static struct offcpu *
+fail(struct offcpu *o, int rc, const char *step, char *why, size_t whylen)
+{
+	const char *msg = bpflog_last();
+	snprintf(why, whylen, "off-cpu: cannot %s the sched_switch program: %s%s%s", step,
+		 strerror(rc < 0 ? -rc : rc ? rc : EINVAL), msg[0] ? " (libbpf: " : "", msg);
+	if (msg[0])
+		snprintf(why + strlen(why), whylen - strlen(why), ")");
+	offcpu_close(o);
+	return NULL;
+}
+
+static int
+on_event(void *ctx, void *data, size_t len)
+{
+	struct offcpu *o = ctx;
+	if (len < sizeof(struct offcpu_event)) {
+		o->malformed++;
+		return 0;
+	}
+	offcpu_finished(o, data);
+	return 0;
+}
+
+struct offcpu *
+offcpu_open(pid_t pid, const struct offcpu_config *cfg, char *why, size_t whylen)
+{
+	if (kernel_too_old(why, whylen) < 0 || no_btf(cfg, why, whylen) < 0)
+		return NULL;
+	struct offcpu *o = calloc(1, sizeof(*o));
+	if (!o) {
+		snprintf(why, whylen, "out of memory");
+		return NULL;
+	}
+	bpflog_reset(cfg->verbose);
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = cfg->btf_path);
+	o->skel = offcpu_bpf__open_opts(&opts);
+	if (!o->skel)
+		return fail(o, -errno, "open", why, whylen);
+	o->skel->rodata->min_ns = cfg->min_ns;
+	o->skel->rodata->phases = cfg->phases;
+	/* pid 0 (the probe of collect --check --launch, before there is a command) must not
+	 * select the idle tasks, whose tgid is 0: all ones matches no process. */
+	o->skel->rodata->target_tgid = cfg->cgroup_id ? 0 : pid > 0 ? (__u32)pid : ~0u;
+	o->skel->rodata->target_cgroup = cfg->cgroup_id;
+	/* Woken at half full: the regular drains keep up below that. */
+	o->skel->rodata->wakeup_bytes = cfg->ring_bytes / 2;
+	int rc = bpf_map__set_max_entries(o->skel->maps.events, (__u32)cfg->ring_bytes);
+	if (rc == 0)
+		rc = offcpu_bpf__load(o->skel);
+	if (rc)
+		return fail(o, rc, "load", why, whylen);
+	__u32 key = pid > 0 ? (__u32)pid : ~0u;
+	__u8 one = 1;
+	if (bpf_map_update_elem(bpf_map__fd(o->skel->maps.targets), &key, &one, BPF_ANY))
+		return fail(o, -errno, "configure", why, whylen);
+	if ((rc = offcpu_bpf__attach(o->skel)) != 0)
+		return fail(o, rc, "attach", why, whylen);
+	o->rb = ring_buffer__new(bpf_map__fd(o->skel->maps.events), on_event, o, NULL);
+	if (!o->rb)
+		return fail(o, -errno, "read the ring buffer of", why, whylen);
+	o->starts_fd = bpf_map__fd(o->skel->maps.starts);
+	o->stacks_fd = bpf_map__fd(o->skel->maps.stacks);
+	o->counters_fd = bpf_map__fd(o->skel->maps.counters);
+	o->min_ns = cfg->min_ns;
+	o->deadline_ns = cfg->deadline_ns;
+	o->before = cfg->before;
+	o->own_frames = cfg->own_frames;
+	o->arg = cfg->arg;
+	o->ncpu = libbpf_num_possible_cpus();
+	if (o->ncpu <= 0)
+		return fail(o, o->ncpu, "count the CPUs for", why, whylen);
+	return o;
+}
+
+int
+offcpu_fd(const struct offcpu *o)
+{
+	return bpf_map__fd(o->skel->maps.events);
+}
+
+void
+offcpu_close(struct offcpu *o)
+{
+	if (!o)
+		return;
+	ring_buffer__free(o->rb);
+	offcpu_bpf__destroy(o->skel);
+	for (size_t i = 0; i < OFFCPU_STACK_SLOTS; i++)
+		free(o->stacks[i]);
+	free(o->open[0].slots);
+	free(o->open[1].slots);
+	free(o);
+}

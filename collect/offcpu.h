@@ -1,0 +1,69 @@
+/*
+ * The off-CPU collector: the sched_switch eBPF program of bpf/offcpu.bpf.c, loaded from
+ * its skeleton, and the drain that turns its intervals into FR_OFFCPU frames
+ * (docs/offcpu.md).
+ */
+#ifndef COLLECT_OFFCPU_H
+#define COLLECT_OFFCPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "emit.h"
+
+struct offcpu_config {
+	unsigned phases;        /* OFFCPU_WANT_* of bpf/offcpu_shared.h */
+	uint64_t min_ns;        /* --offcpu-min-duration-us in ns */
+	uint64_t ring_bytes;    /* --offcpu-ring-buffer: a power of two, >= 4096 */
+	const char *btf_path;   /* --offcpu-btf: kernel BTF when the kernel has none */
+	uint64_t deadline_ns;   /* intervals are cut here (the end of --duration), 0: none */
+	uint64_t cgroup_id;     /* launch's cgroup scope: every process in it; 0: pid only */
+	int verbose;            /* -v: libbpf's messages on stderr */
+	/* How many leading kernel ips of a stack are the collector's own frames (the BPF
+	 * program and the tracepoint's glue), left out of every interval. */
+	size_t (*own_frames)(void *arg, const uint64_t *ips, size_t n);
+	/* Called before each interval of process pid is written, with its kernel ips: what
+	 * the stream needs first (FR_KSYM, the mappings of a process new to it). */
+	void (*before)(void *arg, uint32_t pid, const uint64_t *kips, size_t n);
+	void *arg;
+};
+
+struct offcpu;
+
+/* Loads and attaches the program for the threads of pid; NULL with a one-line reason in
+ * why when the kernel cannot (too old, no BTF, verifier or attach failure). */
+struct offcpu *offcpu_open(pid_t pid, const struct offcpu_config *cfg, char *why,
+			   size_t whylen);
+/* An fd that becomes readable when the ring buffer asks for a drain (epoll). */
+int offcpu_fd(const struct offcpu *o);
+/* One drain at now: first the threads still off the CPU are reported up to *round (which
+ * is lowered to the start of any interval that --offcpu-min-duration-us may still drop),
+ * then the finished intervals, then what the program counted as lost. */
+void offcpu_drain(struct offcpu *o, struct emit *out, uint64_t *round);
+/* The recording ends at end: threads still off the CPU are reported up to end and counted
+ * incomplete. */
+void offcpu_finish(struct offcpu *o, struct emit *out, uint64_t end);
+void offcpu_close(struct offcpu *o);
+
+/* offcpu_setup.c: collect's use of the above. */
+struct collect;
+struct collect_opts;
+void offcpu_defaults(struct collect_opts *o);
+/* --profiles LIST: sets cpu, offcpu and profiles; exits 1 on a bad list. */
+void offcpu_profiles(struct collect_opts *o, const char *list);
+/* getopt values of --offcpu-phase, --offcpu-min-duration-us, --offcpu-ring-buffer and
+ * --offcpu-btf, above those of opts.c. */
+enum { OPT_OFFCPU_PHASE = 0x4f00, OPT_OFFCPU_MIN, OPT_OFFCPU_RING, OPT_OFFCPU_BTF };
+/* One of those options; exits 1 on a bad value. */
+void offcpu_option(struct collect_opts *o, int opt, const char *arg);
+/* --check: loads and unloads the program once.  Start: loads it for the recording.  Both
+ * exit 1 when it cannot run, unless --allow-partial keeps the cpu profile going. */
+void collect_offcpu_probe(struct collect *c);
+void collect_offcpu_start(struct collect *c);
+/* After the first FR_TARGET: the warning of a dropped off-cpu profile. */
+void collect_offcpu_announce(struct collect *c);
+void collect_offcpu_drain(struct collect *c, uint64_t *round);
+void collect_offcpu_end(struct collect *c, uint64_t end);
+
+#endif

@@ -1,0 +1,222 @@
+/*
+ * The drain of the off-CPU collector: threads still off the CPU (the "starts" map) are
+ * reported up to the round, then finished intervals (the ring buffer) from where their
+ * report stopped, then the program's loss counters as FR_LOST.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <err.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "offcpu_priv.h"
+
+#define OPEN_CAP (2 * OFFCPU_MAX_THREADS)
+
+static struct open_slot *
+open_find(struct opentab *t, uint32_t tid, int create)
+{
+	if (!t->slots) {
+		if (!create)
+			return NULL;
+		t->slots = calloc(OPEN_CAP, sizeof(*t->slots));
+		if (!t->slots)
+			errx(1, "out of memory");
+		t->cap = OPEN_CAP;
+	}
+	/* Fibonacci hashing; at most half full, so a probe always ends. */
+	for (size_t i = (tid * 2654435769u) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+		struct open_slot *s = &t->slots[i];
+		if (s->gen != t->gen) {
+			if (!create)
+				return NULL;
+			*s = (struct open_slot){ .tid = tid, .gen = t->gen };
+			return s;
+		}
+		if (s->tid == tid)
+			return s;
+	}
+}
+
+static const struct cached_stack *
+stack_get(struct offcpu *o, __s32 id)
+{
+	static __u64 buf[OFFCPU_MAX_DEPTH];
+	if (id < 0 || id >= OFFCPU_STACK_SLOTS)
+		return NULL;
+	if (!o->stacks[id]) {
+		if (bpf_map_lookup_elem(o->stacks_fd, &id, buf) != 0)
+			return NULL;
+		uint16_t n = 0;
+		while (n < OFFCPU_MAX_DEPTH && buf[n])
+			n++;
+		struct cached_stack *c = malloc(sizeof(*c) + n * sizeof(buf[0]));
+		if (!c)
+			errx(1, "out of memory");
+		c->n = n;
+		c->skip = -1;
+		memcpy(c->ips, buf, n * sizeof(buf[0]));
+		o->stacks[id] = c;
+	}
+	return o->stacks[id];
+}
+
+/* Writes [from, to) of the interval that started as s on thread tid. */
+static void
+put_piece(struct offcpu *o, uint32_t tid, const struct offcpu_start *s, uint64_t from,
+	  uint64_t to, uint32_t flags)
+{
+	struct fr_offcpu *f = &o->fr;
+	if (o->deadline_ns && to > o->deadline_ns)
+		to = o->deadline_ns;
+	if (from >= to)
+		return;
+	const struct cached_stack *k = stack_get(o, s->kstack), *u = stack_get(o, s->ustack);
+	f->start = from;
+	f->end = to;
+	f->pid = s->pid;
+	f->tid = tid;
+	f->cpu = s->cpu;
+	f->phase = s->phase;
+	f->flags = flags | (from > s->ts ? OFFCPU_CONTINUED : 0) | (k ? 0 : OFFCPU_NO_KSTACK) |
+		   (u ? 0 : OFFCPU_NO_USTACK);
+	if (k && k->skip < 0)
+		((struct cached_stack *)k)->skip =
+			(int16_t)(o->own_frames ? o->own_frames(o->arg, k->ips, k->n) : 0);
+	f->nkernel = k ? (uint16_t)(k->n - k->skip) : 0;
+	f->nuser = u ? u->n : 0;
+	if (k)
+		memcpy(f->ips, k->ips + k->skip, f->nkernel * sizeof(k->ips[0]));
+	if (u)
+		memcpy(f->ips + f->nkernel, u->ips, u->n * sizeof(u->ips[0]));
+	if (o->before)
+		o->before(o->arg, f->pid, f->ips, f->nkernel);
+	emit_offcpu(o->out, f);
+}
+
+/* Reads the "starts" map into the current table, keeping what the previous drain had
+ * reported of the same interval.  Keys can move while we walk; a restart only repeats. */
+static void
+scan_open(struct offcpu *o)
+{
+	struct opentab *now = &o->open[o->cur], *before = &o->open[o->cur ^ 1];
+	__u32 key, next;
+	struct offcpu_start s;
+	int first = 1;
+	for (int guard = 0; guard < 4 * OFFCPU_MAX_THREADS; guard++) {
+		if (bpf_map_get_next_key(o->starts_fd, first ? NULL : &key, &next) != 0)
+			break;
+		first = 0;
+		key = next;
+		if (bpf_map_lookup_elem(o->starts_fd, &key, &s) != 0)
+			continue; /* it ran again meanwhile: the ring has it */
+		struct open_slot *slot = open_find(now, key, 1), *old = open_find(before, key, 0);
+		slot->s = s;
+		slot->until = old && old->s.ts == s.ts ? old->until : 0;
+	}
+}
+
+void
+offcpu_finished(struct offcpu *o, const struct offcpu_event *e)
+{
+	struct open_slot *slot = open_find(&o->open[o->cur], e->tid, 0);
+	if (!slot || slot->s.ts != e->start)
+		slot = open_find(&o->open[o->cur ^ 1], e->tid, 0);
+	if (slot && slot->s.ts != e->start)
+		slot = NULL;
+	struct offcpu_start s = { .ts = e->start, .kstack = e->kstack, .ustack = e->ustack,
+				  .pid = e->pid, .cpu = e->cpu, .phase = e->phase };
+	uint64_t from = slot && slot->until ? slot->until : e->start;
+	if (e->end > from)
+		put_piece(o, e->tid, &s, from, e->end, 0);
+	if (slot)
+		slot->s.ts = 0; /* done: a later interval has another start */
+}
+
+static void
+put_lost(struct offcpu *o, uint64_t time, uint64_t count, uint32_t kind)
+{
+	if (!count)
+		return;
+	struct fr_lost l = { .time = time, .count = count, .kind = kind };
+	emit_lost(o->out, &l);
+}
+
+/* The program's per-CPU counters, summed; the growth since the last drain goes out. */
+static void
+put_counters(struct offcpu *o, uint64_t time, uint64_t incomplete)
+{
+	uint64_t grown[OFFCPU_C_MAX] = { 0 };
+	__u64 *v = calloc((size_t)o->ncpu, sizeof(*v));
+	if (!v)
+		errx(1, "out of memory");
+	for (__u32 k = 0; k < OFFCPU_C_MAX; k++) {
+		uint64_t sum = 0;
+		if (bpf_map_lookup_elem(o->counters_fd, &k, v) == 0)
+			for (int c = 0; c < o->ncpu; c++)
+				sum += v[c];
+		grown[k] = sum > o->counted[k] ? sum - o->counted[k] : 0;
+		o->counted[k] = sum > o->counted[k] ? sum : o->counted[k];
+	}
+	free(v);
+	put_lost(o, time, grown[OFFCPU_C_RING_DROPS], LOST_OFFCPU_RING);
+	put_lost(o, time, grown[OFFCPU_C_STARTS_FULL] + incomplete, LOST_OFFCPU_INCOMPLETE);
+	put_lost(o, time, grown[OFFCPU_C_FILTERED], LOST_OFFCPU_FILTERED);
+	put_lost(o, time, grown[OFFCPU_C_KSTACK_ERR] + grown[OFFCPU_C_USTACK_ERR],
+		 LOST_OFFCPU_STACK);
+	put_lost(o, time, o->malformed, LOST_MALFORMED);
+	o->malformed = 0;
+}
+
+void
+offcpu_drain(struct offcpu *o, struct emit *out, uint64_t *round)
+{
+	uint64_t t = *round;
+	o->out = out;
+	o->cur ^= 1;
+	struct opentab *now = &o->open[o->cur];
+	now->gen++;
+	scan_open(o);
+	/* An interval younger than the minimum duration may still be dropped at its end: the
+	 * round waits for it instead of reporting a piece of it. */
+	for (size_t i = 0; now->slots && i < now->cap; i++) {
+		const struct open_slot *s = &now->slots[i];
+		if (s->gen == now->gen && s->s.ts < t && t - s->s.ts < o->min_ns && s->s.ts < *round)
+			*round = s->s.ts;
+	}
+	for (size_t i = 0; now->slots && i < now->cap; i++) {
+		struct open_slot *s = &now->slots[i];
+		if (s->gen != now->gen || s->s.ts >= *round || t - s->s.ts < o->min_ns)
+			continue;
+		uint64_t from = s->until ? s->until : s->s.ts;
+		if (from < *round) {
+			put_piece(o, s->tid, &s->s, from, *round, OFFCPU_CONTINUES);
+			s->until = *round;
+		}
+	}
+	if (ring_buffer__consume(o->rb) < 0)
+		warnx("off-cpu: cannot read the ring buffer");
+	put_counters(o, *round, 0);
+}
+
+void
+offcpu_finish(struct offcpu *o, struct emit *out, uint64_t end)
+{
+	uint64_t incomplete = 0;
+	o->out = out;
+	o->cur ^= 1;
+	struct opentab *now = &o->open[o->cur];
+	now->gen++;
+	scan_open(o);
+	ring_buffer__consume(o->rb);
+	for (size_t i = 0; now->slots && i < now->cap; i++) {
+		struct open_slot *s = &now->slots[i];
+		if (s->gen != now->gen || s->s.ts == 0 || s->s.ts >= end || end - s->s.ts < o->min_ns)
+			continue;
+		uint64_t from = s->until ? s->until : s->s.ts;
+		if (from < end)
+			put_piece(o, s->tid, &s->s, from, end, OFFCPU_CONTINUES);
+		incomplete++;
+	}
+	put_counters(o, end > 0 ? end - 1 : 0, incomplete);
+}

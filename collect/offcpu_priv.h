@@ -1,0 +1,56 @@
+/* The state shared by collect/offcpu.c (loading) and collect/offcpu_drain.c (draining). */
+#ifndef COLLECT_OFFCPU_PRIV_H
+#define COLLECT_OFFCPU_PRIV_H
+
+#include <linux/types.h>
+
+#include "offcpu.h"
+#include "offcpu_shared.h"
+#include "stream.h"
+
+_Static_assert(sizeof(struct offcpu_event) % 8 == 0, "ring records stay 8-byte aligned");
+_Static_assert(sizeof(struct offcpu_start) % 8 == 0, "map values keep their layout");
+
+/* A stack of the "stacks" map, read once: an id never changes its stack, since the program
+ * stores without BPF_F_REUSE_STACKID and nothing deletes. */
+struct cached_stack {
+	uint16_t n;
+	int16_t skip;           /* own frames at the leaf of a kernel stack, -1: not known */
+	uint64_t ips[];
+};
+
+/* Threads off the CPU at one drain, by tid: the start of their interval and how far it has
+ * been reported (0: not yet). */
+struct open_slot {
+	uint32_t tid, gen;
+	uint64_t until;
+	struct offcpu_start s;
+};
+struct opentab {
+	struct open_slot *slots;
+	size_t cap;             /* a power of two, twice the program's thread limit */
+	uint32_t gen;           /* slots of another generation are empty */
+};
+
+struct offcpu {
+	struct offcpu_bpf *skel;
+	struct ring_buffer *rb;
+	int starts_fd, stacks_fd, counters_fd, ncpu;
+	uint64_t min_ns;
+	uint64_t deadline_ns;   /* 0: none */
+	size_t (*own_frames)(void *arg, const uint64_t *ips, size_t n);
+	void (*before)(void *arg, uint32_t pid, const uint64_t *kips, size_t n);
+	void *arg;
+	struct cached_stack *stacks[OFFCPU_STACK_SLOTS];
+	struct opentab open[2]; /* this drain's threads, and the previous drain's */
+	int cur;
+	uint64_t counted[OFFCPU_C_MAX]; /* counter values already written as FR_LOST */
+	uint64_t malformed;     /* ring records too short to be an event */
+	struct emit *out;       /* during a drain */
+	struct fr_offcpu fr;    /* scratch */
+};
+
+/* A finished interval from the ring buffer: writes what was not reported yet. */
+void offcpu_finished(struct offcpu *o, const struct offcpu_event *e);
+
+#endif

@@ -1,0 +1,185 @@
+/*
+ * collect's side of --profiles off-cpu: options, starting the collector (or dropping it
+ * under --allow-partial, with the reason in a warning of the first window), and its part
+ * of every drain and of the end.
+ */
+#include <err.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collect.h"
+#include "offcpu.h"
+#include "offcpu_shared.h"
+#include "parse.h"
+
+#define DEFAULT_RING_BYTES (4u << 20)
+
+void
+offcpu_defaults(struct collect_opts *o)
+{
+	o->profiles = "cpu";
+	o->offcpu_phases = OFFCPU_WANT_BLOCKED;
+	o->offcpu_ring_bytes = DEFAULT_RING_BYTES;
+}
+
+/* cpu and off-cpu, in the order given, duplicates removed; heap is refused by name. */
+void
+offcpu_profiles(struct collect_opts *o, const char *list)
+{
+	static char kept[32];
+	char *copy = strdup(list), *save = NULL;
+	if (!copy)
+		errx(1, "out of memory");
+	int cpu = 0;
+	o->offcpu = 0;
+	kept[0] = 0;
+	for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+		int *flag = strcmp(p, "cpu") == 0 ? &cpu : strcmp(p, "off-cpu") == 0 ?
+			    &o->offcpu : NULL;
+		if (strcmp(p, "heap") == 0)
+			errx(1, "profile 'heap' is not available in this build");
+		if (!flag)
+			errx(1, "unknown profile '%s'", p);
+		if (!*flag)
+			snprintf(kept + strlen(kept), sizeof(kept) - strlen(kept), "%s%s",
+				 kept[0] ? "," : "", p);
+		*flag = 1;
+	}
+	free(copy);
+	if (!cpu && !o->offcpu)
+		errx(1, "--profiles: empty list");
+	o->no_cpu = !cpu;
+	o->profiles = kept;
+}
+
+void
+offcpu_option(struct collect_opts *o, int opt, const char *arg)
+{
+	char why[128];
+	uint64_t v;
+	if (opt == OPT_OFFCPU_PHASE) {
+		if (strcmp(arg, "blocked") == 0)
+			o->offcpu_phases = OFFCPU_WANT_BLOCKED;
+		else if (strcmp(arg, "runqueue") == 0)
+			o->offcpu_phases = OFFCPU_WANT_RUNQUEUE;
+		else if (strcmp(arg, "all") == 0)
+			o->offcpu_phases = OFFCPU_WANT_BLOCKED | OFFCPU_WANT_RUNQUEUE;
+		else
+			errx(1, "--offcpu-phase: unknown phase '%s' (blocked, runqueue or all)", arg);
+	} else if (opt == OPT_OFFCPU_MIN) {
+		if (parse_u64(arg, 0, 3600000000ull, &v, why, sizeof(why)) < 0)
+			errx(1, "--offcpu-min-duration-us: %s", why);
+		o->offcpu_min_ns = v * 1000;
+	} else if (opt == OPT_OFFCPU_RING) {
+		/* The kernel wants a power of two of whole pages. */
+		if (parse_u64(arg, 4096, 1u << 30, &v, why, sizeof(why)) < 0)
+			errx(1, "--offcpu-ring-buffer: %s", why);
+		if (v & (v - 1))
+			errx(1, "--offcpu-ring-buffer: %s is not a power of two", arg);
+		o->offcpu_ring_bytes = v;
+	} else if (opt == OPT_OFFCPU_BTF) {
+		o->offcpu_btf = arg;
+	}
+}
+
+static void
+before(void *arg, uint32_t pid, const uint64_t *kips, size_t n)
+{
+	scope_sample(arg, pid);
+	send_ksyms(arg, kips, n);
+}
+
+/* The program's stacks start inside the program and the tracepoint's call of it. */
+static size_t
+own_frames(void *arg, const uint64_t *ips, size_t n)
+{
+	static const char *const own[] = { "bpf_prog_", "bpf_trace_run", "__bpf_trace_",
+					   "__traceiter_" };
+	struct collect *c = arg;
+	size_t i = 0;
+	for (; i < n; i++) {
+		const struct ksym *s = ksyms_find(&c->ksyms, ips[i]);
+		size_t k = 0;
+		while (s && k < sizeof(own) / sizeof(own[0]) &&
+		       strncmp(s->name, own[k], strlen(own[k])) != 0)
+			k++;
+		if (!s || k == sizeof(own) / sizeof(own[0]))
+			break;
+	}
+	return i;
+}
+
+static struct offcpu *
+open_for(struct collect *c, uint64_t deadline, char *why, size_t whylen)
+{
+	struct offcpu_config cfg = { .phases = c->o.offcpu_phases, .min_ns = c->o.offcpu_min_ns,
+				     .ring_bytes = c->o.offcpu_ring_bytes,
+				     .btf_path = c->o.offcpu_btf, .deadline_ns = deadline,
+				     .before = before, .own_frames = own_frames, .arg = c,
+				     .cgroup_id = c->scope.cgroup ? c->scope.cg.id : 0,
+				     .verbose = c->o.verbose };
+	return offcpu_open(c->o.pid, &cfg, why, whylen);
+}
+
+/* Without --allow-partial, or with nothing else to record, a failure ends collect. */
+static void
+failed(struct collect *c)
+{
+	if (!c->o.allow_partial || c->o.no_cpu)
+		errx(1, "%s%s", c->offcpu_why, c->o.allow_partial ? "; no other profile "
+		     "was requested" : "");
+	warnx("%s; --allow-partial: recording without off-cpu", c->offcpu_why);
+}
+
+void
+collect_offcpu_probe(struct collect *c)
+{
+	if (!c->o.offcpu)
+		return;
+	struct offcpu *o = open_for(c, 0, c->offcpu_why, sizeof(c->offcpu_why));
+	if (o)
+		offcpu_close(o);
+	else
+		failed(c);
+}
+
+void
+collect_offcpu_start(struct collect *c)
+{
+	if (!c->o.offcpu)
+		return;
+	c->offcpu = open_for(c, c->deadline_ns, c->offcpu_why, sizeof(c->offcpu_why));
+	if (!c->offcpu)
+		failed(c);
+}
+
+void
+collect_offcpu_announce(struct collect *c)
+{
+	if (!c->o.offcpu || c->offcpu)
+		return;
+	char text[400];
+	int n = snprintf(text, sizeof(text), "off-cpu dropped (--allow-partial): %s",
+			 c->offcpu_why);
+	struct fr_warning w = { c->start_ns, { text, (uint16_t)(n < (int)sizeof(text) ? n :
+							 (int)sizeof(text) - 1) } };
+	emit_warning(&c->out, &w);
+}
+
+void
+collect_offcpu_drain(struct collect *c, uint64_t *round)
+{
+	if (c->offcpu)
+		offcpu_drain(c->offcpu, &c->out, round);
+}
+
+void
+collect_offcpu_end(struct collect *c, uint64_t end)
+{
+	if (!c->offcpu)
+		return;
+	offcpu_finish(c->offcpu, &c->out, end);
+	offcpu_close(c->offcpu);
+	c->offcpu = NULL;
+}

@@ -1,0 +1,207 @@
+/*
+ * The process scope of a recording and the bookkeeping of the cgroup scope.  In the cgroup
+ * scope every record the events deliver belongs to the recording (the kernel gives cgroup
+ * events the side-band records of the cgroup's tasks only), so the stream carries all
+ * processes; unwind gives a forked child its parent's mappings.  A process whose fork was
+ * not written (it appeared during the calibration, when only the target is followed) is read
+ * from /proc at its first sample.
+ */
+#include <err.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "collect.h"
+#include "scope.h"
+
+static struct str
+mkstr(const char *s)
+{
+	return (struct str){ s, (uint16_t)strnlen(s, STREAM_MAX_STR - 1) };
+}
+
+void
+scope_init(struct collect *c)
+{
+	struct scope *s = &c->scope;
+	s->requested = s->effective = "process";
+	s->reason[0] = 0;
+	s->cgroup = 0;
+	s->cg.path[0] = 0;
+	s->cg.fd = -1;
+}
+
+static const char partial_hint[] = "--allow-partial profiles the command's own pid only";
+
+void
+scope_check(const struct collect_opts *o)
+{
+	char parent[PATH_MAX], why[PATH_MAX + 100];
+	if (!o->allow_partial && cgroup_parent(parent, sizeof(parent), why, sizeof(why)) < 0)
+		errx(1, "launch needs a cgroup v2 hierarchy: %s; %s", why, partial_hint);
+}
+
+void
+scope_launch(struct collect *c)
+{
+	struct scope *s = &c->scope;
+	char why[PATH_MAX + 200];
+
+	s->requested = "cgroup";
+	if (cgroup_create(&s->cg, c->session_id, c->o.pid, why, sizeof(why)) == 0) {
+		s->effective = "cgroup";
+		s->cgroup = 1;
+		if (c->o.verbose)
+			warnx("launch cgroup %s (id %llu)", s->cg.path,
+			      (unsigned long long)s->cg.id);
+		return;
+	}
+	if (!c->o.allow_partial) {
+		/* The command never ran a single instruction: it goes with us. */
+		kill(c->o.pid, SIGKILL);
+		waitpid(c->o.pid, NULL, 0);
+		errx(1, "launch: %s; %s", why, partial_hint);
+	}
+	s->effective = "process";
+	snprintf(s->reason, sizeof(s->reason),
+		 "%s; profiling pid %d only, without its descendants (--allow-partial)", why,
+		 (int)c->o.pid);
+	warnx("launch: %s", s->reason);
+}
+
+void
+scope_announce(struct collect *c)
+{
+	if (!c->scope.reason[0])
+		return;
+	char text[sizeof(c->scope.reason) + 16];
+	snprintf(text, sizeof(text), "launch: %s", c->scope.reason);
+	struct fr_warning w = { c->start_ns, mkstr(text) };
+	emit_warning(&c->out, &w);
+}
+
+int
+scope_covers(const struct collect *c, uint32_t pid)
+{
+	return pid == (uint32_t)c->o.pid || c->scope.cgroup;
+}
+
+/* Index of pid in the sorted list, or where it would go. */
+static size_t
+find(const struct scope *s, pid_t pid, int *found)
+{
+	size_t lo = 0, hi = s->nknown;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->known[mid] < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = lo < s->nknown && s->known[lo] == pid;
+	return lo;
+}
+
+void
+scope_known(struct collect *c, uint32_t pid)
+{
+	struct scope *s = &c->scope;
+	int found;
+	size_t i = find(s, (pid_t)pid, &found);
+	if (found || !s->cgroup)
+		return;
+	if (s->nknown == s->capknown) {
+		size_t cap = s->capknown ? s->capknown * 2 : 64;
+		pid_t *v = realloc(s->known, cap * sizeof(*v));
+		if (!v)
+			errx(1, "out of memory");
+		s->known = v;
+		s->capknown = cap;
+	}
+	memmove(s->known + i + 1, s->known + i, (s->nknown - i) * sizeof(*s->known));
+	s->known[i] = (pid_t)pid;
+	s->nknown++;
+}
+
+void
+scope_forked(struct collect *c, uint32_t pid, uint32_t ppid)
+{
+	int found = ppid == (uint32_t)c->o.pid;
+	if (!found)
+		find(&c->scope, (pid_t)ppid, &found);
+	if (found)
+		scope_known(c, pid);
+}
+
+void
+scope_gone(struct collect *c, uint32_t pid)
+{
+	struct scope *s = &c->scope;
+	int found;
+	size_t i = find(s, (pid_t)pid, &found);
+	if (!found || pid == (uint32_t)c->o.pid)
+		return;
+	memmove(s->known + i, s->known + i + 1, (s->nknown - i - 1) * sizeof(*s->known));
+	s->nknown--;
+}
+
+void
+scope_sample(struct collect *c, uint32_t pid)
+{
+	int found;
+	if (!c->scope.cgroup || pid == (uint32_t)c->o.pid)
+		return;
+	find(&c->scope, (pid_t)pid, &found);
+	if (found)
+		return;
+	/* Known from now on even if /proc no longer has it: one attempt per process. */
+	scope_known(c, pid);
+	synth_process(c, (pid_t)pid, collect_now());
+}
+
+void
+scope_each_process(struct collect *c, void (*fn)(struct collect *c, pid_t pid))
+{
+	pid_t *procs;
+	size_t n;
+	if (!c->scope.cgroup)
+		return;
+	if (cgroup_procs(&c->scope.cg, &procs, &n) < 0) {
+		warn("cannot list the processes of cgroup %s", c->scope.cg.path);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (procs[i] == c->o.pid)
+			continue;
+		scope_known(c, (uint32_t)procs[i]);
+		fn(c, procs[i]);
+	}
+	free(procs);
+}
+
+void
+scope_finish(struct collect *c, uint64_t time)
+{
+	char why[PATH_MAX + 100], text[PATH_MAX + 200];
+	if (!c->scope.cgroup)
+		return;
+	int left = cgroup_remove(&c->scope.cg, why, sizeof(why));
+	if (left == 0) {
+		if (c->o.verbose)
+			warnx("removed the launch cgroup");
+	} else {
+		if (left > 0)
+			snprintf(text, sizeof(text), "launch cgroup %s still holds %d process%s; "
+				 "it is left in place", c->scope.cg.path, left, left == 1 ? "" : "es");
+		else
+			snprintf(text, sizeof(text), "launch: %s; it is left in place", why);
+		warnx("%s", text);
+		struct fr_warning w = { time ? time - 1 : 0, mkstr(text) };
+		emit_warning(&c->out, &w);
+	}
+	free(c->scope.known);
+	c->scope.known = NULL;
+	c->scope.nknown = c->scope.capknown = 0;
+}

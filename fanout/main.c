@@ -1,0 +1,355 @@
+/*
+ * fanout: feeds the derived emitters (SVG, Firefox) beside the main path, so that a slow
+ * or stopped emitter never holds up collection (manual: "Output files and retention").
+ *
+ * Reads the window stream on stdin and writes it on stdout for commit.  Each --branch is an
+ * emitter started by the driver with its input and output on two FIFOs.  When a window ends,
+ * an emitter that has given back every window it was sent gets the whole window; one still
+ * writing an earlier window sheds it: it gets only the frames later windows need
+ * (definitions, mappings, the target), not the window's stacks.  Window ends leave in order,
+ * each after the emitters that got it gave it back, preceded by their file frames and with
+ * their statistics (firefox.*) and fanout's own (output_backpressure.*) added.  Frames
+ * after a waiting window end wait with it, in memory; stdin is read on regardless.
+ * An emitter that fails or ends early is an error: one line, exit 1, after forwarding what
+ * was complete.
+ */
+#include <err.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "branch.h"
+#include "grow.h"
+#include "stream.h"
+
+#define MAX_BRANCHES 8
+
+/* A window end on its way out, with what it waits for. */
+struct held {
+	uint32_t index;
+	size_t at;              /* offset of its FR_WINDOW_END in the out queue */
+	unsigned expect;        /* bit i: branch i got the window whole */
+	uint64_t shed, skipped_files, pending;
+};
+
+static struct fanout {
+	struct branch br[MAX_BRANCHES];
+	unsigned nbr;
+	struct stream_reader in;
+	struct stream_writer out;
+	struct stream_header hdr;
+	struct rawbuf window;   /* frames since the last window end, for the branches */
+	struct rawbuf outq;     /* frames waiting behind a held window end */
+	size_t outq_pos;        /* bytes of outq already written */
+	struct held *held;
+	size_t nheld, capheld, held_pos;
+} F;
+
+static void
+usage(FILE *f, int status)
+{
+	fprintf(f,
+		"usage: fanout --branch NAME=IN,OUT [--branch ...] < stream > stream\n"
+		"\n"
+		"Copies the window stream from stdin to stdout and feeds each branch, a derived\n"
+		"emitter reading the FIFO IN and writing the FIFO OUT (started beforehand, e.g.\n"
+		"'emit-svg --output DIR < IN > OUT'), without ever waiting for it: a window that\n"
+		"ends while a branch is still writing an earlier one is shed for that branch.\n"
+		"Each window end goes out after the branches that got the window, preceded by\n"
+		"their file frames, with output_backpressure.* statistics (derived_outputs_shed,\n"
+		"pending_windows, skipped_derived_files, otlp_skipped).  At most %d branches.\n",
+		MAX_BRANCHES);
+	exit(status);
+}
+
+static void
+parse_args(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "branch", required_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'h')
+			usage(stdout, 0);
+		if (c != 'b')
+			errx(1, "unknown option or missing value '%s' (see --help)",
+			     argv[optind - 1]);
+		char *eq = strchr(optarg, '='), *comma = eq ? strchr(eq, ',') : NULL;
+		if (!eq || !comma || eq == optarg || comma == eq + 1 || !comma[1])
+			errx(1, "--branch wants NAME=IN,OUT, not '%s'", optarg);
+		if (F.nbr == MAX_BRANCHES)
+			errx(1, "at most %d branches", MAX_BRANCHES);
+		*eq = *comma = 0;
+		F.br[F.nbr++] = (struct branch){ .name = optarg, .in_path = eq + 1,
+						 .out_path = comma + 1 };
+	}
+	if (optind < argc)
+		errx(1, "unexpected argument '%s' (see --help)", argv[optind]);
+	if (F.nbr == 0)
+		errx(1, "no --branch given (see --help)");
+}
+
+/* Frames that only the window they belong to needs: a shed window's branch skips them. */
+static int
+window_only(uint32_t type)
+{
+	switch (type) {
+	case FR_STACK:
+	case FR_OFFCPU_STACK:
+	case FR_WINDOW_START:
+	case FR_WINDOW_STACK:
+	case FR_WINDOW_OFFCPU_STACK:
+	case FR_WINDOW_END:
+	case FR_WARNING:
+		return 1;
+	}
+	return 0;
+}
+
+static uint32_t
+rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static void
+shed_copy(const struct rawbuf *all, struct rawbuf *kept)
+{
+	kept->len = 0;
+	for (size_t off = 0; off + 8 <= all->len;) {
+		uint32_t type = rd32(all->p + off), len = rd32(all->p + off + 4);
+		if (!window_only(type))
+			rawbuf_put(kept, type, all->p + off + 8, len);
+		off += (size_t)len + 8;
+	}
+}
+
+/* A window ended: each branch gets it whole or shed, and its end is held. */
+static void
+submit(uint32_t index)
+{
+	static struct rawbuf kept;
+	struct held h = { .index = index, .at = F.outq.len, .pending = F.nheld - F.held_pos };
+
+	for (unsigned i = 0; i < F.nbr; i++) {
+		struct branch *b = &F.br[i];
+		pthread_mutex_lock(&b->mu);
+		int busy = b->submitted > b->returned || b->queue.len > 0;
+		size_t files = b->files_per_window;
+		pthread_mutex_unlock(&b->mu);
+		if (busy) {
+			shed_copy(&F.window, &kept);
+			branch_send(b, &kept, 0);
+			h.shed = 1;
+			h.skipped_files += files ? files : 1;
+		} else {
+			branch_send(b, &F.window, 1);
+			h.expect |= 1u << i;
+		}
+	}
+	F.window.len = 0;
+	if (grow_array((void **)&F.held, &F.capheld, F.nheld, 1, sizeof(*F.held)) < 0)
+		errx(1, "out of memory");
+	F.held[F.nheld++] = h;
+}
+
+/* Sets a statistic.  A branch got the same window end, so a value it changed (emit-firefox
+ * counts its timeline drops into event_order.timeline_events_dropped) is its to give. */
+static void
+set_stat(struct fr_window_end *we, const char *key, uint64_t value)
+{
+	for (uint16_t i = 0; i < we->nstats; i++)
+		if (str_eq(we->stats[i].key, key)) {
+			we->stats[i].value = value;
+			return;
+		}
+	if (we->nstats == STREAM_MAX_STATS)
+		errx(1, "window %u: more than %d statistics", we->index, STREAM_MAX_STATS);
+	we->stats[we->nstats++] = (struct fr_stat){ { key, (uint16_t)strlen(key) }, value };
+}
+
+static void
+put(uint32_t type, const void *p, uint32_t len)
+{
+	if (stream_write(&F.out, type, p, len) < 0)
+		errx(1, "%s", F.out.err);
+}
+
+/* Writes window h's end once every branch that got the window gave it back; 0 if not yet. */
+static int
+release(struct held *h, const uint8_t *frame, uint32_t len)
+{
+	static struct fr_window_end we;
+	struct ret got[MAX_BRANCHES];
+	unsigned have = 0;
+	char e[200];
+
+	for (unsigned i = 0; i < F.nbr; i++) {
+		if (!(h->expect & (1u << i)))
+			continue;
+		struct branch *b = &F.br[i];
+		pthread_mutex_lock(&b->mu);
+		int ready = b->nrets > 0, dead = b->dead || b->done;
+		uint32_t idx = ready ? b->rets[0].index : 0;
+		pthread_mutex_unlock(&b->mu);
+		if (!ready && dead)
+			errx(1, "%s ended before writing window %u%s%s", b->name, h->index,
+			     b->err[0] ? ": " : "", b->err);
+		if (!ready)
+			return 0;
+		if (idx != h->index)
+			errx(1, "%s gave back window %u where %u was due", b->name, idx,
+			     h->index);
+	}
+	struct frame f = { FR_WINDOW_END, len, frame };
+	if (stream_get_window_end(&f, &we, e, sizeof(e)) < 0)
+		errx(1, "stdin: %s", e);
+	for (unsigned i = 0; i < F.nbr; i++) {
+		if (!(h->expect & (1u << i)))
+			continue;
+		struct branch *b = &F.br[i];
+		pthread_mutex_lock(&b->mu);
+		got[have++] = b->rets[0];
+		memmove(b->rets, b->rets + 1, (b->nrets - 1) * sizeof(*b->rets));
+		b->nrets--;
+		pthread_mutex_unlock(&b->mu);
+		struct ret *r = &got[have - 1];
+		for (size_t off = 0; off + 8 <= r->files.len;) {
+			uint32_t n = rd32(r->files.p + off + 4);
+			put(FR_FILE, r->files.p + off + 8, n);
+			off += (size_t)n + 8;
+		}
+		for (size_t k = 0; k < r->nstats; k++)
+			set_stat(&we, r->stats[k].key, r->stats[k].value);
+	}
+	set_stat(&we, "output_backpressure.derived_outputs_shed", h->shed);
+	set_stat(&we, "output_backpressure.pending_windows", h->pending);
+	set_stat(&we, "output_backpressure.skipped_derived_files", h->skipped_files);
+	set_stat(&we, "output_backpressure.otlp_skipped", 0); /* no OTLP export in this build */
+	if (stream_put_window_end(&F.out, &we) < 0)
+		errx(1, "%s", F.out.err);
+	for (unsigned i = 0; i < have; i++)
+		ret_free(&got[i]);
+	return 1;
+}
+
+/* Writes out queued frames up to the first window end still waiting for a branch. */
+static void
+flush_ready(void)
+{
+	while (F.outq_pos + 8 <= F.outq.len) {
+		const uint8_t *p = F.outq.p + F.outq_pos;
+		uint32_t type = rd32(p), len = rd32(p + 4);
+		if (F.held_pos < F.nheld && F.held[F.held_pos].at == F.outq_pos) {
+			if (!release(&F.held[F.held_pos], p + 8, len))
+				break;
+			F.held_pos++;
+		} else {
+			put(type, p + 8, len);
+		}
+		F.outq_pos += (size_t)len + 8;
+	}
+	if (F.outq_pos == F.outq.len) {
+		F.outq.len = F.outq_pos = 0;
+		F.nheld = F.held_pos = 0;
+	}
+	if (stream_flush(&F.out) < 0)
+		errx(1, "%s", F.out.err);
+}
+
+/* After the end frame: waits for the branches to give back the windows they were sent. */
+static void
+drain(void)
+{
+	for (unsigned i = 0; i < F.nbr; i++)
+		branch_close(&F.br[i]);
+	for (;;) {
+		flush_ready();
+		if (F.outq.len == 0)
+			break;
+		/* Sleep until the branch the oldest held window waits for moves. */
+		struct held *h = &F.held[F.held_pos];
+		for (unsigned i = 0; i < F.nbr; i++) {
+			if (!(h->expect & (1u << i)))
+				continue;
+			struct branch *b = &F.br[i];
+			pthread_mutex_lock(&b->mu);
+			while (b->nrets == 0 && !b->dead && !b->done)
+				pthread_cond_wait(&b->cv, &b->mu);
+			pthread_mutex_unlock(&b->mu);
+		}
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct fr_window_end we;
+	struct frame f;
+	char e[200];
+	int rc, ended = 0;
+
+	parse_args(argc, argv);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	for (unsigned i = 0; i < F.nbr; i++)
+		branch_open(&F.br[i]);
+	if (stream_reader_open(&F.in, 0, "stdin", &F.hdr) < 0)
+		errx(1, "stdin: %s", F.in.err);
+	if (stream_writer_open(&F.out, 1, "stdout", &F.hdr) < 0)
+		errx(1, "%s", F.out.err);
+	F.in.flush_on_wait = &F.out; /* output never waits for input */
+	for (unsigned i = 0; i < F.nbr; i++)
+		branch_start(&F.br[i], &F.hdr);
+	while (!ended && (rc = stream_read(&F.in, &f)) > 0) {
+		if (stream_check_frame(&f, e, sizeof(e)) < 0)
+			errx(1, "stdin: %s", e);
+		/* The branches announce their own files; the main path's are commit's. */
+		if (f.type != FR_FILE)
+			rawbuf_put(&F.window, f.type, f.data, f.len);
+		if (f.type == FR_WINDOW_END) {
+			if (stream_get_window_end(&f, &we, e, sizeof(e)) < 0)
+				errx(1, "stdin: %s", e);
+			submit(we.index);
+		}
+		rawbuf_put(&F.outq, f.type, f.data, f.len);
+		ended = f.type == FR_END;
+		flush_ready();
+	}
+	if (!ended && rc < 0)
+		errx(1, "stdin: %s", F.in.err);
+	if (!ended)
+		errx(1, "stdin: stream ended without an end frame");
+	/* The end frame and anything after it reach the branches too. */
+	while ((rc = stream_read(&F.in, &f)) > 0) {
+		if (f.type != FR_FILE)
+			rawbuf_put(&F.window, f.type, f.data, f.len);
+		rawbuf_put(&F.outq, f.type, f.data, f.len);
+	}
+	if (rc < 0)
+		errx(1, "stdin: %s", F.in.err);
+	for (unsigned i = 0; i < F.nbr; i++)
+		branch_send(&F.br[i], &F.window, 0);
+	drain();
+	for (unsigned i = 0; i < F.nbr; i++) {
+		branch_join(&F.br[i]);
+		if (F.br[i].dead)
+			errx(1, "%s: %s", F.br[i].name, F.br[i].err);
+	}
+	if (stream_flush(&F.out) < 0)
+		errx(1, "%s", F.out.err);
+	stream_writer_release(&F.out);
+	stream_reader_release(&F.in);
+	rawbuf_free(&F.window);
+	rawbuf_free(&F.outq);
+	free(F.held);
+	return 0;
+}

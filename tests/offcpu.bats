@@ -1,0 +1,260 @@
+#!/usr/bin/env bats
+# --profiles off-cpu: the sched_switch eBPF collector, checked against the bundled
+# offcpu_pipe workload, libbpf-tools' offcputime and its own split and loss accounting.
+
+load helper
+
+setup() {
+	require_root
+	open_tmpdirs
+	out=$BATS_TEST_TMPDIR/out
+}
+
+teardown() {
+	stop_workload
+}
+
+# tid_of PID NAME: the thread of PID called NAME.
+tid_of() {
+	local f
+	for f in /proc/"$1"/task/*/comm; do
+		[ "$(cat "$f")" = "$2" ] && { basename "$(dirname "$f")"; return 0; }
+	done
+	return 1
+}
+
+# cum_ms PROFILE FUNCTION [pprof options...]: cumulative off-CPU milliseconds of FUNCTION.
+cum_ms() {
+	local prof=$1 fn=$2
+	shift 2
+	pprof -top -cum -unit=ms -nodecount=1000 -sample_index=off_cpu "$@" "$prof" |
+		awk -v f="$fn" '{ name = $6; for (i = 7; i <= NF; i++) name = name " " $i }
+			name == f { sub("ms", "", $4); print $4; found = 1; exit }
+			END { if (!found) print 0 }'
+}
+
+# diag_sum DIR KEY: the sum over the diagnostics files of off_cpu.KEY.
+diag_sum() {
+	cat "$1"/diagnostics-*.json | jq -s "map(.off_cpu.$2) | add"
+}
+
+@test "off-cpu: half blocked in read() gives the read path half the wall time, as offcputime sees it" {
+	command -v offcputime >/dev/null || fail "offcputime (libbpf-tools) is not installed"
+	start_workload offcpu_pipe 30 half
+	sleep 0.5
+	tid=$(tid_of "$wpid" reader)
+	offcputime -t "$tid" 6 >"$BATS_TEST_TMPDIR/peer.txt" 2>/dev/null &
+	peer=$!
+	run -0 "$RP" record --pid "$wpid" --profiles cpu,off-cpu --unwind fp --duration 6s \
+		--window 6s --output "$out"
+	wait "$peer"
+	prof=$out/$(outputs "$out" off-cpu pb.gz | tail -n 1)
+	[ -f "$prof" ]
+	# The reader's time in the pipe read, against the window's wall time.
+	ms=$(cum_ms "$prof" anon_pipe_read -tagfocus=thread.name=reader)
+	share=$(awk -v m="$ms" 'BEGIN { printf "%.1f", m / 6000 * 100 }')
+	# offcputime: microseconds of the reader's stacks that go through the pipe read.
+	peer_share=$(awk '/^$/ { p = 0 } /anon_pipe_read/ { p = 1 }
+		/^ +[0-9]+$/ { if (p) us += $1; p = 0 } END { printf "%.1f", us / 6e6 * 100 }' \
+		"$BATS_TEST_TMPDIR/peer.txt")
+	echo "read path: ours ${share}% of 6 s, offcputime ${peer_share}%"
+	within "$share" 50 10
+	within "$peer_share" "$share" 10
+	# The same blocking stack, user frames included, under the blocked root.
+	run -0 pprof -traces -tagfocus=thread.name=reader -sample_index=off_cpu "$prof"
+	echo "$output" | awk '/-----------/ { if (k && u && r) ok = 1; k = u = r = 0; next }
+		/anon_pipe_read/ { k = 1 } /ksys_read/ { if (k) u = 1 }
+		/ reader$/ { if (u) r = 1 } /off-CPU blocked/ { if (r) ok = 1 }
+		END { exit !ok }'
+	grep -A12 anon_pipe_read "$BATS_TEST_TMPDIR/peer.txt" | grep -q ksys_read
+	grep -A12 anon_pipe_read "$BATS_TEST_TMPDIR/peer.txt" | grep -q reader
+	# The diagnostics and the profile tell the same story.
+	d=$(ls "$out"/diagnostics-*.json | tail -n 1)
+	run -0 jq -e '.off_cpu.intervals > 100 and .off_cpu.ring_buffer_drops == 0 and
+		(.written_profiles | index("off-cpu")) != null' "$d"
+}
+
+@test "off-cpu: nanoseconds of intervals split across windows add up to the unsplit total" {
+	start_workload offcpu_pipe 30 half
+	run -0 "$RP" record --pid "$wpid" --profiles off-cpu --unwind fp --duration 3s \
+		--window 250ms --output "$out" --save-stream "$BATS_TEST_TMPDIR/s.rps"
+	# off-cpu alone: no CPU profile.
+	[ -z "$(outputs "$out" cpu pb.gz)" ]
+	[ "$(outputs "$out" off-cpu pb.gz | wc -l)" -ge 11 ]
+	run -0 "$RP" replay --input "$BATS_TEST_TMPDIR/s.rps" --window 60s \
+		--output "$BATS_TEST_TMPDIR/whole"
+	split=$(diag_sum "$out" nanoseconds)
+	whole=$(diag_sum "$BATS_TEST_TMPDIR/whole" nanoseconds)
+	pieces=$(diag_sum "$out" pieces)
+	intervals=$(diag_sum "$out" intervals)
+	echo "split $split ns, whole $whole ns; $intervals intervals in $pieces pieces"
+	[ "$whole" -gt 2000000000 ]
+	[ "$split" -eq "$whole" ]
+	# Some interval did cross a boundary, and each is counted once.
+	[ "$(diag_sum "$BATS_TEST_TMPDIR/whole" intervals)" -eq "$intervals" ]
+	[ "$pieces" -gt "$intervals" ]
+	# Each window's pprof carries what its diagnostics say.
+	prof=$(outputs "$out" off-cpu pb.gz | sed -n 3p)
+	d=$out/diagnostics-${prof#off-cpu-}
+	d=${d%.pb.gz}.json
+	ns=$(jq .off_cpu.nanoseconds "$d")
+	run -0 pprof -raw "$out/$prof"
+	total=$(echo "$output" | awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 }
+		s && /^ +[0-9]+ +[0-9]+:/ { sub(":", "", $2); t += $2 } END { print t + 0 }')
+	[ "$total" -eq "$ns" ]
+}
+
+@test "off-cpu: --offcpu-phase all on an oversubscribed workload shows the scheduling-delay roots" {
+	start_workload offcpu_pipe 30 crowd 8
+	run -0 "$RP" record --pid "$wpid" --profiles cpu,off-cpu --offcpu-phase all --unwind fp \
+		--duration 3s --window 3s --output "$out"
+	prof=$out/$(outputs "$out" off-cpu pb.gz | tail -n 1)
+	run -0 pprof -top -cum -nodecount=1000 -sample_index=off_cpu "$prof"
+	echo "$output" | grep -E 'scheduling delay \((preempted|yielded)\)'
+	delay=$(cum_ms "$prof" "scheduling delay (preempted)")
+	delay=$(awk -v a="$delay" -v b="$(cum_ms "$prof" "scheduling delay (yielded)")" \
+		'BEGIN { print a + b }')
+	echo "scheduling delay: $delay ms"
+	# Eight computing threads on this machine's CPUs wait far more than a second in 3 s.
+	awk -v d="$delay" -v n="$(nproc)" 'BEGIN { exit !(n >= 8 || d > 1000) }'
+	# The default phase (blocked) has no such root.
+	rm -rf "$out"
+	run -0 "$RP" record --pid "$wpid" --profiles off-cpu --unwind fp --duration 2s \
+		--window 2s --output "$out"
+	prof=$out/$(outputs "$out" off-cpu pb.gz | tail -n 1)
+	run -0 pprof -top -cum -nodecount=1000 -sample_index=off_cpu "$prof"
+	refute_output --partial "scheduling delay"
+}
+
+@test "off-cpu: a tiny ring buffer counts its drops" {
+	run -0 "$RP" launch --profiles off-cpu --offcpu-ring-buffer 4096 --unwind fp \
+		--duration 0 --window 60s --output "$out" -- "$RP_WORKLOADS/offcpu_pipe" 2 pingpong
+	trips=$(echo "$output" | awk '/^round_trips/ { print $2 }')
+	drops=$(diag_sum "$out" ring_buffer_drops)
+	intervals=$(diag_sum "$out" intervals)
+	echo "$trips round trips; $intervals intervals, $drops dropped"
+	[ "$drops" -gt 0 ]
+	# Every switch is either in the profile or counted: at most two per round trip,
+	# and most round trips block both threads.
+	awk -v i="$intervals" -v d="$drops" -v t="$trips" \
+		'BEGIN { exit !(i + d <= 2 * t + 100 && i + d >= t / 2) }'
+	jq -e '.warnings | length >= 0' "$(ls "$out"/diagnostics-*.json | head -n 1)"
+}
+
+@test "off-cpu: a failed load stops the request, or --allow-partial drops it and keeps cpu" {
+	start_workload offcpu_pipe 30 half
+	printf 'not BTF' >"$BATS_TEST_TMPDIR/bad.btf"
+	run -1 "$RP" record --pid "$wpid" --profiles cpu,off-cpu --unwind fp --duration 1s \
+		--offcpu-btf "$BATS_TEST_TMPDIR/bad.btf" --output "$out"
+	assert_output --partial "off-cpu: cannot load the sched_switch program"
+	[ -z "$(ls "$out" 2>/dev/null)" ]
+	run -0 "$RP" record --pid "$wpid" --profiles cpu,off-cpu --unwind fp --duration 2s \
+		--window 2s --allow-partial --offcpu-btf "$BATS_TEST_TMPDIR/bad.btf" --output "$out"
+	[ -n "$(outputs "$out" cpu pb.gz)" ]
+	[ -z "$(outputs "$out" off-cpu pb.gz)" ]
+	d=$(ls "$out"/diagnostics-*.json | head -n 1)
+	run -0 jq -c '[.requested_profiles, .written_profiles, .warnings]' "$d"
+	assert_output --partial '["cpu","off-cpu"],["cpu"]'
+	assert_output --partial "off-cpu dropped (--allow-partial): off-cpu: cannot load"
+	# The lifecycle program needs the same BTF: /proc reconciliation takes its place.
+	assert_output --partial "lifecycle eBPF unavailable (cannot load the lifecycle program"
+	assert_output --partial "reconciled from /proc once a second"
+	# Nothing else to record: partial mode cannot help.
+	run -1 "$RP" record --pid "$wpid" --profiles off-cpu --duration 1s --allow-partial \
+		--offcpu-btf "$BATS_TEST_TMPDIR/bad.btf" --output "$out"
+	assert_output --partial "no other profile was requested"
+}
+
+@test "off-cpu: bad off-cpu options are refused before anything starts" {
+	start_workload offcpu_pipe 30 half
+	run -1 "$RP" record --pid "$wpid" --profiles cpu,off-cpu --offcpu-phase sometimes \
+		--output "$out"
+	assert_output --partial "unknown phase 'sometimes'"
+	run -1 "$RP" record --pid "$wpid" --profiles off-cpu --offcpu-ring-buffer 5000 \
+		--output "$out"
+	assert_output --partial "not a power of two"
+	run -1 "$RP" record --pid "$wpid" --profiles off-cpu --offcpu-min-duration-us x \
+		--output "$out"
+	assert_output --partial "--offcpu-min-duration-us"
+	run -1 "$RP" record --pid "$wpid" --profiles cpu,heap --output "$out"
+	assert_output --partial "'heap' is not available"
+	[ ! -e "$out" ]
+}
+
+@test "off-cpu: --offcpu-min-duration-us drops short intervals and counts them" {
+	start_workload offcpu_pipe 30 half
+	run -0 "$RP" record --pid "$wpid" --profiles off-cpu --offcpu-phase all \
+		--offcpu-min-duration-us 5000 --unwind fp --duration 2s --window 2s --output "$out"
+	d=$(ls "$out"/diagnostics-*.json | head -n 1)
+	prof=$out/$(outputs "$out" off-cpu pb.gz | head -n 1)
+	# Every remaining interval is at least 5 ms: nanoseconds / intervals >= 5e6.
+	run -0 jq -e '.off_cpu.min_duration_filtered > 0 and .off_cpu.intervals > 50 and
+		.off_cpu.nanoseconds >= 5000000 * (.off_cpu.intervals - 2)' "$d"
+	[ -f "$prof" ]
+}
+
+@test "off-cpu: --svg and --collapsed draw the off-CPU time of each window too" {
+	start_workload offcpu_pipe 30 half
+	run -0 "$RP" record --pid "$wpid" --profiles cpu,off-cpu --unwind fp --duration 2s \
+		--window 2s --svg --collapsed --output "$out"
+	svg=$(outputs "$out" off-cpu svg)
+	col=$(outputs "$out" off-cpu collapsed)
+	[ -n "$svg" ] && [ -n "$col" ]
+	[ -n "$(outputs "$out" cpu svg)" ] && [ -n "$(outputs "$out" cpu collapsed)" ]
+	grep -q "off-CPU blocked" "$out/$svg"
+	grep -q "Off-CPU flame graph" "$out/$svg"
+	# The folded lines carry the window's off-CPU nanoseconds, under the phase root.
+	sum=$(awk '{ s += $NF } END { printf "%.0f", s }' "$out/$col")
+	d=$(ls "$out"/diagnostics-*.json)
+	[ "$sum" -eq "$(jq .off_cpu.nanoseconds "$d")" ]
+	grep -q '^offcpu_pipe;off-CPU blocked;start_thread;reader;__libc_read;' "$out/$col"
+	run -0 jq -r '.output_paths | keys | join(" ")' "$d"
+	assert_output --partial "svg-off-cpu"
+	assert_output --partial "collapsed-off-cpu"
+}
+
+@test "off-cpu: launch covers the command's descendants through its cgroup" {
+	run -0 "$RP" launch --profiles off-cpu --unwind fp --duration 0 --window 60s \
+		--output "$out" -- sh -c "'$RP_WORKLOADS/offcpu_pipe' 2 half; true"
+	d=$(ls "$out"/diagnostics-*.json | head -n 1)
+	[ "$(jq -r .scope.effective "$d")" = cgroup ]
+	prof=$out/$(outputs "$out" off-cpu pb.gz | head -n 1)
+	# The shell waits for its child, whose reader blocks in the pipe: two processes.
+	run -0 pprof -tags "$prof"
+	echo "$output" | awk '/process.pid:/ { p = 1; next } /^ *$/ { p = 0 }
+		p && /%\)/ { n++ } END { exit !(n == 2) }'
+	ms=$(cum_ms "$prof" anon_pipe_read -tagfocus=thread.name=reader)
+	awk -v m="$ms" 'BEGIN { exit !(m > 500) }'
+}
+
+@test "lifecycle: the eBPF program reports exec, fork and exit of the target at once" {
+	# exec_later spins 3 s, then becomes a shell that forks a child and exits after it.
+	"$RP_WORKLOADS/exec_later" 3 /bin/sh -c "sleep 0.5; true" &
+	wpid=$!
+	"$RP_BIN/collect" -v --pid "$wpid" --unwind fp --duration 0 >"$BATS_TEST_TMPDIR/s.rps" \
+		2>"$BATS_TEST_TMPDIR/log"
+	run -0 grep lifecycle "$BATS_TEST_TMPDIR/log"
+	assert_output --partial "lifecycle: eBPF"
+	assert_output --partial "lifecycle: exec of pid $wpid"
+	echo "$output" | grep -qE "lifecycle: fork of pid [0-9]+ \(tid [0-9]+, parent $wpid\)"
+	assert_output --partial "lifecycle: exit of pid $wpid"
+	# The exec was handled: the stream warns of the new image.
+	grep -aq "the target executed a new image: /" "$BATS_TEST_TMPDIR/s.rps"
+}
+
+@test "off-cpu: the Firefox profile shows each thread's off-CPU time as a track of its own" {
+	start_workload offcpu_pipe 30 half
+	run -0 "$RP" record --pid "$wpid" --profiles cpu,off-cpu --unwind fp --duration 2s \
+		--window 2s --firefox-profile json --output "$out"
+	ff=$out/$(outputs "$out" firefox json.gz | head -n 1)
+	d=$(ls "$out"/diagnostics-*.json)
+	ns=$(jq .off_cpu.nanoseconds "$d")
+	# Off-CPU tracks carry the off-CPU milliseconds of the window, CPU tracks the rest.
+	run -0 sh -c "zcat '$ff' | jq -r '[.threads[] | select(.name | endswith(\" (off-CPU)\"))
+		| .samples.weight | add] | add'"
+	awk -v ms="$output" -v ns="$ns" 'BEGIN { d = ms - ns / 1e6; exit !(ns > 0 && d < 1 && d > -1) }'
+	run -0 sh -c "zcat '$ff' | jq -r '.threads[].name'"
+	assert_line "reader (off-CPU)"
+	assert_line "writer (off-CPU)"
+	assert_line "reader"
+}

@@ -1,0 +1,235 @@
+/* aggregate's off-CPU side: pieces are cut at window ends and their nanoseconds add up over
+ * the windows to the interval's length; an interval counts once, in the window of its first
+ * piece; a piece that arrives after its window was written lands in the open one as late;
+ * nothing is counted past the end of the recording.  Every window is read back from the
+ * stream it was written to, as emit-pprof would read it. */
+#include "../../aggregate/offcpu.h"
+#include "../../aggregate/window.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "stream.h"
+
+static int passed, failed;
+
+#define CHECK(c)                                                                  \
+	do {                                                                      \
+		if (c) {                                                          \
+			passed++;                                                 \
+		} else {                                                          \
+			failed++;                                                 \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__,    \
+				__LINE__, #c);                                    \
+		}                                                                 \
+	} while (0)
+
+#define W 100 /* window width */
+#define MAXWIN 16
+
+/* Per window read back: off-CPU nanoseconds and intervals by thread, and two statistics. */
+struct win {
+	uint64_t nanos[4], count[4];
+	uint64_t late, intervals_stat;
+	uint64_t forwarded;     /* nanoseconds of the FR_OFFCPU_STACK pieces before its start */
+	int ended;
+};
+static struct win wins[MAXWIN];
+static int nwins;
+
+struct fixture {
+	char path[64];
+	int fd;
+	struct stream_writer out;
+	struct windows w;
+	struct offcpu_agg off;
+};
+
+static void
+fixture_open(struct fixture *fx)
+{
+	static const struct stream_header h = { 1, 1, 0, 42, 62 };
+	snprintf(fx->path, sizeof(fx->path), "/tmp/offcpu_agg_test.XXXXXX");
+	fx->fd = mkstemp(fx->path);
+	if (fx->fd < 0 || stream_writer_open(&fx->out, fx->fd, "t", &h) < 0 ||
+	    windows_init(&fx->w, &fx->out, W, 64) < 0 || offcpu_agg_init(&fx->off, 64, 100) < 0)
+		abort();
+	fx->w.off = &fx->off;
+	windows_origin(&fx->w, 1000);
+}
+
+static void
+fixture_close(struct fixture *fx)
+{
+	windows_release(&fx->w);
+	offcpu_agg_release_all(&fx->off);
+	stream_writer_release(&fx->out);
+	close(fx->fd);
+	unlink(fx->path);
+}
+
+static void
+readback(struct fixture *fx)
+{
+	static struct fr_window_end e;
+	struct fr_window_stack s;
+	static struct fr_offcpu_stack os;
+	uint64_t pending = 0;
+	struct stream_reader rd;
+	struct stream_header h;
+	struct frame f;
+	char err[200];
+	int rc;
+
+	nwins = 0;
+	CHECK(stream_flush(&fx->out) == 0);
+	int fd = open(fx->path, O_RDONLY);
+	CHECK(fd >= 0 && stream_reader_open(&rd, fd, "t", &h) == 0);
+	while ((rc = stream_read(&rd, &f)) > 0) {
+		struct win *x = nwins ? &wins[nwins - 1] : NULL;
+		if (f.type == FR_WINDOW_START) {
+			if (nwins == MAXWIN)
+				abort();
+			memset(&wins[nwins], 0, sizeof(wins[0]));
+			wins[nwins++].forwarded = pending;
+			pending = 0;
+		} else if (f.type == FR_OFFCPU_STACK) {
+			CHECK(stream_get_offcpu_stack(&f, &os, err, sizeof(err)) == 0);
+			pending += os.end - os.start;
+		} else if (f.type == FR_WINDOW_OFFCPU_STACK && x) {
+			CHECK(stream_get_window_offcpu_stack(&f, &s, err, sizeof(err)) == 0);
+			CHECK(s.tid < 4 && s.nlocs == 2 && s.locs[1] == 99);
+			x->nanos[s.tid & 3] += s.nanos;
+			x->count[s.tid & 3] += s.count;
+		} else if (f.type == FR_WINDOW_END && x) {
+			CHECK(stream_get_window_end(&f, &e, err, sizeof(err)) == 0);
+			x->ended = 1;
+			for (int i = 0; i < e.nstats; i++) {
+				if (str_eq(e.stats[i].key, "off_cpu.late_pieces"))
+					x->late = e.stats[i].value;
+				if (str_eq(e.stats[i].key, "off_cpu.intervals"))
+					x->intervals_stat = e.stats[i].value;
+			}
+		}
+	}
+	CHECK(rc == 0);
+	stream_reader_release(&rd);
+	close(fd);
+}
+
+static struct fr_offcpu_stack os;
+
+static void
+piece(struct fixture *fx, uint64_t start, uint64_t end, uint32_t tid, uint32_t flags)
+{
+	memset(&os, 0, sizeof(os));
+	os.start = start;
+	os.end = end;
+	os.pid = 10;
+	os.tid = tid;
+	os.phase = PHASE_BLOCKED;
+	os.flags = flags;
+	os.stack_flags = STACK_USABLE;
+	os.nlocs = 2;
+	os.locs[0] = 5 + tid;
+	os.locs[1] = 99;
+	CHECK(offcpu_agg_push(&fx->off, &os) == 0);
+}
+
+/* What aggregate does at a round: release, then close the windows that ended. */
+static void
+round_at(struct fixture *fx, uint64_t t)
+{
+	CHECK(offcpu_agg_release(&fx->off, &fx->w, t, UINT64_MAX) == 0);
+	CHECK(windows_advance(&fx->w, t) == 0);
+}
+
+static void
+finish(struct fixture *fx, uint64_t t)
+{
+	CHECK(offcpu_agg_release(&fx->off, &fx->w, UINT64_MAX, t) == 0);
+	CHECK(windows_finish(&fx->w, t) == 0);
+}
+
+/* One interval [1050, 1320) of thread 1 in three pieces as collect cuts them at rounds
+ * (1100, 1250), another [1120, 1130) of thread 2 inside one window. */
+static void
+test_split(void)
+{
+	struct fixture fx;
+	fixture_open(&fx);
+	piece(&fx, 1050, 1100, 1, OFFCPU_CONTINUES);
+	round_at(&fx, 1100);
+	piece(&fx, 1100, 1250, 1, OFFCPU_CONTINUES | OFFCPU_CONTINUED);
+	piece(&fx, 1120, 1130, 2, 0);
+	round_at(&fx, 1250);
+	piece(&fx, 1250, 1320, 1, OFFCPU_CONTINUED);
+	finish(&fx, 1400);
+	readback(&fx);
+	CHECK(nwins == 4);
+	/* Windows [1000,1100) [1100,1200) [1200,1300) [1300,1400). */
+	CHECK(wins[0].nanos[1] == 50 && wins[1].nanos[1] == 100 && wins[2].nanos[1] == 100 &&
+	      wins[3].nanos[1] == 20);
+	CHECK(wins[0].nanos[1] + wins[1].nanos[1] + wins[2].nanos[1] + wins[3].nanos[1] ==
+	      1320 - 1050);
+	CHECK(wins[0].count[1] == 1 && wins[1].count[1] == 0 && wins[2].count[1] == 0 &&
+	      wins[3].count[1] == 0);
+	CHECK(wins[1].nanos[2] == 10 && wins[1].count[2] == 1);
+	/* The forwarded pieces are cut as counted: each window's come before its start. */
+	CHECK(wins[0].forwarded == 50 && wins[1].forwarded == 110 && wins[2].forwarded == 100 &&
+	      wins[3].forwarded == 20);
+	CHECK(wins[0].intervals_stat == 1 && wins[1].intervals_stat == 1 &&
+	      wins[2].intervals_stat == 0);
+	fixture_close(&fx);
+}
+
+/* A piece whose window was already written is counted, as late, in the open window; a piece
+ * that runs past the end of the recording stops there. */
+static void
+test_late_and_end(void)
+{
+	struct fixture fx;
+	fixture_open(&fx);
+	round_at(&fx, 1150);
+	piece(&fx, 1080, 1120, 1, 0);
+	piece(&fx, 1160, 1500, 2, 0);
+	round_at(&fx, 1170);
+	finish(&fx, 1230);
+	readback(&fx);
+	CHECK(nwins == 3);
+	CHECK(wins[1].nanos[1] == 40 && wins[1].count[1] == 1 && wins[1].late == 1);
+	CHECK(wins[1].nanos[2] == 40 && wins[2].nanos[2] == 30 && wins[2].count[2] == 0);
+	fixture_close(&fx);
+}
+
+/* A full queue releases its oldest piece early (aggregate counts it as forced). */
+static void
+test_bound(void)
+{
+	struct fixture fx;
+	fixture_open(&fx);
+	for (int i = 0; i < 150; i++)
+		piece(&fx, 1000 + (uint64_t)i, 1001 + (uint64_t)i, 3, 0);
+	CHECK(fx.off.n == 150 && offcpu_agg_oldest(&fx.off) == 1000);
+	while (fx.off.n > fx.off.max)
+		CHECK(offcpu_agg_release(&fx.off, &fx.w, offcpu_agg_oldest(&fx.off), UINT64_MAX) ==
+		      0);
+	CHECK(fx.off.n == 100 && offcpu_agg_oldest(&fx.off) == 1050);
+	finish(&fx, 1200);
+	readback(&fx);
+	CHECK(nwins == 2 && wins[0].nanos[3] == 100 && wins[1].nanos[3] == 50);
+	fixture_close(&fx);
+}
+
+int
+main(void)
+{
+	test_split();
+	test_late_and_end();
+	test_bound();
+	printf("offcpu_agg: %d passed, %d failed\n", passed, failed);
+	return failed != 0;
+}

@@ -1,0 +1,155 @@
+/* The off-CPU frames (offcpu, offcpu-stack, window-offcpu-stack): each encodes and decodes
+ * to the same fields, and the decoders refuse what docs/stream-format.md calls corrupt: an
+ * interval that ends before it starts, an unknown phase, more addresses or locations than
+ * the limits, a frame cut short.  Bytes appended after the known fields are ignored. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "stream.h"
+
+static int passed, failed;
+
+#define CHECK(c)                                                                  \
+	do {                                                                      \
+		if (c) {                                                          \
+			passed++;                                                 \
+		} else {                                                          \
+			failed++;                                                 \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__,    \
+				__LINE__, #c);                                    \
+		}                                                                 \
+	} while (0)
+
+static struct stream_writer w;
+static char path[64];
+static int fd;
+
+/* The payload of the last frame written: the writer's buffer holds header and frames. */
+static struct frame
+last_frame(uint8_t *copy, size_t cap)
+{
+	struct frame f = { 0 };
+	size_t pos = 0;
+	CHECK(stream_flush(&w) == 0);
+	off_t size = lseek(fd, 0, SEEK_END);
+	uint8_t *all = malloc((size_t)size);
+	CHECK(all && pread(fd, all, (size_t)size, 0) == size);
+	pos = STREAM_HEADER_SIZE;
+	while (pos + 8 <= (size_t)size) {
+		uint32_t type, len;
+		memcpy(&type, all + pos, 4);
+		memcpy(&len, all + pos + 4, 4);
+		if (pos + 8 + len == (size_t)size && len <= cap) {
+			memcpy(copy, all + pos + 8, len);
+			f = (struct frame){ type, len, copy };
+		}
+		pos += 8 + len;
+	}
+	free(all);
+	return f;
+}
+
+static void
+test_offcpu(void)
+{
+	static struct fr_offcpu in, out;
+	static uint8_t buf[8192];
+	char err[200];
+
+	in = (struct fr_offcpu){ .start = 100, .end = 250, .pid = 7, .tid = 8, .cpu = 1,
+				 .phase = PHASE_YIELDED, .flags = OFFCPU_CONTINUES, .nkernel = 2,
+				 .nuser = 1 };
+	in.ips[0] = 0xffffffff81000010;
+	in.ips[1] = 0xffffffff81000020;
+	in.ips[2] = 0x401000;
+	CHECK(stream_put_offcpu(&w, &in) == 0);
+	struct frame f = last_frame(buf, sizeof(buf));
+	CHECK(f.type == FR_OFFCPU && f.len == 40 + 3 * 8);
+	CHECK(stream_get_offcpu(&f, &out, err, sizeof(err)) == 0);
+	CHECK(out.start == 100 && out.end == 250 && out.pid == 7 && out.tid == 8 &&
+	      out.cpu == 1 && out.phase == PHASE_YIELDED && out.flags == OFFCPU_CONTINUES);
+	CHECK(out.nkernel == 2 && out.nuser == 1 && out.ips[1] == in.ips[1] &&
+	      out.ips[2] == 0x401000);
+	CHECK(stream_check_frame(&f, err, sizeof(err)) == 0);
+	/* Appended bytes are ignored; a cut frame is corrupt. */
+	struct frame longer = { FR_OFFCPU, f.len + 4, buf };
+	CHECK(stream_get_offcpu(&longer, &out, err, sizeof(err)) == 0);
+	struct frame cut = { FR_OFFCPU, f.len - 1, buf };
+	CHECK(stream_get_offcpu(&cut, &out, err, sizeof(err)) < 0 && strstr(err, "short"));
+	/* end before start, an unknown phase */
+	in.end = 99;
+	CHECK(stream_put_offcpu(&w, &in) == 0);
+	f = last_frame(buf, sizeof(buf));
+	CHECK(stream_get_offcpu(&f, &out, err, sizeof(err)) < 0 && strstr(err, "ends before"));
+	in.end = 250;
+	in.phase = 4;
+	CHECK(stream_put_offcpu(&w, &in) == 0);
+	f = last_frame(buf, sizeof(buf));
+	CHECK(stream_get_offcpu(&f, &out, err, sizeof(err)) < 0 && strstr(err, "phase"));
+	/* too many addresses: refused when writing, and when reading a forged count */
+	in.phase = PHASE_BLOCKED;
+	in.nkernel = STREAM_MAX_IPS;
+	CHECK(stream_put_offcpu(&w, &in) < 0);
+	in.nkernel = 2;
+	CHECK(stream_put_offcpu(&w, &in) == 0);
+	f = last_frame(buf, sizeof(buf));
+	uint16_t forged = STREAM_MAX_IPS;
+	memcpy(buf + 36, &forged, 2); /* nkernel */
+	CHECK(stream_get_offcpu(&f, &out, err, sizeof(err)) < 0);
+}
+
+static void
+test_offcpu_stack(void)
+{
+	static struct fr_offcpu_stack in, out;
+	static struct fr_window_stack ws, wout;
+	static uint8_t buf[8192];
+	char err[200];
+
+	in = (struct fr_offcpu_stack){ .start = 5, .end = 9, .pid = 1, .tid = 2, .cpu = 3,
+				       .phase = PHASE_BLOCKED, .flags = OFFCPU_CONTINUED,
+				       .stack_flags = STACK_USABLE, .nlocs = 3,
+				       .locs = { 11, 12, 13 } };
+	CHECK(stream_put_offcpu_stack(&w, &in) == 0);
+	struct frame f = last_frame(buf, sizeof(buf));
+	CHECK(f.type == FR_OFFCPU_STACK);
+	CHECK(stream_get_offcpu_stack(&f, &out, err, sizeof(err)) == 0);
+	CHECK(out.start == 5 && out.end == 9 && out.pid == 1 && out.tid == 2 && out.cpu == 3 &&
+	      out.phase == PHASE_BLOCKED && out.flags == OFFCPU_CONTINUED &&
+	      out.stack_flags == STACK_USABLE && out.nlocs == 3 && out.locs[2] == 13);
+	in.nlocs = STREAM_MAX_LOCS + 1;
+	CHECK(stream_put_offcpu_stack(&w, &in) < 0);
+
+	ws = (struct fr_window_stack){ .index = 4, .pid = 1, .tid = 2, .count = 3, .nanos = 99,
+				       .nlocs = 2, .locs = { 7, 8 } };
+	CHECK(stream_put_window_offcpu_stack(&w, &ws) == 0);
+	f = last_frame(buf, sizeof(buf));
+	CHECK(f.type == FR_WINDOW_OFFCPU_STACK);
+	CHECK(stream_get_window_offcpu_stack(&f, &wout, err, sizeof(err)) == 0);
+	CHECK(wout.index == 4 && wout.count == 3 && wout.nanos == 99 && wout.nlocs == 2 &&
+	      wout.locs[1] == 8);
+	/* The same bytes are not a window-stack: a reader must not mix the two. */
+	CHECK(stream_get_window_stack(&f, &wout, err, sizeof(err)) < 0);
+	CHECK(strcmp(stream_frame_name(FR_WINDOW_OFFCPU_STACK), "window-offcpu-stack") == 0);
+	CHECK(strcmp(stream_frame_name(FR_OFFCPU), "offcpu") == 0);
+}
+
+int
+main(void)
+{
+	static const struct stream_header h = { 1, 1, 0, 42, 62 };
+	snprintf(path, sizeof(path), "/tmp/offcpu_frames_test.XXXXXX");
+	fd = mkstemp(path);
+	if (fd < 0 || stream_writer_open(&w, fd, "t", &h) < 0)
+		abort();
+	test_offcpu();
+	test_offcpu_stack();
+	stream_writer_release(&w);
+	close(fd);
+	unlink(path);
+	printf("offcpu_frames: %d passed, %d failed\n", passed, failed);
+	return failed != 0;
+}
