@@ -11,12 +11,19 @@
 # root.  Exits non-zero when a variant failed or a tool is missing; the goals (rp at least
 # 0.95 of bare, and at least offcputime's rate) are reported, not enforced.
 #
+# The result depends on where the two threads run.  Pinned to one CPU
+# (`taskset -c 0 sh bench/offcpu.sh`: every round trip is two plain context switches, and
+# the profiler shares that CPU) it measures the cost per switch:
+#
 #   offcpu: offcpu_pipe pingpong, 4 s, 3 runs per variant, medians
-#   variant        trips/s   vs bare
-#   bare            135000     1.000
-#   rp-offcpu        72000     0.533
-#   offcputime       55000     0.407
-#   offcpu: rp-offcpu/offcputime 1.309
+#   variant         trips/s   vs bare
+#   bare         156591.000     1.000
+#   rp-offcpu     70082.000     0.448
+#   offcputime    60797.000     0.388
+#
+# Unpinned on an idle machine each wake-up crosses CPUs and leaves an idle state, which
+# dominates: bare ran 17150 trips/s, rp-offcpu 1.276 and offcputime 1.249 of that (the
+# probes keep the CPUs busier, so wake-ups get faster).
 # shellcheck disable=SC1091 # common.sh is read from beside this script
 set -u
 . "$(dirname "$0")/common.sh"
