@@ -26,6 +26,7 @@
 #include "gzfile.h"
 #include "outname.h"
 #include "profile.h"
+#include "announce.h"
 #include "stream.h"
 #include "tmpfile.h"
 
@@ -166,18 +167,7 @@ end_window(struct state *s, const struct frame *f)
 		write_kind(s, &s->off, "off-cpu", &we, &t[n], &ff[n], name[n], sizeof(name[n]));
 		n++;
 	}
-	for (int i = 0; i < n; i++)
-		if (stream_put_file(&s->out, &ff[i]) < 0)
-			goto fail;
-	if (stream_forward(&s->out, f) < 0 || stream_flush(&s->out) < 0)
-		goto fail;
-	for (int i = 0; i < n; i++)
-		tmpfile_release(&t[i]);
-	return;
-fail:
-	for (int i = 0; i < n; i++)
-		tmpfile_discard(&t[i]);
-	errx(1, "%s: %s", s->out.name, s->out.err);
+	announce_window(&s->out, ff, t, n, f);
 }
 
 /* Decodes f into v with the typed decoder dec, or stops with the stream's name. */

@@ -14,18 +14,7 @@
 
 #include "stream.h"
 
-static int passed, failed;
-
-#define CHECK(c)                                                                  \
-	do {                                                                      \
-		if (c) {                                                          \
-			passed++;                                                 \
-		} else {                                                          \
-			failed++;                                                 \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__,    \
-				__LINE__, #c);                                    \
-		}                                                                 \
-	} while (0)
+#include "check.h"
 
 #define W 100 /* window width in the tests */
 

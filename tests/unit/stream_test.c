@@ -8,18 +8,7 @@
 
 #include "stream.h"
 
-static int passed, failed;
-
-#define CHECK(c)                                                                  \
-	do {                                                                      \
-		if (c) {                                                          \
-			passed++;                                                 \
-		} else {                                                          \
-			failed++;                                                 \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__,    \
-				__LINE__, #c);                                    \
-		}                                                                 \
-	} while (0)
+#include "check.h"
 
 static const struct stream_header hdr = { 1, 1, -5, 0x1122334455667788ull, 62 };
 
