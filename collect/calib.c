@@ -20,28 +20,8 @@ static int
 add_range(const struct procmap *m, void *arg)
 {
 	struct calib *k = arg;
-	if (!(m->prot & PROT_EXEC))
-		return 0;
-	if (k->nranges == k->cap) {
-		size_t cap = k->cap ? k->cap * 2 : 64;
-		void *p = realloc(k->ranges, cap * sizeof(*k->ranges));
-		if (!p)
-			errx(1, "out of memory");
-		k->ranges = p;
-		k->cap = cap;
-	}
-	k->ranges[k->nranges].start = m->start;
-	k->ranges[k->nranges].end = m->end;
-	k->nranges++;
-	return 0;
-}
-
-static int
-mapped(const struct calib *k, uint64_t a)
-{
-	for (size_t i = 0; i < k->nranges; i++)
-		if (a >= k->ranges[i].start && a < k->ranges[i].end)
-			return 1;
+	if (m->prot & PROT_EXEC)
+		ranges_add(&k->maps, m->start, m->end);
 	return 0;
 }
 
@@ -72,7 +52,7 @@ judge(struct calib *k, const uint64_t *uips, unsigned nuser)
 
 	for (unsigned i = 0; i < nuser; i++) {
 		/* Above the leaf the chain holds return addresses: the call is the byte before. */
-		int in = mapped(k, i == 0 ? uips[0] : uips[i] - 1);
+		int in = ranges_has(&k->maps, i == 0 ? uips[0] : uips[i] - 1);
 		k->addrs++;
 		k->mapped += (uint64_t)in;
 		if (in && good == i)
@@ -95,7 +75,7 @@ reset(struct calib *k)
 static void
 judge_pid(struct collect *c, struct calib *k, uint32_t pid)
 {
-	k->nranges = 0;
+	ranges_clear(&k->maps);
 	if (procfs_maps((pid_t)pid, add_range, k) < 0) {
 		if (pid == (uint32_t)c->o.pid)
 			err(1, "cannot read the mappings of pid %d", (int)c->o.pid);
@@ -240,11 +220,9 @@ calib_has_unwind_tables(pid_t pid)
 void
 calib_free(struct calib *k)
 {
-	free(k->ranges);
+	ranges_free(&k->maps);
 	free(k->chains);
-	k->ranges = NULL;
 	k->chains = NULL;
 	/* The calibration runs again after an exec with the same struct. */
-	k->nranges = k->cap = 0;
 	k->nchains = k->capchains = 0;
 }

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ranges.h"
+
 #define CALIB_MIN_SAMPLES 64
 #define CALIB_MAX_NS 10000000000ull
 #define CALIB_MAPPED_PERMILLE 900
@@ -25,8 +27,7 @@ struct calib {
 	char reason[256];
 	/* the executable ranges of the target, read when the samples are judged: a launched
 	 * program maps its libraries after the calibration began */
-	struct { uint64_t start, end; } *ranges;
-	size_t nranges, cap;
+	struct ranges maps;
 	/* the user callchains seen, each as a pid, a count, then its addresses (in the cgroup
 	 * scope of launch the samples of every process of the cgroup count) */
 	uint64_t *chains;

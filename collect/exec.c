@@ -45,12 +45,6 @@ exec_identity_changed(struct collect *c)
 	return dev != c->exe_dev || ino != c->exe_ino;
 }
 
-static struct str
-mkstr(const char *s)
-{
-	return (struct str){ s, (uint16_t)strnlen(s, STREAM_MAX_STR - 1) };
-}
-
 /* The warning is stamped just before the exec so that it belongs to the window the exec
  * ends (a window takes the warnings older than its end); it is written before the next
  * FR_ROUND lets that window close. */
@@ -65,11 +59,11 @@ exec_warn(struct collect *c, uint64_t time, int synth_comm)
 			comm[0] = 0;
 		struct fr_comm fc = { .time = time, .pid = (uint32_t)c->o.pid,
 				      .tid = (uint32_t)c->o.pid, .flags = COMM_EXEC,
-				      .comm = mkstr(comm) };
+				      .comm = str_of(comm) };
 		emit_comm(&c->out, &fc);
 	}
 	snprintf(text, sizeof(text), "the target executed a new image: %s", exe);
-	struct fr_warning w = { time ? time - 1 : 0, mkstr(text) };
+	struct fr_warning w = { time ? time - 1 : 0, str_of(text) };
 	emit_warning(&c->out, &w);
 }
 

@@ -2,7 +2,6 @@
 
 #include <err.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "calib.h"
@@ -27,54 +26,13 @@ fallback_exec(struct fallback *f)
 {
 	f->armed = 0;
 	f->pending = 0;
-	f->nmaps = 0;
+	ranges_clear(&f->maps);
 }
 
 void
 fallback_map(struct fallback *f, uint64_t start, uint64_t end)
 {
-	size_t i = 0, j;
-	if (end <= start)
-		return;
-	/* Keep the ranges that do not overlap, in order, then slot the new one in. */
-	for (j = 0; j < f->nmaps; j++)
-		if (f->maps[j].end <= start || f->maps[j].start >= end)
-			f->maps[i++] = f->maps[j];
-	f->nmaps = i;
-	if (f->nmaps == f->capmaps) {
-		size_t cap = f->capmaps ? f->capmaps * 2 : 64;
-		void *p = realloc(f->maps, cap * sizeof(*f->maps));
-		if (!p)
-			errx(1, "out of memory");
-		f->maps = p;
-		f->capmaps = cap;
-	}
-	for (i = f->nmaps; i > 0 && f->maps[i - 1].start > start; i--)
-		f->maps[i] = f->maps[i - 1];
-	f->maps[i] = (struct fb_range){ start, end };
-	f->nmaps++;
-}
-
-static int
-mapped(const struct fallback *f, uint64_t a)
-{
-	size_t lo = 0, hi = f->nmaps;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (a < f->maps[mid].start)
-			hi = mid;
-		else if (a >= f->maps[mid].end)
-			lo = mid + 1;
-		else
-			return 1;
-	}
-	return 0;
-}
-
-static struct str
-mkstr(const char *s)
-{
-	return (struct str){ s, (uint16_t)strnlen(s, STREAM_MAX_STR - 1) };
+	ranges_add(&f->maps, start, end);
 }
 
 /* Called while the rings are drained, before the round that lets the failed window close,
@@ -91,7 +49,7 @@ warn_failed(struct collect *c)
 	else
 		snprintf(text, sizeof(text), "%s: unwinding switches to DWARF for the rest of the "
 			 "recording", f->why);
-	struct fr_warning w = { f->failed_end - 1, mkstr(text) };
+	struct fr_warning w = { f->failed_end - 1, str_of(text) };
 	emit_warning(&c->out, &w);
 	if (c->o.verbose)
 		warnx("%s", text);
@@ -138,7 +96,7 @@ fallback_sample(struct collect *c, uint64_t time, unsigned nkernel, const uint64
 	int ok = nkernel + nuser > 0 && !fpchain_cyclic(uips, nuser);
 	for (unsigned i = 0; ok && i < nuser; i++)
 		/* Above the leaf the chain holds return addresses: the call is the byte before. */
-		ok = mapped(f, i == 0 ? uips[0] : uips[i] - 1);
+		ok = ranges_has(&f->maps, i == 0 ? uips[0] : uips[i] - 1);
 	f->total++;
 	f->usable += (uint64_t)ok;
 }
@@ -176,7 +134,5 @@ fallback_switch(struct collect *c)
 void
 fallback_free(struct fallback *f)
 {
-	free(f->maps);
-	f->maps = NULL;
-	f->nmaps = f->capmaps = 0;
+	ranges_free(&f->maps);
 }

@@ -11,11 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FALLBACK_USABLE_PERMILLE 900 /* the manual's 90% usable stacks */
+#include "ranges.h"
 
-struct fb_range {
-	uint64_t start, end;
-};
+#define FALLBACK_USABLE_PERMILLE 900 /* the manual's 90% usable stacks */
 
 struct fallback {
 	int armed;                /* auto mode, frame pointers in use, no switch yet */
@@ -26,9 +24,7 @@ struct fallback {
 	uint64_t failed_end;      /* the end of the window that failed */
 	char why[200];            /* what that window showed */
 	int tables;               /* the target has unwind tables to switch to */
-	/* the target's executable mappings, as sent to unwind (sorted, disjoint) */
-	struct fb_range *maps;
-	size_t nmaps, capmaps;
+	struct ranges maps;       /* the target's executable mappings, as sent to unwind */
 };
 
 struct collect;

@@ -16,12 +16,6 @@
 #include "collect.h"
 #include "scope.h"
 
-static struct str
-mkstr(const char *s)
-{
-	return (struct str){ s, (uint16_t)strnlen(s, STREAM_MAX_STR - 1) };
-}
-
 void
 scope_init(struct collect *c)
 {
@@ -78,7 +72,7 @@ scope_announce(struct collect *c)
 		return;
 	char text[sizeof(c->scope.reason) + 16];
 	snprintf(text, sizeof(text), "launch: %s", c->scope.reason);
-	struct fr_warning w = { c->start_ns, mkstr(text) };
+	struct fr_warning w = { c->start_ns, str_of(text) };
 	emit_warning(&c->out, &w);
 }
 
@@ -198,7 +192,7 @@ scope_finish(struct collect *c, uint64_t time)
 		else
 			snprintf(text, sizeof(text), "launch: %s; it is left in place", why);
 		warnx("%s", text);
-		struct fr_warning w = { time ? time - 1 : 0, mkstr(text) };
+		struct fr_warning w = { time ? time - 1 : 0, str_of(text) };
 		emit_warning(&c->out, &w);
 	}
 	free(c->scope.known);

@@ -13,13 +13,6 @@
 #include "elfid.h"
 #include "procfs.h"
 
-static struct str
-mkstr(const char *s)
-{
-	size_t n = strnlen(s, STREAM_MAX_STR - 1);
-	return (struct str){ s, (uint16_t)n };
-}
-
 void
 collect_mapping(struct collect *c, struct fr_mmap *m, uint64_t end)
 {
@@ -60,7 +53,7 @@ synth_map(const struct procmap *pm, void *arg)
 	struct fr_mmap m = {
 		.time = s->time, .pid = (uint32_t)s->pid, .tid = (uint32_t)s->pid,
 		.start = pm->start, .len = pm->end - pm->start, .pgoff = pm->pgoff,
-		.prot = pm->prot, .flags = pm->flags, .path = mkstr(path),
+		.prot = pm->prot, .flags = pm->flags, .path = str_of(path),
 	};
 	collect_mapping(s->c, &m, pm->end);
 	return 0;
@@ -82,7 +75,7 @@ synth_one(struct collect *c, pid_t pid, uint64_t time, int quiet)
 			continue; /* the thread has exited meanwhile */
 		struct fr_comm fc = {
 			.time = time, .pid = (uint32_t)pid, .tid = (uint32_t)tids.v[i],
-			.comm = mkstr(comm),
+			.comm = str_of(comm),
 		};
 		emit_comm(&c->out, &fc);
 	}
@@ -120,26 +113,26 @@ synth_target(struct collect *c, const char *release)
 		.pid = (uint32_t)c->o.pid,
 		.cpu_frequency = c->o.freq,
 		.start_time = c->start_ns,
-		.kind = mkstr(c->o.kind),
-		.exe = mkstr(exe),
-		.comm = mkstr(comm),
-		.unwind_requested = mkstr(c->o.unwind),
-		.unwind_mode = mkstr(c->mode),
-		.unwind_reason = mkstr(c->reason),
-		.profiles = mkstr(c->o.profiles),
+		.kind = str_of(c->o.kind),
+		.exe = str_of(exe),
+		.comm = str_of(comm),
+		.unwind_requested = str_of(c->o.unwind),
+		.unwind_mode = str_of(c->mode),
+		.unwind_reason = str_of(c->reason),
+		.profiles = str_of(c->o.profiles),
 		.flags = c->offcpu ? TARGET_OFFCPU : 0,
-		.kernel_release = mkstr(release),
+		.kernel_release = str_of(release),
 		.calib_samples = c->calib_samples,
 		.calib_mapped_permille = c->calib_mapped,
 		.calib_deep_permille = c->calib_deep,
 		.calib_cycles = c->calib_cycles,
-		.calib_verdict = mkstr(c->calib_verdict ? c->calib_verdict : ""),
-		.fallback_reason = mkstr(c->fallback_reason),
+		.calib_verdict = str_of(c->calib_verdict ? c->calib_verdict : ""),
+		.fallback_reason = str_of(c->fallback_reason),
 		.since = c->since,
-		.scope_requested = mkstr(c->scope.requested ? c->scope.requested : ""),
-		.scope_effective = mkstr(c->scope.effective ? c->scope.effective : ""),
-		.scope_cgroup = mkstr(c->scope.cgroup ? c->scope.cg.path : ""),
-		.scope_reason = mkstr(c->scope.reason),
+		.scope_requested = str_of(c->scope.requested ? c->scope.requested : ""),
+		.scope_effective = str_of(c->scope.effective ? c->scope.effective : ""),
+		.scope_cgroup = str_of(c->scope.cgroup ? c->scope.cg.path : ""),
+		.scope_reason = str_of(c->scope.reason),
 	};
 	emit_target(&c->out, &t);
 }

@@ -10,41 +10,6 @@
 
 #include "grow.h"
 
-static void
-le32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-	p[2] = (uint8_t)(v >> 16);
-	p[3] = (uint8_t)(v >> 24);
-}
-
-static uint32_t
-rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-void
-rawbuf_put(struct rawbuf *b, uint32_t type, const void *payload, uint32_t len)
-{
-	if (grow_array((void **)&b->p, &b->cap, b->len, (size_t)len + 8, 1) < 0)
-		errx(1, "out of memory");
-	le32(b->p + b->len, type);
-	le32(b->p + b->len + 4, len);
-	if (len)
-		memcpy(b->p + b->len + 8, payload, len);
-	b->len += (size_t)len + 8;
-}
-
-void
-rawbuf_free(struct rawbuf *b)
-{
-	free(b->p);
-	*b = (struct rawbuf){ 0 };
-}
-
 void
 ret_free(struct ret *r)
 {
@@ -90,13 +55,12 @@ writer_main(void *arg)
 		int closing = b->closing, dead = b->dead;
 		pthread_mutex_unlock(&b->mu);
 		chunk = take;
-		for (size_t off = 0; !dead && off + 8 <= chunk.len;) {
-			uint32_t type = rd32(chunk.p + off), len = rd32(chunk.p + off + 4);
-			if (stream_write(&w, type, chunk.p + off + 8, len) < 0) {
+		struct frame f;
+		for (size_t off = 0; !dead && rawbuf_next(&chunk, &off, &f);) {
+			if (stream_forward(&w, &f) < 0) {
 				fail(b, "cannot write to it: %s", w.err);
 				dead = 1;
 			}
-			off += (size_t)len + 8;
 		}
 		chunk.len = 0;
 		if (!dead && stream_flush(&w) < 0) {

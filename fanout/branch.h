@@ -11,13 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rawbuf.h"
 #include "stream.h"
-
-/* Frames as bytes: u32 type, u32 length, payload, one after another. */
-struct rawbuf {
-	uint8_t *p;
-	size_t len, cap;
-};
 
 /* A statistic of a returned window end, copied. */
 struct kv {
@@ -53,9 +48,6 @@ struct branch {
 	int dead;               /* it failed or went away: err says how */
 	char err[256];
 };
-
-void rawbuf_put(struct rawbuf *b, uint32_t type, const void *payload, uint32_t len);
-void rawbuf_free(struct rawbuf *b);
 
 /* Opens the two FIFOs (the emitter's input first, as it opens them); exits with a message
  * on failure.  Done before anything else: an emitter waits in open() for fanout, and would

@@ -113,23 +113,14 @@ window_only(uint32_t type)
 	return 0;
 }
 
-static uint32_t
-rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
 static void
 shed_copy(const struct rawbuf *all, struct rawbuf *kept)
 {
+	struct frame f;
 	kept->len = 0;
-	for (size_t off = 0; off + 8 <= all->len;) {
-		uint32_t type = rd32(all->p + off), len = rd32(all->p + off + 4);
-		if (!window_only(type))
-			rawbuf_put(kept, type, all->p + off + 8, len);
-		off += (size_t)len + 8;
-	}
+	for (size_t off = 0; rawbuf_next(all, &off, &f);)
+		if (!window_only(f.type))
+			rawbuf_put(kept, f.type, f.data, f.len);
 }
 
 /* A window ended: each branch gets it whole or shed, and its end is held. */
@@ -177,15 +168,15 @@ set_stat(struct fr_window_end *we, const char *key, uint64_t value)
 }
 
 static void
-put(uint32_t type, const void *p, uint32_t len)
+put(const struct frame *f)
 {
-	if (stream_write(&F.out, type, p, len) < 0)
+	if (stream_forward(&F.out, f) < 0)
 		errx(1, "%s", F.out.err);
 }
 
 /* Writes window h's end once every branch that got the window gave it back; 0 if not yet. */
 static int
-release(struct held *h, const uint8_t *frame, uint32_t len)
+release(struct held *h, const struct frame *end)
 {
 	static struct fr_window_end we;
 	struct ret got[MAX_BRANCHES];
@@ -209,8 +200,7 @@ release(struct held *h, const uint8_t *frame, uint32_t len)
 			errx(1, "%s gave back window %u where %u was due", b->name, idx,
 			     h->index);
 	}
-	struct frame f = { FR_WINDOW_END, len, frame };
-	if (stream_get_window_end(&f, &we, e, sizeof(e)) < 0)
+	if (stream_get_window_end(end, &we, e, sizeof(e)) < 0)
 		errx(1, "stdin: %s", e);
 	for (unsigned i = 0; i < F.nbr; i++) {
 		if (!(h->expect & (1u << i)))
@@ -222,11 +212,9 @@ release(struct held *h, const uint8_t *frame, uint32_t len)
 		b->nrets--;
 		pthread_mutex_unlock(&b->mu);
 		struct ret *r = &got[have - 1];
-		for (size_t off = 0; off + 8 <= r->files.len;) {
-			uint32_t n = rd32(r->files.p + off + 4);
-			put(FR_FILE, r->files.p + off + 8, n);
-			off += (size_t)n + 8;
-		}
+		struct frame file;
+		for (size_t off = 0; rawbuf_next(&r->files, &off, &file);)
+			put(&file);
 		for (size_t k = 0; k < r->nstats; k++)
 			set_stat(&we, r->stats[k].key, r->stats[k].value);
 	}
@@ -245,24 +233,20 @@ release(struct held *h, const uint8_t *frame, uint32_t len)
 static void
 flush_ready(void)
 {
-	while (F.outq_pos + 8 <= F.outq.len) {
-		const uint8_t *p = F.outq.p + F.outq_pos;
-		uint32_t type = rd32(p), len = rd32(p + 4);
+	struct frame f;
+	for (size_t off = F.outq_pos; rawbuf_next(&F.outq, &off, &f); F.outq_pos = off) {
 		if (F.held_pos < F.nheld && F.held[F.held_pos].at == F.outq_pos) {
-			if (!release(&F.held[F.held_pos], p + 8, len))
+			if (!release(&F.held[F.held_pos], &f))
 				break;
 			F.held_pos++;
 		} else {
-			put(type, p + 8, len);
+			put(&f);
 		}
-		F.outq_pos += (size_t)len + 8;
 	}
 	if (F.outq_pos == F.outq.len) {
 		F.outq.len = F.outq_pos = 0;
 		F.nheld = F.held_pos = 0;
 	}
-	if (stream_flush(&F.out) < 0)
-		errx(1, "%s", F.out.err);
 }
 
 /* After the end frame: waits for the branches to give back the windows they were sent. */
@@ -275,6 +259,8 @@ drain(void)
 		flush_ready();
 		if (F.outq.len == 0)
 			break;
+		if (stream_flush(&F.out) < 0)
+			errx(1, "%s", F.out.err);
 		/* Sleep until the branch the oldest held window waits for moves. */
 		struct held *h = &F.held[F.held_pos];
 		for (unsigned i = 0; i < F.nbr; i++) {
@@ -320,9 +306,14 @@ main(int argc, char **argv)
 				errx(1, "stdin: %s", e);
 			submit(we.index);
 		}
-		rawbuf_put(&F.outq, f.type, f.data, f.len);
+		/* Only frames behind a waiting window end wait; the rest go straight on. */
+		if (F.outq.len == 0 && f.type != FR_WINDOW_END)
+			put(&f);
+		else
+			rawbuf_put(&F.outq, f.type, f.data, f.len);
 		ended = f.type == FR_END;
-		flush_ready();
+		if (F.outq.len)
+			flush_ready();
 	}
 	if (!ended && rc < 0)
 		errx(1, "stdin: %s", F.in.err);

@@ -118,20 +118,14 @@ out_check(struct imp *m, int rc)
 	return 0;
 }
 
-static struct str
-mkstr(const char *s)
-{
-	return (struct str){ s, (uint16_t)strnlen(s, STREAM_MAX_STR - 1) };
-}
-
 int
 out_target(struct imp *m, uint64_t time, uint32_t pid)
 {
 	struct fr_target t = {
 		.pid = pid, .cpu_frequency = records_frequency(m), .start_time = time,
-		.kind = mkstr("import"), .unwind_requested = mkstr("fp"),
-		.unwind_mode = mkstr("fp"), .unwind_reason = mkstr("import: callchains as recorded"),
-		.profiles = mkstr("cpu"), .kernel_release = mkstr(m->osrelease),
+		.kind = str_of("import"), .unwind_requested = str_of("fp"),
+		.unwind_mode = str_of("fp"), .unwind_reason = str_of("import: callchains as recorded"),
+		.profiles = str_of("cpu"), .kernel_release = str_of(m->osrelease),
 	};
 	if (out_open(m) < 0 || out_check(m, stream_put_target(&m->out, &t)) < 0)
 		return -1;

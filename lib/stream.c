@@ -381,6 +381,12 @@ str_dup(struct str s)
 	return c;
 }
 
+struct str
+str_of(const char *s)
+{
+	return (struct str){ s, (uint16_t)strnlen(s, STREAM_MAX_STR - 1) };
+}
+
 int
 str_eq(struct str s, const char *c)
 {

@@ -437,5 +437,7 @@ const char *stream_frame_name(uint32_t type);
 /* A heap copy of s, NUL-terminated; NULL when out of memory. */
 char *str_dup(struct str s);
 int str_eq(struct str s, const char *c);
+/* A C string as a stream string, cut to the longest a frame may hold. */
+struct str str_of(const char *s);
 
 #endif

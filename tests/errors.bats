@@ -37,6 +37,21 @@ rejects() {
 @test "options: unknown Firefox format"     { rejects "json or jslb" record --pid 1 --firefox-profile xml; }
 @test "options: timeline cap 0"             { rejects "max-timeline-samples" record --pid 1 --max-timeline-samples 0; }
 
+# stage_rejects TEXT STAGE ARGS...: the stage exits 1 with one line containing TEXT.
+stage_rejects() {
+	local text=$1
+	shift
+	run --separate-stderr "$RP_BIN/$@" </dev/null
+	[ "$status" -eq 1 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "${stderr_lines[0]}" == *"$text"* ]]
+}
+
+@test "options: collect --window 0"         { stage_rejects "must be above zero" collect --pid 1 --window 0; }
+@test "options: fanout without a branch"    { stage_rejects "no --branch" fanout; }
+@test "options: fanout malformed branch"    { stage_rejects "NAME=IN,OUT" fanout --branch svg=onlyin; }
+@test "options: fanout missing FIFO"        { stage_rejects "cannot open '/nonexistent/in'" fanout --branch s=/nonexistent/in,/nonexistent/out; }
+
 # A saved stream to break in various ways.
 make_stream() {
 	require_root
