@@ -48,12 +48,15 @@ live_file() {
 
 # traces_folded PROFILE: `go tool pprof -traces -unit=ns` as folded lines without the
 # process root ("frame;...;leaf nanoseconds"), identical stacks summed, sorted bytewise.
+# pprof marks an inlined frame with " (inline)" after its name: a mark of the display, not
+# part of the function name, so it is dropped.
 traces_folded() {
 	go tool pprof -traces -unit=ns "$1" 2>/dev/null | awk '
 		function flush() { if (stack != "") sum[stack] += v; stack = ""; inside = 0 }
 		/^-+\+-+$/ { flush(); next }
 		/^ *[0-9]+ns   / { flush(); v = $1; sub(/ns$/, "", v); sub(/^ *[0-9]+ns   /, "");
-			gsub(/;/, ":"); stack = $0; inside = 1; next }
-		inside && /^             / { sub(/^ +/, ""); gsub(/;/, ":"); stack = $0 ";" stack; next }
+			sub(/ \(inline\)$/, ""); gsub(/;/, ":"); stack = $0; inside = 1; next }
+		inside && /^             / { sub(/^ +/, ""); sub(/ \(inline\)$/, ""); gsub(/;/, ":")
+			stack = $0 ";" stack; next }
 		END { flush(); for (s in sum) print s " " sum[s] }' | LC_ALL=C sort
 }
