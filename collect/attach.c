@@ -71,6 +71,16 @@ collect_attach(struct collect *c)
 	int round;
 	char why[256];
 
+	if (c->o.no_cpu) {
+		/* Without the CPU profile the events only follow mappings, names and threads.
+		 * Events bound to the target's threads or cgroup are switched in and out with
+		 * them, which costs every context switch of the target even when nothing fires
+		 * (about a tenth of a pipe ping-pong's rate: bench/offcpu.sh); events on the CPUs
+		 * never are.  They see every process, and the records are filtered by scope. */
+		if (perf_set_add_cpus(&c->perf, why, sizeof(why)) < 0)
+			errx(1, "%s", why);
+		return;
+	}
 	if (c->scope.cgroup) {
 		/* The cgroup covers every task in it, present and future: no listing. */
 		if (perf_set_add_cgroup(&c->perf, c->scope.cg.fd, why, sizeof(why)) < 0)

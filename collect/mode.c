@@ -37,7 +37,8 @@ void
 collect_open_events(struct collect *c, int dwarf, int nthreads)
 {
 	char why[256];
-	if (perf_set_init(&c->perf, c->o.freq, dwarf, why, sizeof(why)) < 0)
+	/* Without a cpu profile the events only follow mappings, names and threads. */
+	if (perf_set_init(&c->perf, c->o.no_cpu ? 0 : c->o.freq, dwarf, why, sizeof(why)) < 0)
 		errx(1, "%s", why);
 	raise_nofile(nthreads, c->perf.ncpu);
 	collect_attach(c);
@@ -63,6 +64,15 @@ collect_choose_mode(struct collect *c, int pidfd, int nthreads, int *resumed)
 	static struct calib k;
 	int end;
 
+	if (c->o.no_cpu) {
+		/* No CPU samples to unwind, so nothing to calibrate: off-CPU user stacks are the
+		 * kernel's frame-pointer walk at each switch-out whatever --unwind says
+		 * (docs/offcpu.md). */
+		c->mode = "fp";
+		snprintf(c->reason, sizeof(c->reason), "no cpu profile: off-CPU user stacks are "
+			 "the kernel's frame-pointer walk (--unwind %s does not apply)", c->o.unwind);
+		return 0;
+	}
 	c->mode = strcmp(c->o.unwind, "dwarf") == 0 ? "dwarf" : "fp";
 	if (strcmp(c->o.unwind, "auto") != 0) {
 		snprintf(c->reason, sizeof(c->reason), "%s requested", c->mode);

@@ -35,9 +35,18 @@ perf_attr(struct perf_event_attr *a, unsigned freq, int dwarf, unsigned pages)
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
 	a->type = PERF_TYPE_SOFTWARE;
-	a->config = PERF_COUNT_SW_CPU_CLOCK;
-	a->freq = 1;
-	a->sample_freq = freq;
+	if (freq) {
+		a->config = PERF_COUNT_SW_CPU_CLOCK;
+		a->freq = 1;
+		a->sample_freq = freq;
+	} else {
+		/* Mappings, names and threads only (--profiles off-cpu alone).  A cpu-clock
+		 * event would arm and cancel its timer at every context switch of the target,
+		 * which in a virtual machine costs microseconds a switch; a dummy event never
+		 * fires and is cheap to switch. */
+		a->config = PERF_COUNT_SW_DUMMY;
+		a->sample_period = 1;
+	}
 	a->sample_type = COLLECT_SAMPLE_TYPE;
 	a->sample_max_stack = COLLECT_MAX_STACK;
 	a->use_clockid = 1;
@@ -219,6 +228,26 @@ perf_set_add_cgroup(struct perf_set *p, int cgroup_fd, char *err, size_t errlen)
 		int fd = perf_open_event(p, cgroup_fd, p->cpus[i], PERF_FLAG_PID_CGROUP);
 		if (fd < 0) {
 			snprintf(err, errlen, "perf_event_open for the launch cgroup on cpu %d: %s",
+				 p->cpus[i], strerror(errno));
+			return -1;
+		}
+		if (fds_push(p, fd) < 0 || perf_attach(p, i, fd) < 0) {
+			snprintf(err, errlen, "cannot map the ring buffer of cpu %d: %s",
+				 p->cpus[i], strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int
+perf_set_add_cpus(struct perf_set *p, char *err, size_t errlen)
+{
+	p->attr.inherit = 0;
+	for (int i = 0; i < p->ncpu; i++) {
+		int fd = perf_open_event(p, -1, p->cpus[i], 0);
+		if (fd < 0) {
+			snprintf(err, errlen, "perf_event_open for the mappings of cpu %d: %s",
 				 p->cpus[i], strerror(errno));
 			return -1;
 		}

@@ -63,6 +63,9 @@ int perf_set_add(struct perf_set *p, pid_t tid, char *err, size_t errlen);
 /* Opens the events of every task in the cgroup, one per CPU (launch's cgroup scope).  0, or
  * -1 with err. */
 int perf_set_add_cgroup(struct perf_set *p, int cgroup_fd, char *err, size_t errlen);
+/* One side-band event per CPU for every task (pid -1): mappings, names and threads only,
+ * never switched with the tasks.  For recordings without the CPU profile. */
+int perf_set_add_cpus(struct perf_set *p, char *err, size_t errlen);
 /* Opens and closes one event on tid: the preflight "perf access" probe.  0 or -1 with err. */
 int perf_probe(pid_t tid, char *err, size_t errlen);
 

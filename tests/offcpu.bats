@@ -141,6 +141,19 @@ diag_sum() {
 	jq -e '.warnings | length >= 0' "$(ls "$out"/diagnostics-*.json | head -n 1)"
 }
 
+@test "off-cpu: off-CPU alone has no unwind calibration to wait for" {
+	# A command that is mostly blocked and ends within a second never gives a calibration
+	# its 64 CPU samples: with nothing to unwind there must be no calibration to wait for.
+	run -0 "$RP" launch --profiles off-cpu --duration 0 --window 60s --output "$out" \
+		-- "$RP_WORKLOADS/offcpu_pipe" 1 half
+	d=$(ls "$out"/diagnostics-*.json | head -n 1)
+	jq -e '.cpu.unwind_mode == "fp" and .cpu.samples == 0 and .cpu.calibration == null' "$d"
+	jq -e '.cpu.unwind_reason | startswith("no cpu profile")' "$d"
+	intervals=$(diag_sum "$out" intervals)
+	echo "$intervals intervals"
+	[ "$intervals" -gt 50 ]
+}
+
 @test "off-cpu: a failed load stops the request, or --allow-partial drops it and keeps cpu" {
 	start_workload offcpu_pipe 30 half
 	printf 'not BTF' >"$BATS_TEST_TMPDIR/bad.btf"
