@@ -23,8 +23,9 @@ struct offcpu_config {
 	/* How many leading kernel ips of a stack are the collector's own frames (the BPF
 	 * program and the tracepoint's glue), left out of every interval. */
 	size_t (*own_frames)(void *arg, const uint64_t *ips, size_t n);
-	/* Called before each interval of process pid is written, with its kernel ips: what
-	 * the stream needs first (FR_KSYM, the mappings of a process new to it). */
+	/* Called before each interval of process pid is written: what the stream needs
+	 * first (FR_KSYM, the mappings of a process new to it).  The kernel ips come with the
+	 * first interval of each kernel stack only (n is 0 after): their symbols are sent. */
 	void (*before)(void *arg, uint32_t pid, const uint64_t *kips, size_t n);
 	void *arg;
 };

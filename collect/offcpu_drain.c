@@ -55,6 +55,7 @@ stack_get(struct offcpu *o, __s32 id)
 			errx(1, "out of memory");
 		c->n = n;
 		c->skip = -1;
+		c->named = 0;
 		memcpy(c->ips, buf, n * sizeof(buf[0]));
 		o->stacks[id] = c;
 	}
@@ -80,17 +81,20 @@ put_piece(struct offcpu *o, uint32_t tid, const struct offcpu_start *s, uint64_t
 	f->phase = s->phase;
 	f->flags = flags | (from > s->ts ? OFFCPU_CONTINUED : 0) | (k ? 0 : OFFCPU_NO_KSTACK) |
 		   (u ? 0 : OFFCPU_NO_USTACK);
-	if (k && k->skip < 0)
-		((struct cached_stack *)k)->skip =
-			(int16_t)(o->own_frames ? o->own_frames(o->arg, k->ips, k->n) : 0);
+	struct cached_stack *km = (struct cached_stack *)k;
+	if (km && km->skip < 0)
+		km->skip = (int16_t)(o->own_frames ? o->own_frames(o->arg, k->ips, k->n) : 0);
 	f->nkernel = k ? (uint16_t)(k->n - k->skip) : 0;
 	f->nuser = u ? u->n : 0;
 	if (k)
 		memcpy(f->ips, k->ips + k->skip, f->nkernel * sizeof(k->ips[0]));
 	if (u)
 		memcpy(f->ips + f->nkernel, u->ips, u->n * sizeof(u->ips[0]));
+	/* The symbols of a kernel stack are looked up once, not at every interval. */
 	if (o->before)
-		o->before(o->arg, f->pid, f->ips, f->nkernel);
+		o->before(o->arg, f->pid, f->ips, km && !km->named ? f->nkernel : 0);
+	if (km)
+		km->named = 1;
 	emit_offcpu(o->out, f);
 }
 

@@ -16,6 +16,7 @@ _Static_assert(sizeof(struct offcpu_start) % 8 == 0, "map values keep their layo
 struct cached_stack {
 	uint16_t n;
 	int16_t skip;           /* own frames at the leaf of a kernel stack, -1: not known */
+	uint8_t named;          /* its kernel symbols went out (before() saw it once) */
 	uint64_t ips[];
 };
 
