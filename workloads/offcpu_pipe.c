@@ -6,13 +6,24 @@
  *                                   answered by thread "writer" after a 10 ms sleep
  *   offcpu_pipe SECONDS crowd N     N threads "crowd" that only compute: with more threads
  *                                   than CPUs, they wait in the run queue
- *   offcpu_pipe SECONDS pingpong    threads "ping" and "pong" pass one byte back and forth
- *                                   over two pipes; prints "round_trips N per_second R"
+ *   offcpu_pipe SECONDS pingpong [CPU_PING CPU_PONG]
+ *                                   threads "ping" and "pong" pass one byte back and forth
+ *                                   over two pipes; prints "round_trips N per_second R".
+ *                                   With two CPU numbers each thread is pinned to its own
+ *                                   (the same number twice: both share that CPU), so the
+ *                                   rate does not depend on where the scheduler puts them
+ *
+ * With OFFCPU_PIPE_START=usr1 in the environment the process waits for SIGUSR1 before it
+ * starts its threads (and its clock), so a tool can attach to the pid first, without the
+ * exec of a stopped shell that would make it start over.
  *
  * SECONDS 0 runs until killed.  Hot functions are separate frames (WL_KEEP).
  */
 #include <err.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -87,12 +98,38 @@ crowd(void *arg)
 }
 
 static volatile uint64_t trips;
+static int ping_cpu = -1, pong_cpu = -1;
+
+/* Pins the calling thread; a failure is fatal, a benchmark on the wrong CPU is no result. */
+static void
+pin(int cpu)
+{
+	if (cpu < 0)
+		return;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	int rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+	if (rc != 0)
+		errx(1, "cannot pin to CPU %d: %s", cpu, strerror(rc));
+}
+
+static int
+cpu_arg(const char *s)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (end == s || *end != '\0' || v < 0 || v >= CPU_SETSIZE)
+		errx(2, "bad CPU number '%s'", s);
+	return (int)v;
+}
 
 WL_KEEP static void *
 ping(void *arg)
 {
 	(void)arg;
 	prctl(PR_SET_NAME, "ping");
+	pin(ping_cpu);
 	char c = 'p';
 	uint64_t n = 0;
 	while (!wl_expired(deadline)) {
@@ -112,6 +149,7 @@ pong(void *arg)
 {
 	(void)arg;
 	prctl(PR_SET_NAME, "pong");
+	pin(pong_cpu);
 	char c;
 	while (read(req[0], &c, 1) == 1 && c != 'x')
 		if (write(resp[1], &c, 1) != 1)
@@ -134,7 +172,22 @@ int
 main(int argc, char **argv)
 {
 	if (argc < 3)
-		errx(2, "usage: offcpu_pipe SECONDS half|crowd N|pingpong");
+		errx(2, "usage: offcpu_pipe SECONDS half|crowd N|pingpong [CPU_PING CPU_PONG]");
+	const char *start = getenv("OFFCPU_PIPE_START");
+	if (start && strcmp(start, "usr1") == 0) {
+		sigset_t set;
+		int sig;
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR1);
+		if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+			err(1, "sigprocmask");
+		/* From here on SIGUSR1 waits for us: the line says so to whoever sends it. */
+		fprintf(stderr, "offcpu_pipe: waiting for SIGUSR1\n");
+		if (sigwait(&set, &sig) != 0)
+			err(1, "waiting for SIGUSR1");
+	} else if (start && *start) {
+		errx(2, "OFFCPU_PIPE_START: only 'usr1'");
+	}
 	deadline = wl_deadline(2, argv);
 	if (pipe(req) < 0 || pipe(resp) < 0)
 		err(1, "pipe");
@@ -151,6 +204,12 @@ main(int argc, char **argv)
 			fn[i] = crowd;
 		run(fn, n);
 	} else if (strcmp(argv[2], "pingpong") == 0) {
+		if (argc == 5) {
+			ping_cpu = cpu_arg(argv[3]);
+			pong_cpu = cpu_arg(argv[4]);
+		} else if (argc != 3) {
+			errx(2, "pingpong: no CPUs or two (CPU_PING CPU_PONG)");
+		}
 		uint64_t t0 = wl_clock_ns(CLOCK_MONOTONIC);
 		fn[0] = ping;
 		fn[1] = pong;
