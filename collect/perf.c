@@ -219,15 +219,17 @@ perf_set_add(struct perf_set *p, pid_t tid, char *err, size_t errlen)
 	return 1;
 }
 
-int
-perf_set_add_cgroup(struct perf_set *p, int cgroup_fd, char *err, size_t errlen)
+/* Opens one event per CPU on pid (a cgroup fd with PERF_FLAG_PID_CGROUP, or -1 for every
+ * task): no task of its own, so nothing to inherit. */
+static int
+add_per_cpu(struct perf_set *p, int pid, unsigned long flags, const char *what, char *err,
+	    size_t errlen)
 {
-	/* Every task of the cgroup is sampled by the CPU it runs on: nothing to inherit. */
 	p->attr.inherit = 0;
 	for (int i = 0; i < p->ncpu; i++) {
-		int fd = perf_open_event(p, cgroup_fd, p->cpus[i], PERF_FLAG_PID_CGROUP);
+		int fd = perf_open_event(p, pid, p->cpus[i], flags);
 		if (fd < 0) {
-			snprintf(err, errlen, "perf_event_open for the launch cgroup on cpu %d: %s",
+			snprintf(err, errlen, "perf_event_open for %s on cpu %d: %s", what,
 				 p->cpus[i], strerror(errno));
 			return -1;
 		}
@@ -241,23 +243,16 @@ perf_set_add_cgroup(struct perf_set *p, int cgroup_fd, char *err, size_t errlen)
 }
 
 int
+perf_set_add_cgroup(struct perf_set *p, int cgroup_fd, char *err, size_t errlen)
+{
+	/* Every task of the cgroup is sampled by the CPU it runs on. */
+	return add_per_cpu(p, cgroup_fd, PERF_FLAG_PID_CGROUP, "the launch cgroup", err, errlen);
+}
+
+int
 perf_set_add_cpus(struct perf_set *p, char *err, size_t errlen)
 {
-	p->attr.inherit = 0;
-	for (int i = 0; i < p->ncpu; i++) {
-		int fd = perf_open_event(p, -1, p->cpus[i], 0);
-		if (fd < 0) {
-			snprintf(err, errlen, "perf_event_open for the mappings of cpu %d: %s",
-				 p->cpus[i], strerror(errno));
-			return -1;
-		}
-		if (fds_push(p, fd) < 0 || perf_attach(p, i, fd) < 0) {
-			snprintf(err, errlen, "cannot map the ring buffer of cpu %d: %s",
-				 p->cpus[i], strerror(errno));
-			return -1;
-		}
-	}
-	return 0;
+	return add_per_cpu(p, -1, 0, "the mappings", err, errlen);
 }
 
 int
