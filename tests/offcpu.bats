@@ -226,6 +226,22 @@ diag_sum() {
 	assert_output --partial "collapsed-off-cpu"
 }
 
+@test "off-cpu: alone, the stacks of an image executed mid-recording are named" {
+	# Off-CPU alone follows mappings through events on the CPUs filtered by pid: the image
+	# that replaces the target one second in must be symbolized as well as the first.
+	start_workload exec_later 1 "$RP_WORKLOADS/offcpu_pipe" 30 half
+	run -0 "$RP" record --pid "$wpid" --profiles off-cpu --duration 3s --window 60s \
+		--collapsed --output "$out"
+	cols=$(outputs "$out" off-cpu collapsed)
+	[ -n "$cols" ]
+	last=$(echo "$cols" | tail -n 1)
+	grep -q '^offcpu_pipe;off-CPU blocked;start_thread;reader;__libc_read;' "$out/$last"
+	grep -q '^offcpu_pipe;off-CPU blocked;start_thread;__clock_nanosleep;.*;do_nanosleep;' \
+		"$out/$last"
+	d=$(ls "$out"/diagnostics-*.json | tail -n 1)
+	jq -e '.cpu.samples == 0 and .off_cpu.unusable_stacks * 10 <= .off_cpu.usable_stacks' "$d"
+}
+
 @test "off-cpu: launch covers the command's descendants through its cgroup" {
 	run -0 "$RP" launch --profiles off-cpu --unwind fp --duration 0 --window 60s \
 		--output "$out" -- sh -c "'$RP_WORKLOADS/offcpu_pipe' 2 half; true"
