@@ -50,7 +50,8 @@ Options (defaults in brackets):
   --offcpu-ring-buffer BYTES     off-cpu: BPF ring buffer, a power of two [4194304]
   --offcpu-btf FILE              off-cpu: kernel BTF, for a kernel without it built in
   --unwind MODE                  auto, fp or dwarf; auto calibrates frame pointers for up to
-                                 10 s / 64 samples and falls back to DWARF [auto]
+                                 10 s / 64 samples and falls back to DWARF; off-cpu
+                                 alone has no calibration [auto]
   --allow-partial                without unwind tables, keep leaf-only stacks; launch
                                  without a cgroup v2: only the command's own pid
   --cpu-frequency HZ             samples per second, 1..999 [49]

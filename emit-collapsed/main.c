@@ -109,10 +109,11 @@ parse_args(int argc, char **argv)
 
 /* Folds model m's window into a temporary file named after prefix; *ff announces it. */
 static void
-write_one(struct state *s, struct winmodel *m, const char *prefix, const char *kind,
+write_one(void *arg, struct winmodel *m, const char *prefix, const char *kind,
 	  const struct fr_window_end *we, struct tmpfile *t, struct fr_file *ff, char *name,
 	  size_t namelen)
 {
+	struct state *s = arg;
 	if (outname_format(name, namelen, prefix, s->hdr.session_id, we->index,
 			   (int64_t)we->start + s->hdr.clock_offset_ns, "collapsed") < 0)
 		errx(1, "window %u: file name too long", we->index);
@@ -127,35 +128,14 @@ write_one(struct state *s, struct winmodel *m, const char *prefix, const char *k
 		tmpfile_discard(t);
 		exit(1);
 	}
-	*ff = (struct fr_file){
-		.index = we->index, .flags = 0,
-		.kind = { kind, (uint16_t)strlen(kind) },
-		.name = { name, (uint16_t)strlen(name) },
-		.temp = { t->name, (uint16_t)strlen(t->name) },
-	};
+	*ff = announce_file(we->index, 0, kind, name, t);
 }
 
 static void
 end_window(struct state *s, const struct frame *f)
 {
-	struct fr_window_end we;
-	struct fr_file ff[2];
-	struct tmpfile t[2];
-	char name[2][256];
-	int n = 0;
-
-	if (winmodel_end(&s->wm, f, &we) < 0)
-		errx(1, "%s: %s", s->in.name, s->wm.err);
-	if (s->wm.defs.profile_cpu)
-		write_one(s, &s->wm, "cpu", "collapsed-cpu", &we, &t[n], &ff[n], name[n],
-			  sizeof(name[n])), n++;
-	if (s->off.open) {
-		if (winmodel_end(&s->off, f, &we) < 0)
-			errx(1, "%s: %s", s->in.name, s->off.err);
-		write_one(s, &s->off, "off-cpu", "collapsed-off-cpu", &we, &t[n], &ff[n], name[n],
-			  sizeof(name[n])), n++;
-	}
-	announce_window(&s->out, ff, t, n, f);
+	static const char *const kinds[2] = { "collapsed-cpu", "collapsed-off-cpu" };
+	announce_models(&s->out, s->in.name, &s->wm, &s->off, kinds, f, write_one, s);
 }
 
 int

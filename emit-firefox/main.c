@@ -30,6 +30,7 @@
 #include "fxmodel.h"
 #include "outname.h"
 #include "parse.h"
+#include "announce.h"
 #include "stream.h"
 #include "timeline.h"
 #include "tmpfile.h"
@@ -211,12 +212,7 @@ end_window(struct state *s, const struct frame *f)
 		errx(1, "%s: window end %u without its window start", s->in.name, we.index);
 	write_window(s, &we, &t, name, sizeof(name));
 	add_timeline_stats(&we, s->tl.n, s->tl.dropped);
-	ff = (struct fr_file){
-		.index = we.index, .flags = 0,
-		.kind = { "firefox", 7 },
-		.name = { name, (uint16_t)strlen(name) },
-		.temp = { t.name, (uint16_t)strlen(t.name) },
-	};
+	ff = announce_file(we.index, 0, "firefox", name, &t);
 	if (stream_put_file(&s->out, &ff) < 0 || stream_put_window_end(&s->out, &we) < 0 ||
 	    stream_flush(&s->out) < 0) {
 		tmpfile_discard(&t);

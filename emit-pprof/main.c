@@ -138,12 +138,7 @@ write_kind(struct state *s, struct profile *p, const char *kind,
 		tmpfile_discard(t);
 		exit(1);
 	}
-	*ff = (struct fr_file){
-		.index = we->index, .flags = FILE_REQUIRED,
-		.kind = { kind, (uint16_t)strlen(kind) },
-		.name = { name, (uint16_t)strlen(name) },
-		.temp = { t->name, (uint16_t)strlen(t->name) },
-	};
+	*ff = announce_file(we->index, FILE_REQUIRED, kind, name, t);
 }
 
 static void
