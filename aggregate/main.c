@@ -306,7 +306,7 @@ main(int argc, char **argv)
 	if (!ended && rc < 0)
 		errx(1, "stdin: %s", a.in.err);
 	if (!ended)
-		errx(1, "stdin: stream ended without an end frame");
+		errx(1, "stdin: truncated stream: it ended without an end frame");
 	/* Frames after the end (none are expected) are forwarded untouched. */
 	while ((rc = stream_read(&a.in, &f)) > 0)
 		if (stream_forward(&a.out, &f) < 0)

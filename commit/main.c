@@ -180,7 +180,7 @@ run(struct commit *c, int fd, const char *name)
 	if (rc < 0)
 		die(c, "%s: %s", name, r.err);
 	if (rc == 0)
-		die(c, "%s: input ended without an end frame", name);
+		die(c, "%s: truncated stream: it ended without an end frame", name);
 	if (c->nopen)
 		die(c, "%s: window %u has no end frame", name, c->open[0].index);
 	if (c->nfiles)

@@ -297,7 +297,9 @@ main(int argc, char **argv)
 	if (rc < 0)
 		errx(1, "%s: %s", s.in.name, s.in.err);
 	if (s.open)
-		errx(1, "%s: stream ends inside window %u", s.in.name, s.index);
+		errx(1, "%s: truncated stream: it ends inside window %u", s.in.name, s.index);
+	if (!s.in.seen_end)
+		errx(1, "%s: truncated stream: it ended without an end frame", s.in.name);
 	if (stream_flush(&s.out) < 0)
 		errx(1, "%s: %s", s.out.name, s.out.err);
 	fxmodel_release(&s.model);

@@ -318,7 +318,7 @@ main(int argc, char **argv)
 	if (!ended && rc < 0)
 		errx(1, "stdin: %s", F.in.err);
 	if (!ended)
-		errx(1, "stdin: stream ended without an end frame");
+		errx(1, "stdin: truncated stream: it ended without an end frame");
 	/* The end frame and anything after it reach the branches too. */
 	while ((rc = stream_read(&F.in, &f)) > 0) {
 		if (f.type != FR_FILE)

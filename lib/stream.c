@@ -262,6 +262,7 @@ stream_read(struct stream_reader *r, struct frame *f)
 	f->data = r->buf + r->pos + 8;
 	r->pos += 8 + (size_t)len;
 	r->offset += 8 + (uint64_t)len;
+	r->seen_end |= type == FR_END;
 	return 1;
 }
 

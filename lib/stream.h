@@ -329,6 +329,7 @@ struct stream_reader {
 	size_t cap, len, pos;
 	uint64_t offset;        /* stream offset of the next unread byte */
 	int eof;
+	int seen_end;           /* an FR_END frame was read: the producer finished */
 	char err[200];
 	/* A regular file is mapped instead of copied (buf then points into the mapping):
 	 * what was mapped is read in place, what the file gains later through read(). */

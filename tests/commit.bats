@@ -136,7 +136,7 @@ jq_is() {
 	commit_run -- --windows 2 --no-end
 	assert_failure 1
 	assert_output "$(wrote_lines 0 1)"
-	assert_equal "$stderr" "commit: stdin: input ended without an end frame"
+	assert_equal "$stderr" "commit: stdin: truncated stream: it ended without an end frame"
 	assert_no_temps
 }
 

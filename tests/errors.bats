@@ -97,6 +97,36 @@ make_stream() {
 	done
 }
 
+# The same inputs without their last frame, the 20-byte end frame: a cut at a frame boundary
+# is a truncated stream too, for the stages that end on it and for the emitters.
+@test "streams: each stage refuses a stream cut just before its end frame" {
+	make_stream
+	t=$BATS_TEST_TMPDIR
+	mkdir -p "$t/e" "$out"
+	"$RP_BIN/unwind" <"$stream" >"$t/aggregate.in"
+	"$RP_BIN/aggregate" --window 1s <"$t/aggregate.in" >"$t/emit.in"
+	"$RP_BIN/emit-pprof" --output "$t/e" <"$t/emit.in" >"$t/commit.in"
+	for stage in unwind aggregate emit-pprof emit-svg emit-collapsed emit-firefox commit; do
+		case $stage in
+		unwind) in=$stream ;;
+		aggregate) in=$t/aggregate.in ;;
+		commit) in=$t/commit.in ;;
+		*) in=$t/emit.in ;;
+		esac
+		n=$(stat -c %s "$in")
+		head -c $((n - 20)) "$in" >"$t/cut"
+		case $stage in
+		unwind | aggregate) run --separate-stderr "$RP_BIN/$stage" <"$t/cut" ;;
+		commit) run --separate-stderr "$RP_BIN/$stage" --output "$t/e" <"$t/cut" ;;
+		*) run --separate-stderr "$RP_BIN/$stage" --output "$out" <"$t/cut" ;;
+		esac
+		echo "$stage: $status ${stderr_lines[*]}"
+		[ "$status" -ne 0 ]
+		[ "${#stderr_lines[@]}" -eq 1 ]
+		[ "${stderr_lines[0]}" = "$stage: stdin: truncated stream: it ended without an end frame" ]
+	done
+}
+
 @test "streams: replay of a corrupt stream fails with one line and publishes no partial window" {
 	make_stream
 	cp "$stream" "$BATS_TEST_TMPDIR/bad"

@@ -205,7 +205,7 @@ main(int argc, char **argv)
 	if (rc < 0)
 		errx(1, "stdin: %s", in.err);
 	if (!ended)
-		errx(1, "stdin: stream ended without an end frame");
+		errx(1, "stdin: truncated stream: it ended without an end frame");
 	if (stream_flush(&out) < 0)
 		errx(1, "%s", out.err);
 	resolver_release(&r);
