@@ -258,6 +258,9 @@ on_frame(struct agg *a, const struct frame *f)
 		struct fr_round r;
 		stream_get_round(f, &r, e, sizeof(e));
 		release_until(a, r.time);
+		/* A round is where collect wrote its pieces: they go on as many frames. */
+		if (offcpu_agg_flush(&a->off, &a->out) < 0)
+			errx(1, "%s", a->out.err[0] ? a->out.err : "out of memory");
 		break;
 	}
 	case FR_END: {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "window.h"
 
 int
@@ -14,14 +15,24 @@ offcpu_agg_init(struct offcpu_agg *o, size_t max_stacks, size_t max_pending)
 	return stacktab_init(&o->tab, max_stacks);
 }
 
+#define FWD_MAX_PIECES 65536 /* counted pieces held before they are forwarded anyway */
+
+static void
+group_unref(struct offcpu_group *g)
+{
+	if (--g->refs == 0)
+		free(g);
+}
+
+/* The heap holds pieces by value, ordered by start. */
 static void
 sift_up(struct offcpu_agg *o, size_t i)
 {
 	while (i > 0) {
 		size_t parent = (i - 1) / 2;
-		if (o->heap[parent]->start <= o->heap[i]->start)
+		if (o->heap[parent].start <= o->heap[i].start)
 			break;
-		struct offcpu_piece *t = o->heap[parent];
+		struct offcpu_piece t = o->heap[parent];
 		o->heap[parent] = o->heap[i];
 		o->heap[i] = t;
 		i = parent;
@@ -33,13 +44,13 @@ sift_down(struct offcpu_agg *o, size_t i)
 {
 	for (;;) {
 		size_t l = 2 * i + 1, r = l + 1, m = i;
-		if (l < o->n && o->heap[l]->start < o->heap[m]->start)
+		if (l < o->n && o->heap[l].start < o->heap[m].start)
 			m = l;
-		if (r < o->n && o->heap[r]->start < o->heap[m]->start)
+		if (r < o->n && o->heap[r].start < o->heap[m].start)
 			m = r;
 		if (m == i)
 			return;
-		struct offcpu_piece *t = o->heap[m];
+		struct offcpu_piece t = o->heap[m];
 		o->heap[m] = o->heap[i];
 		o->heap[i] = t;
 		i = m;
@@ -47,27 +58,21 @@ sift_down(struct offcpu_agg *o, size_t i)
 }
 
 static int
-heap_push(struct offcpu_agg *o, struct offcpu_piece *p)
+heap_push(struct offcpu_agg *o, const struct offcpu_piece *p)
 {
-	if (o->n == o->cap) {
-		size_t cap = o->cap ? o->cap * 2 : 256;
-		struct offcpu_piece **h = realloc(o->heap, cap * sizeof(*h));
-		if (!h)
-			return -1;
-		o->heap = h;
-		o->cap = cap;
-	}
-	o->heap[o->n++] = p;
+	if (grow_array((void **)&o->heap, &o->cap, o->n, 1, sizeof(*o->heap)) < 0)
+		return -1;
+	o->heap[o->n++] = *p;
 	sift_up(o, o->n - 1);
 	if (o->n > o->peak)
 		o->peak = o->n;
 	return 0;
 }
 
-static struct offcpu_piece *
+static struct offcpu_piece
 heap_pop(struct offcpu_agg *o)
 {
-	struct offcpu_piece *p = o->heap[0];
+	struct offcpu_piece p = o->heap[0];
 	o->heap[0] = o->heap[--o->n];
 	sift_down(o, 0);
 	return p;
@@ -76,56 +81,105 @@ heap_pop(struct offcpu_agg *o)
 uint64_t
 offcpu_agg_oldest(const struct offcpu_agg *o)
 {
-	return o->n ? o->heap[0]->start : UINT64_MAX;
+	return o->n ? o->heap[0].start : UINT64_MAX;
 }
 
 int
 offcpu_agg_push(struct offcpu_agg *o, const struct fr_offcpu_stack *s)
 {
-	struct offcpu_piece *p = malloc(sizeof(*p) + s->nlocs * sizeof(s->locs[0]));
-	if (!p)
+	struct offcpu_group *g = malloc(sizeof(*g) + s->nlocs * sizeof(s->locs[0]));
+	if (!g)
 		return -1;
-	p->start = s->start;
-	p->end = s->end;
-	p->pid = s->pid;
-	p->tid = s->tid;
-	p->cpu = s->cpu;
-	p->phase = s->phase;
-	p->flags = s->flags;
-	p->stack_flags = s->stack_flags;
-	p->count = !(s->flags & OFFCPU_CONTINUED);
-	p->nlocs = s->nlocs;
-	memcpy(p->locs, s->locs, s->nlocs * sizeof(s->locs[0]));
-	o->st.pieces++;
-	if (s->stack_flags & STACK_USABLE)
-		o->st.usable += p->count;
-	else
-		o->st.unusable += p->count;
-	if (heap_push(o, p) < 0) {
-		free(p);
-		return -1;
+	*g = (struct offcpu_group){ .refs = 1, .pid = s->pid, .tid = s->tid, .cpu = s->cpu,
+				    .phase = s->phase, .flags = s->flags & ~OFFCPU_SPAN_FLAGS,
+				    .stack_flags = s->stack_flags, .nlocs = s->nlocs };
+	memcpy(g->locs, s->locs, s->nlocs * sizeof(s->locs[0]));
+	int rc = 0;
+	for (uint32_t i = 0; i <= s->nmore && rc == 0; i++) {
+		struct offcpu_span sp = stream_offcpu_stack_span(s, i);
+		struct offcpu_piece p = { .start = sp.start, .end = sp.end,
+					  .flags = sp.flags & OFFCPU_SPAN_FLAGS,
+					  .count = !(sp.flags & OFFCPU_CONTINUED), .g = g };
+		o->st.pieces++;
+		if (s->stack_flags & STACK_USABLE)
+			o->st.usable += p.count;
+		else
+			o->st.unusable += p.count;
+		g->refs++;
+		rc = heap_push(o, &p);
+		if (rc < 0)
+			g->refs--;
 	}
-	return 0;
+	group_unref(g); /* the frame's own reference: the queued pieces hold theirs */
+	return rc;
 }
 
-/* Forwards [from, to) of p as the piece the current window holds. */
+struct fwd_ctx {
+	struct offcpu_agg *o;
+	struct stream_writer *out;
+};
+
+/* One frame for the waiting pieces of one group. */
 static int
-forward(struct stream_writer *out, const struct offcpu_piece *p, uint64_t from, uint64_t to)
+fwd_put(void *arg, uint32_t group, const uint8_t *spans, uint32_t n)
 {
-	static struct fr_offcpu_stack os;
-	os.start = from;
-	os.end = to > from ? to : from;
-	os.pid = p->pid;
-	os.tid = p->tid;
-	os.cpu = p->cpu;
-	os.phase = p->phase;
-	os.flags = (p->flags & ~(OFFCPU_CONTINUES | OFFCPU_CONTINUED)) |
-		   (p->count ? 0 : OFFCPU_CONTINUED) | (to < p->end ? OFFCPU_CONTINUES : 0) |
-		   (p->flags & OFFCPU_CONTINUES);
-	os.stack_flags = p->stack_flags;
-	os.nlocs = p->nlocs;
-	memcpy(os.locs, p->locs, p->nlocs * sizeof(p->locs[0]));
-	return stream_put_offcpu_stack(out, &os);
+	static struct fr_offcpu_stack os; /* large: keep it off the stack */
+	struct fwd_ctx *c = arg;
+	const struct offcpu_group *g = c->o->fwd.groups[group];
+	struct offcpu_span first = stream_span_unpack(spans, 0);
+	os.start = first.start;
+	os.end = first.end;
+	os.pid = g->pid;
+	os.tid = g->tid;
+	os.cpu = g->cpu;
+	os.phase = g->phase;
+	os.flags = g->flags | first.flags;
+	os.stack_flags = g->stack_flags;
+	os.nlocs = g->nlocs;
+	memcpy(os.locs, g->locs, g->nlocs * sizeof(g->locs[0]));
+	os.nmore = n - 1;
+	os.more = spans + OFFCPU_SPAN_BYTES;
+	return stream_put_offcpu_stack(c->out, &os) < 0 ? -1 : 0;
+}
+
+int
+offcpu_agg_flush(struct offcpu_agg *o, struct stream_writer *out)
+{
+	struct offcpu_fwd *f = &o->fwd;
+	struct fwd_ctx c = { o, out };
+	int rc = spanbatch_flush(&f->pieces, f->n, fwd_put, &c);
+	f->pieces.n = 0;
+	for (size_t i = 0; i < f->n; i++) {
+		f->groups[i]->fwd = 0;
+		group_unref(f->groups[i]);
+	}
+	f->n = 0;
+	return rc ? -1 : 0;
+}
+
+/* Forwards [from, to) of p as the piece the current window holds, with its group. */
+static int
+forward(struct offcpu_agg *o, struct stream_writer *out, const struct offcpu_piece *p,
+	uint64_t from, uint64_t to)
+{
+	struct offcpu_fwd *f = &o->fwd;
+	struct offcpu_group *g = p->g;
+	if (!g->fwd) {
+		if (grow_array((void **)&f->groups, &f->cap, f->n, 1, sizeof(*f->groups)) < 0)
+			return -1;
+		f->groups[f->n++] = g;
+		g->refs++;
+		g->fwd = (uint32_t)f->n;
+	}
+	struct offcpu_span s = {
+		.start = from,
+		.end = to > from ? to : from,
+		.flags = (p->count ? 0 : OFFCPU_CONTINUED) |
+			 (to < p->end || (p->flags & OFFCPU_CONTINUES) ? OFFCPU_CONTINUES : 0),
+	};
+	if (spanbatch_add(&f->pieces, g->fwd - 1, &s) < 0)
+		return -1;
+	return f->pieces.n >= FWD_MAX_PIECES ? offcpu_agg_flush(o, out) : 0;
 }
 
 /* Counts [from, to) of p, and p's interval when it starts here, into the current window. */
@@ -133,7 +187,8 @@ static int
 add(struct offcpu_agg *o, const struct offcpu_piece *p, uint64_t from, uint64_t to)
 {
 	uint64_t ns = to > from ? to - from : 0;
-	int rc = stacktab_add(&o->tab, p->pid, p->tid, p->locs, p->nlocs, p->count, ns);
+	const struct offcpu_group *g = p->g;
+	int rc = stacktab_add(&o->tab, g->pid, g->tid, g->locs, g->nlocs, p->count, ns);
 	if (rc < 0)
 		return -1;
 	if (rc == 0) {
@@ -149,40 +204,40 @@ add(struct offcpu_agg *o, const struct offcpu_piece *p, uint64_t from, uint64_t 
 int
 offcpu_agg_release(struct offcpu_agg *o, struct windows *w, uint64_t t, uint64_t limit)
 {
-	while (o->n && o->heap[0]->start <= t) {
-		struct offcpu_piece *p = heap_pop(o);
-		if (p->end > limit)
-			p->end = limit;
-		if (p->start >= limit || (p->start >= p->end && !p->count)) {
-			free(p);
+	while (o->n && o->heap[0].start <= t) {
+		struct offcpu_piece p = heap_pop(o);
+		if (p.end > limit)
+			p.end = limit;
+		if (p.start >= limit || (p.start >= p.end && !p.count)) {
+			group_unref(p.g);
 			continue;
 		}
-		windows_origin(w, p->start);
-		if (windows_advance(w, p->start) < 0) {
-			free(p);
+		windows_origin(w, p.start);
+		if (windows_advance(w, p.start) < 0) {
+			group_unref(p.g);
 			return -1;
 		}
 		/* A piece older than the open window (its window was closed by the reorder
 		 * window or a forced release) is counted here, as late. */
-		if (p->start < w->start) {
+		if (p.start < w->start) {
 			o->st.late++;
-			o->st.late_ns += (p->end < w->start ? p->end : w->start) - p->start;
+			o->st.late_ns += (p.end < w->start ? p.end : w->start) - p.start;
 		}
 		uint64_t wend = windows_current_end(w);
-		uint64_t to = p->end < wend ? p->end : wend;
-		if (add(o, p, p->start, to) < 0 || forward(w->out, p, p->start, to) < 0) {
-			free(p);
+		uint64_t to = p.end < wend ? p.end : wend;
+		if (add(o, &p, p.start, to) < 0 || forward(o, w->out, &p, p.start, to) < 0) {
+			group_unref(p.g);
 			return -1;
 		}
-		if (p->end > wend) {
-			p->start = wend;
-			p->count = 0;
-			if (heap_push(o, p) < 0) {
-				free(p);
+		if (p.end > wend) {
+			p.start = wend;
+			p.count = 0;
+			if (heap_push(o, &p) < 0) {
+				group_unref(p.g);
 				return -1;
 			}
 		} else {
-			free(p);
+			group_unref(p.g);
 		}
 	}
 	return 0;
@@ -276,8 +331,14 @@ void
 offcpu_agg_release_all(struct offcpu_agg *o)
 {
 	while (o->n)
-		free(heap_pop(o));
+		group_unref(heap_pop(o).g);
+	for (size_t i = 0; i < o->fwd.n; i++)
+		group_unref(o->fwd.groups[i]);
+	free(o->fwd.groups);
+	spanbatch_release(&o->fwd.pieces);
 	free(o->heap);
+	memset(&o->fwd, 0, sizeof(o->fwd));
 	o->heap = NULL;
+	o->n = o->cap = 0;
 	stacktab_release(&o->tab);
 }

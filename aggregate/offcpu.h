@@ -4,9 +4,11 @@
  * reorder window says nothing older can come; a released piece is split at the current
  * window's end, the rest waiting for the next window, so the nanoseconds of an interval
  * that crosses boundaries add up to its length across the windows.  An interval counts
- * once, in the window of its first piece.  Each piece is forwarded when it is counted, cut
- * as it was counted, so like FR_STACK every FR_OFFCPU_STACK between two window ends belongs
- * to the window that closes next.  Each window's distinct off-CPU stacks go out as
+ * once, in the window of its first piece.  Each piece is forwarded as it was counted, cut
+ * at the window's end, so like FR_STACK every FR_OFFCPU_STACK between two window ends belongs
+ * to the window that closes next; the counted pieces of one group (the intervals of one
+ * input frame) wait to go out together as one frame, until the next round, the window's
+ * end or a full batch.  Each window's distinct off-CPU stacks go out as
  * FR_WINDOW_OFFCPU_STACK, with "off_cpu.*" statistics in its FR_WINDOW_END.
  */
 #ifndef RP_AGG_OFFCPU_H
@@ -15,17 +17,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "spanbatch.h"
 #include "stacktab.h"
 #include "stream.h"
 
 struct windows;
 
-struct offcpu_piece {
-	uint64_t start, end;
-	uint32_t pid, tid, cpu, phase, flags, stack_flags; /* as in FR_OFFCPU_STACK */
-	uint32_t count;        /* 1 when this piece starts its interval */
+/* What the pieces of one FR_OFFCPU_STACK share: the thread, phase and stack. */
+struct offcpu_group {
+	uint32_t refs;         /* queued pieces, and a forward waiting to be written */
+	uint32_t fwd;          /* its forward group + 1 while pieces wait to go out, or 0 */
+	uint32_t pid, tid, cpu, phase, flags, stack_flags; /* flags: those of all its pieces */
 	uint16_t nlocs;
 	uint32_t locs[];
+};
+
+struct offcpu_piece {
+	uint64_t start, end;
+	uint32_t flags;        /* OFFCPU_SPAN_FLAGS of the piece */
+	uint32_t count;        /* 1 when this piece starts its interval */
+	struct offcpu_group *g;
 };
 
 struct offcpu_stats {
@@ -34,17 +45,27 @@ struct offcpu_stats {
 	uint64_t ring_drops, incomplete, filtered, stack_errors;
 };
 
+/* Counted pieces wait here, by group, to be forwarded a few frames at a time. */
+struct offcpu_fwd {
+	struct offcpu_group **groups;
+	size_t n, cap;
+	struct spanbatch pieces;
+};
+
 struct offcpu_agg {
-	struct offcpu_piece **heap;
+	struct offcpu_piece *heap;
 	size_t n, cap, max;    /* max: --max-pending-events, for this queue alone */
 	size_t peak;
 	struct stacktab tab;
 	struct offcpu_stats st;
+	struct offcpu_fwd fwd;
 };
 
 int offcpu_agg_init(struct offcpu_agg *o, size_t max_stacks, size_t max_pending);
-/* Queues one piece.  0, or -1 when out of memory. */
+/* Queues the intervals of one frame.  0, or -1 when out of memory. */
 int offcpu_agg_push(struct offcpu_agg *o, const struct fr_offcpu_stack *s);
+/* Writes the counted pieces still waiting to be forwarded.  0, or -1. */
+int offcpu_agg_flush(struct offcpu_agg *o, struct stream_writer *out);
 /* The start of the oldest queued piece, or UINT64_MAX. */
 uint64_t offcpu_agg_oldest(const struct offcpu_agg *o);
 /* Adds every piece that starts at or before t to the windows, closing those that end

@@ -133,6 +133,9 @@ static int
 close_window(struct windows *w, uint32_t reason, uint64_t end)
 {
 	struct fr_window_start s = { w->index, w->start, end };
+	/* The off-CPU pieces this window counted go out before it closes. */
+	if (w->off && offcpu_agg_flush(w->off, w->out) < 0)
+		return -1;
 	if (stream_put_window_start(w->out, &s) < 0 || put_stacks(w) < 0)
 		return -1;
 	if (w->off && offcpu_agg_put(w->off, w->out, w->index, w->start, w->tab.max) < 0)

@@ -143,6 +143,7 @@ offcpu_close(struct offcpu *o)
 	offcpu_bpf__destroy(o->skel);
 	for (size_t i = 0; i < OFFCPU_STACK_SLOTS; i++)
 		free(o->stacks[i]);
+	batch_release(&o->batches);
 	free(o->open[0].slots);
 	free(o->open[1].slots);
 	free(o);

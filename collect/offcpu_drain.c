@@ -62,25 +62,23 @@ stack_get(struct offcpu *o, __s32 id)
 	return o->stacks[id];
 }
 
-/* Writes [from, to) of the interval that started as s on thread tid. */
+/* Writes one group of pieces: the stacks are looked up, and their symbols sent, once. */
 static void
-put_piece(struct offcpu *o, uint32_t tid, const struct offcpu_start *s, uint64_t from,
-	  uint64_t to, uint32_t flags)
+put_group(void *arg, const struct batch_key *key, const uint8_t *spans, uint32_t n)
 {
+	struct offcpu *o = arg;
 	struct fr_offcpu *f = &o->fr;
-	if (o->deadline_ns && to > o->deadline_ns)
-		to = o->deadline_ns;
-	if (from >= to)
-		return;
-	const struct cached_stack *k = stack_get(o, s->kstack), *u = stack_get(o, s->ustack);
-	f->start = from;
-	f->end = to;
-	f->pid = s->pid;
-	f->tid = tid;
-	f->cpu = s->cpu;
-	f->phase = s->phase;
-	f->flags = flags | (from > s->ts ? OFFCPU_CONTINUED : 0) | (k ? 0 : OFFCPU_NO_KSTACK) |
-		   (u ? 0 : OFFCPU_NO_USTACK);
+	const struct cached_stack *k = stack_get(o, key->kstack), *u = stack_get(o, key->ustack);
+	struct offcpu_span first = stream_span_unpack(spans, 0);
+	f->start = first.start;
+	f->end = first.end;
+	f->pid = key->pid;
+	f->tid = key->tid;
+	f->cpu = key->cpu;
+	f->phase = key->phase;
+	f->flags = first.flags | (k ? 0 : OFFCPU_NO_KSTACK) | (u ? 0 : OFFCPU_NO_USTACK);
+	f->nmore = n - 1;
+	f->more = spans + OFFCPU_SPAN_BYTES;
 	struct cached_stack *km = (struct cached_stack *)k;
 	if (km && km->skip < 0)
 		km->skip = (int16_t)(o->own_frames ? o->own_frames(o->arg, k->ips, k->n) : 0);
@@ -96,6 +94,29 @@ put_piece(struct offcpu *o, uint32_t tid, const struct offcpu_start *s, uint64_t
 	if (km)
 		km->named = 1;
 	emit_offcpu(o->out, f);
+}
+
+static void
+flush_groups(struct offcpu *o)
+{
+	batch_flush(&o->batches, put_group, o);
+}
+
+/* Notes [from, to) of the interval that started as s on thread tid, for its group. */
+static void
+put_piece(struct offcpu *o, uint32_t tid, const struct offcpu_start *s, uint64_t from,
+	  uint64_t to, uint32_t flags)
+{
+	if (o->deadline_ns && to > o->deadline_ns)
+		to = o->deadline_ns;
+	if (from >= to)
+		return;
+	struct batch_key k = { .tid = tid, .pid = s->pid, .cpu = s->cpu, .phase = s->phase,
+			       .kstack = s->kstack, .ustack = s->ustack };
+	struct offcpu_span sp = { .start = from, .end = to,
+				  .flags = flags | (from > s->ts ? OFFCPU_CONTINUED : 0) };
+	if (batch_add(&o->batches, &k, &sp))
+		flush_groups(o);
 }
 
 /* Reads the "starts" map into the current table, keeping what the previous drain had
@@ -200,6 +221,7 @@ offcpu_drain(struct offcpu *o, struct emit *out, uint64_t *round)
 	}
 	if (ring_buffer__consume(o->rb) < 0)
 		warnx("off-cpu: cannot read the ring buffer");
+	flush_groups(o);
 	put_counters(o, *round, 0);
 }
 
@@ -222,5 +244,6 @@ offcpu_finish(struct offcpu *o, struct emit *out, uint64_t end)
 			put_piece(o, s->tid, &s->s, from, end, OFFCPU_CONTINUES);
 		incomplete++;
 	}
+	flush_groups(o);
 	put_counters(o, end > 0 ? end - 1 : 0, incomplete);
 }

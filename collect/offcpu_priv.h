@@ -5,6 +5,7 @@
 #include <linux/types.h>
 
 #include "offcpu.h"
+#include "offcpu_batch.h"
 #include "offcpu_shared.h"
 #include "stream.h"
 
@@ -48,6 +49,7 @@ struct offcpu {
 	uint64_t counted[OFFCPU_C_MAX]; /* counter values already written as FR_LOST */
 	uint64_t malformed;     /* ring records too short to be an event */
 	struct emit *out;       /* during a drain */
+	struct batches batches; /* this drain's pieces, by thread and stacks */
 	struct fr_offcpu fr;    /* scratch */
 };
 

@@ -58,8 +58,13 @@ timeline_add(struct timeline *t, const struct fr_stack *s)
 int
 timeline_add_offcpu(struct timeline *t, const struct fr_offcpu_stack *s)
 {
-	struct tl_sample v = { .time = s->start, .period = s->end - s->start, .pid = s->pid,
-			       .tid = s->tid, .cpu = s->cpu,
-			       .flags = (s->stack_flags & ~TL_OFFCPU) | TL_OFFCPU };
-	return add(t, &v, s->locs, s->nlocs);
+	for (uint32_t i = 0; i <= s->nmore; i++) {
+		struct offcpu_span sp = stream_offcpu_stack_span(s, i);
+		struct tl_sample v = { .time = sp.start, .period = sp.end - sp.start,
+				       .pid = s->pid, .tid = s->tid, .cpu = s->cpu,
+				       .flags = (s->stack_flags & ~TL_OFFCPU) | TL_OFFCPU };
+		if (add(t, &v, s->locs, s->nlocs) < 0)
+			return -1;
+	}
+	return 0;
 }

@@ -989,6 +989,62 @@ stream_get_file(const struct frame *f, struct fr_file *v, char *err, size_t errl
 
 /* ---- off-CPU frames ---- */
 
+void
+stream_span_pack(uint8_t *spans, uint32_t i, const struct offcpu_span *s)
+{
+	uint8_t *p = spans + (size_t)i * OFFCPU_SPAN_BYTES;
+	st64(p, s->start);
+	st64(p + 8, s->end);
+	st32(p + 16, s->flags);
+}
+
+static struct offcpu_span
+span_at(const uint8_t *spans, uint32_t i, uint32_t frame_flags)
+{
+	const uint8_t *p = spans + (size_t)i * OFFCPU_SPAN_BYTES;
+	return (struct offcpu_span){ .start = ld64(p), .end = ld64(p + 8),
+				     .flags = ld32(p + 16) | (frame_flags & ~OFFCPU_SPAN_FLAGS) };
+}
+
+struct offcpu_span
+stream_span_unpack(const uint8_t *spans, uint32_t i)
+{
+	return span_at(spans, i, 0);
+}
+
+struct offcpu_span
+stream_offcpu_span(const struct fr_offcpu *v, uint32_t i)
+{
+	if (i == 0)
+		return (struct offcpu_span){ v->start, v->end, v->flags };
+	return span_at(v->more, i - 1, v->flags);
+}
+
+struct offcpu_span
+stream_offcpu_stack_span(const struct fr_offcpu_stack *v, uint32_t i)
+{
+	if (i == 0)
+		return (struct offcpu_span){ v->start, v->end, v->flags };
+	return span_at(v->more, i - 1, v->flags);
+}
+
+/* The further intervals of an off-CPU frame, present only when there are some, so a frame
+ * of one interval keeps the layout of the first version. */
+static int
+put_spans(struct enc *e, uint32_t n, const uint8_t *spans)
+{
+	if (n == 0)
+		return 0;
+	if (n > STREAM_MAX_SPANS) {
+		snprintf(e->w->err, sizeof(e->w->err), "off-CPU frame with more than %d intervals",
+			 STREAM_MAX_SPANS + 1);
+		return -1;
+	}
+	put_u32(e, n);
+	put_bytes(e, spans, (size_t)n * OFFCPU_SPAN_BYTES);
+	return 0;
+}
+
 int
 stream_put_offcpu(struct stream_writer *w, const struct fr_offcpu *v)
 {
@@ -1009,6 +1065,8 @@ stream_put_offcpu(struct stream_writer *w, const struct fr_offcpu *v)
 	put_u16(e, v->nuser);
 	for (unsigned i = 0; i < (unsigned)v->nkernel + v->nuser; i++)
 		put_u64(e, v->ips[i]);
+	if (put_spans(e, v->nmore, v->more) < 0)
+		return -1;
 	return enc_done(e, FR_OFFCPU);
 }
 
@@ -1019,6 +1077,35 @@ check_interval(struct dec *d, uint64_t start, uint64_t end, uint32_t phase)
 		d->bad = "interval ends before it starts";
 	if (!d->bad && (phase < PHASE_BLOCKED || phase > PHASE_YIELDED))
 		d->bad = "unknown off-CPU phase";
+}
+
+/* The spans after a frame's known fields, when there are bytes for a count. */
+static const uint8_t *
+get_spans(struct dec *d, uint32_t *n)
+{
+	*n = 0;
+	if (d->bad || d->len - d->pos < 4)
+		return NULL;
+	uint32_t count = get_u32(d);
+	if (count > STREAM_MAX_SPANS) {
+		d->bad = "too many off-CPU intervals";
+		return NULL;
+	}
+	const uint8_t *p = take(d, (size_t)count * OFFCPU_SPAN_BYTES);
+	for (uint32_t i = 0; p && i < count; i++) {
+		struct offcpu_span s = span_at(p, i, 0);
+		if (s.end < s.start) {
+			d->bad = "interval ends before it starts";
+			return NULL;
+		}
+		if (s.flags & ~OFFCPU_SPAN_FLAGS) {
+			d->bad = "unknown off-CPU interval flags";
+			return NULL;
+		}
+	}
+	if (p)
+		*n = count;
+	return p;
 }
 
 int
@@ -1044,6 +1131,7 @@ stream_get_offcpu(const struct frame *f, struct fr_offcpu *v, char *err, size_t 
 			x |= (uint64_t)p[i * 8 + b] << (8 * b);
 		v->ips[i] = x;
 	}
+	v->more = get_spans(d, &v->nmore);
 	return dec_done(f, d, err, errlen);
 }
 
@@ -1064,6 +1152,8 @@ stream_put_offcpu_stack(struct stream_writer *w, const struct fr_offcpu_stack *v
 	put_u32(e, v->flags);
 	put_u32(e, v->stack_flags);
 	put_locs(e, v->nlocs, v->locs);
+	if (put_spans(e, v->nmore, v->more) < 0)
+		return -1;
 	return enc_done(e, FR_OFFCPU_STACK);
 }
 
@@ -1082,6 +1172,7 @@ stream_get_offcpu_stack(const struct frame *f, struct fr_offcpu_stack *v, char *
 	v->stack_flags = get_u32(d);
 	check_interval(d, v->start, v->end, v->phase);
 	v->nlocs = get_locs(d, v->locs);
+	v->more = get_spans(d, &v->nmore);
 	return dec_done(f, d, err, errlen);
 }
 

@@ -220,11 +220,25 @@ enum offcpu_phase_id {
 #define OFFCPU_CONTINUED 2u     /* the interval began before start (not its first piece) */
 #define OFFCPU_NO_KSTACK 4u     /* the kernel stack was not stored */
 #define OFFCPU_NO_USTACK 8u     /* the user stack was not stored */
+/* Further intervals of the same thread, cpu, phase and stacks may follow a frame's own
+ * (its "spans"), so a thread that waits at one place again and again costs the later stages
+ * one frame per collect drain, not one per interval.  They are packed records of
+ * OFFCPU_SPAN_BYTES (u64 start, u64 end, u32 flags: OFFCPU_CONTINUES/CONTINUED only; the
+ * stack flags of the frame apply to all); read them with stream_offcpu_span(). */
+#define OFFCPU_SPAN_BYTES 20
+#define OFFCPU_SPAN_FLAGS (OFFCPU_CONTINUES | OFFCPU_CONTINUED)
+#define STREAM_MAX_SPANS 65536  /* further intervals per frame */
+struct offcpu_span {
+	uint64_t start, end;
+	uint32_t flags;
+};
 struct fr_offcpu {
 	uint64_t start, end;
 	uint32_t pid, tid, cpu, phase, flags;
 	uint16_t nkernel, nuser;
 	uint64_t ips[STREAM_MAX_IPS]; /* kernel leaf-first, then user leaf-first */
+	uint32_t nmore;               /* further intervals ... */
+	const uint8_t *more;          /* ... packed at more (into the frame when decoded) */
 };
 
 #define MAPPING_KERNEL 1u
@@ -281,7 +295,18 @@ struct fr_offcpu_stack {
 	uint32_t stack_flags;                 /* STACK_* */
 	uint16_t nlocs;
 	uint32_t locs[STREAM_MAX_LOCS];
+	uint32_t nmore;                       /* further intervals, as in fr_offcpu */
+	const uint8_t *more;
 };
+
+/* Interval i of a frame, 0 being the frame's own and 1..nmore its spans, with the frame's
+ * stack flags (OFFCPU_NO_KSTACK, OFFCPU_NO_USTACK) merged into a span's. */
+struct offcpu_span stream_offcpu_span(const struct fr_offcpu *v, uint32_t i);
+struct offcpu_span stream_offcpu_stack_span(const struct fr_offcpu_stack *v, uint32_t i);
+/* Stores span i of a spans buffer being built (flags: OFFCPU_SPAN_FLAGS only), and reads
+ * it back. */
+void stream_span_pack(uint8_t *spans, uint32_t i, const struct offcpu_span *s);
+struct offcpu_span stream_span_unpack(const uint8_t *spans, uint32_t i);
 
 struct fr_window_start {
 	uint32_t index;

@@ -3,6 +3,7 @@
 # offcpu_pipe workload, libbpf-tools' offcputime and its own split and loss accounting.
 
 load helper
+load derived
 
 setup() {
 	require_root
@@ -102,6 +103,27 @@ diag_sum() {
 	total=$(echo "$output" | awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 }
 		s && /^ +[0-9]+ +[0-9]+:/ { sub(":", "", $2); t += $2 } END { print t + 0 }')
 	[ "$total" -eq "$ns" ]
+}
+
+@test "off-cpu: a thread that blocks at one place thousands of times a second costs a few frames a drain" {
+	start_workload offcpu_pipe 30 pingpong
+	run -0 "$RP" record --pid "$wpid" --profiles off-cpu --unwind fp --duration 2s \
+		--window 60s --output "$out" --save-stream "$BATS_TEST_TMPDIR/s.rps"
+	build_streamgen
+	# collect writes one offcpu frame per thread and stacks of each drain, carrying the
+	# intervals as spans.
+	"$STREAMGEN" dump <"$BATS_TEST_TMPDIR/s.rps" >"$BATS_TEST_TMPDIR/frames"
+	read -r frames spans < <(awk '$1 == "offcpu" { f++; n += $2 } END { print f + 0, n + 0 }' \
+		"$BATS_TEST_TMPDIR/frames")
+	echo "$spans intervals or pieces in $frames offcpu frames"
+	[ "$spans" -gt 10000 ]
+	[ "$spans" -ge $((50 * frames)) ]
+	# Every one of them reached the windows, and a replay counts the same.
+	[ "$(diag_sum "$out" pieces)" -eq "$spans" ]
+	run -0 "$RP" replay --input "$BATS_TEST_TMPDIR/s.rps" --window 500ms \
+		--output "$BATS_TEST_TMPDIR/again"
+	[ "$(diag_sum "$BATS_TEST_TMPDIR/again" nanoseconds)" -eq "$(diag_sum "$out" nanoseconds)" ]
+	[ "$(diag_sum "$BATS_TEST_TMPDIR/again" intervals)" -eq "$(diag_sum "$out" intervals)" ]
 }
 
 @test "off-cpu: --offcpu-phase all on an oversubscribed workload shows the scheduling-delay roots" {

@@ -79,7 +79,8 @@ offcpu_resolve(struct resolver *r, const struct fr_offcpu *in, struct stream_wri
 		return -1;
 	os = (struct fr_offcpu_stack){ .start = in->start, .end = in->end, .pid = in->pid,
 				       .tid = in->tid, .cpu = in->cpu, .phase = in->phase,
-				       .flags = in->flags, .stack_flags = st.flags };
+				       .flags = in->flags, .stack_flags = st.flags,
+				       .nmore = in->nmore, .more = in->more };
 	/* The root goes last (the outermost frame); a stack at the limit loses its leaf. */
 	unsigned keep = st.nlocs < STREAM_MAX_LOCS ? st.nlocs : STREAM_MAX_LOCS - 1;
 	unsigned skip = st.nlocs - keep;

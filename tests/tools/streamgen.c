@@ -16,7 +16,8 @@
  *   odd           one window whose names need escaping ("a;b", "<T&>", a byte that is not
  *                 UTF-8) and an unsymbolized libc frame (derived emitters)
  *   dump          reads a stream on stdin and prints one line per frame: its type name,
- *                 and for a file frame "index flags kind name temp"
+ *                 for a file frame "index flags kind name temp", for an offcpu or
+ *                 offcpu-stack frame the number of intervals it carries
  *
  * Built by tests/emit_pprof.bats against .output/lib/librp.a; not part of the product.
  */
@@ -204,6 +205,8 @@ dump(void)
 	struct stream_header h;
 	struct frame f;
 	struct fr_file ff;
+	static struct fr_offcpu oc;
+	static struct fr_offcpu_stack os;
 	char why[200];
 	int rc;
 
@@ -216,6 +219,14 @@ dump(void)
 				errx(1, "stdin: %s", why);
 			printf(" %u %u %.*s %.*s %.*s", ff.index, ff.flags, ff.kind.len, ff.kind.p,
 			       ff.name.len, ff.name.p, ff.temp.len, ff.temp.p);
+		} else if (f.type == FR_OFFCPU) {
+			if (stream_get_offcpu(&f, &oc, why, sizeof(why)) < 0)
+				errx(1, "stdin: %s", why);
+			printf(" %u", oc.nmore + 1);
+		} else if (f.type == FR_OFFCPU_STACK) {
+			if (stream_get_offcpu_stack(&f, &os, why, sizeof(why)) < 0)
+				errx(1, "stdin: %s", why);
+			printf(" %u", os.nmore + 1);
 		}
 		printf("\n");
 	}

@@ -24,6 +24,8 @@ struct win {
 	uint64_t nanos[4], count[4];
 	uint64_t late, intervals_stat;
 	uint64_t forwarded;     /* nanoseconds of the FR_OFFCPU_STACK pieces before its start */
+	uint64_t fwd_frames, fwd_pieces; /* ... how many frames and pieces they were */
+	uint32_t fwd_flags;     /* ... the OFFCPU_CONTINUES/CONTINUED flags they had */
 	int ended;
 };
 static struct win wins[MAXWIN];
@@ -66,7 +68,8 @@ readback(struct fixture *fx)
 	static struct fr_window_end e;
 	struct fr_window_stack s;
 	static struct fr_offcpu_stack os;
-	uint64_t pending = 0;
+	uint64_t pending = 0, frames = 0, pieces = 0;
+	uint32_t flags = 0;
 	struct stream_reader rd;
 	struct stream_header h;
 	struct frame f;
@@ -83,11 +86,20 @@ readback(struct fixture *fx)
 			if (nwins == MAXWIN)
 				abort();
 			memset(&wins[nwins], 0, sizeof(wins[0]));
+			wins[nwins].fwd_frames = frames;
+			wins[nwins].fwd_pieces = pieces;
+			wins[nwins].fwd_flags = flags;
 			wins[nwins++].forwarded = pending;
-			pending = 0;
+			pending = frames = pieces = flags = 0;
 		} else if (f.type == FR_OFFCPU_STACK) {
 			CHECK(stream_get_offcpu_stack(&f, &os, err, sizeof(err)) == 0);
-			pending += os.end - os.start;
+			frames++;
+			for (uint32_t i = 0; i <= os.nmore; i++) {
+				struct offcpu_span sp = stream_offcpu_stack_span(&os, i);
+				pending += sp.end - sp.start;
+				flags |= sp.flags;
+				pieces++;
+			}
 		} else if (f.type == FR_WINDOW_OFFCPU_STACK && x) {
 			CHECK(stream_get_window_offcpu_stack(&f, &s, err, sizeof(err)) == 0);
 			CHECK(s.tid < 4 && s.nlocs == 2 && s.locs[1] == 99);
@@ -213,10 +225,59 @@ test_bound(void)
 	fixture_close(&fx);
 }
 
+/* A frame of many intervals of one thread (as collect groups a drain): each is cut and
+ * counted as a frame of its own would be, and the counted pieces go on grouped, a frame per
+ * window rather than one per piece. */
+static void
+test_grouped(void)
+{
+	static uint8_t spans[16 * OFFCPU_SPAN_BYTES];
+	struct fixture fx;
+	fixture_open(&fx);
+	uint32_t n = 0;
+	/* Ten intervals of 15 ns every 20 ns from 1000, and one [1195, 1210) across a window
+	 * end. */
+	for (uint64_t k = 0; k < 10; k++) {
+		struct offcpu_span sp = { 1000 + 20 * k, 1015 + 20 * k, 0 };
+		stream_span_pack(spans, n++, &sp);
+	}
+	stream_span_pack(spans, n++, &(struct offcpu_span){ 1195, 1210, 0 });
+	memset(&os, 0, sizeof(os));
+	os.pid = 10;
+	os.tid = 1;
+	os.phase = PHASE_BLOCKED;
+	os.stack_flags = STACK_USABLE;
+	os.nlocs = 2;
+	os.locs[0] = 6;
+	os.locs[1] = 99;
+	struct offcpu_span first = stream_span_unpack(spans, 0);
+	os.start = first.start;
+	os.end = first.end;
+	os.nmore = n - 1;
+	os.more = spans + OFFCPU_SPAN_BYTES;
+	CHECK(offcpu_agg_push(&fx.off, &os) == 0);
+	CHECK(fx.off.n == 11 && fx.off.st.pieces == 11);
+	round_at(&fx, 1250);
+	finish(&fx, 1300);
+	readback(&fx);
+	CHECK(nwins == 3);
+	CHECK(wins[0].count[1] == 5 && wins[0].nanos[1] == 75);
+	CHECK(wins[1].count[1] == 6 && wins[1].nanos[1] == 80);
+	CHECK(wins[2].count[1] == 0 && wins[2].nanos[1] == 10);
+	CHECK(wins[0].forwarded == 75 && wins[1].forwarded == 80 && wins[2].forwarded == 10);
+	CHECK(wins[0].fwd_frames == 1 && wins[0].fwd_pieces == 5 && wins[0].fwd_flags == 0);
+	CHECK(wins[1].fwd_frames == 1 && wins[1].fwd_pieces == 6 &&
+	      wins[1].fwd_flags == OFFCPU_CONTINUES);
+	CHECK(wins[2].fwd_frames == 1 && wins[2].fwd_pieces == 1 &&
+	      wins[2].fwd_flags == OFFCPU_CONTINUED);
+	fixture_close(&fx);
+}
+
 int
 main(void)
 {
 	test_split();
+	test_grouped();
 	test_late_and_end();
 	test_bound();
 	printf("offcpu_agg: %d passed, %d failed\n", passed, failed);

@@ -1,7 +1,8 @@
 /* The off-CPU frames (offcpu, offcpu-stack, window-offcpu-stack): each encodes and decodes
  * to the same fields, and the decoders refuse what docs/stream-format.md calls corrupt: an
  * interval that ends before it starts, an unknown phase, more addresses or locations than
- * the limits, a frame cut short.  Bytes appended after the known fields are ignored. */
+ * the limits, a frame cut short; the further intervals a frame may carry are checked the
+ * same way.  Bytes appended after the known fields are ignored. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,9 +64,7 @@ test_offcpu(void)
 	CHECK(out.nkernel == 2 && out.nuser == 1 && out.ips[1] == in.ips[1] &&
 	      out.ips[2] == 0x401000);
 	CHECK(stream_check_frame(&f, err, sizeof(err)) == 0);
-	/* Appended bytes are ignored; a cut frame is corrupt. */
-	struct frame longer = { FR_OFFCPU, f.len + 4, buf };
-	CHECK(stream_get_offcpu(&longer, &out, err, sizeof(err)) == 0);
+	/* A cut frame is corrupt. */
 	struct frame cut = { FR_OFFCPU, f.len - 1, buf };
 	CHECK(stream_get_offcpu(&cut, &out, err, sizeof(err)) < 0 && strstr(err, "short"));
 	/* end before start, an unknown phase */
@@ -126,6 +125,68 @@ test_offcpu_stack(void)
 	CHECK(strcmp(stream_frame_name(FR_OFFCPU), "offcpu") == 0);
 }
 
+/* Further intervals (spans) after the known fields: they round-trip, take the frame's stack
+ * flags, and are checked like the frame's own interval; bytes after them are ignored. */
+static void
+test_spans(void)
+{
+	static struct fr_offcpu in, out;
+	static struct fr_offcpu_stack sin, sout;
+	static uint8_t buf[8192], spans[4 * OFFCPU_SPAN_BYTES];
+	char err[200];
+
+	stream_span_pack(spans, 0, &(struct offcpu_span){ 300, 400, 0 });
+	stream_span_pack(spans, 1, &(struct offcpu_span){ 500, 650, OFFCPU_CONTINUES });
+	in = (struct fr_offcpu){ .start = 100, .end = 250, .pid = 7, .tid = 8, .cpu = 1,
+				 .phase = PHASE_BLOCKED, .flags = OFFCPU_NO_USTACK, .nkernel = 1,
+				 .nmore = 2, .more = spans };
+	in.ips[0] = 0xffffffff81000010;
+	CHECK(stream_put_offcpu(&w, &in) == 0);
+	struct frame f = last_frame(buf, sizeof(buf));
+	CHECK(f.type == FR_OFFCPU && f.len == 40 + 8 + 4 + 2 * OFFCPU_SPAN_BYTES);
+	CHECK(stream_get_offcpu(&f, &out, err, sizeof(err)) == 0 && out.nmore == 2);
+	struct offcpu_span s0 = stream_offcpu_span(&out, 0), s2 = stream_offcpu_span(&out, 2);
+	CHECK(s0.start == 100 && s0.end == 250 && s0.flags == OFFCPU_NO_USTACK);
+	CHECK(s2.start == 500 && s2.end == 650 &&
+	      s2.flags == (OFFCPU_CONTINUES | OFFCPU_NO_USTACK));
+	CHECK(stream_check_frame(&f, err, sizeof(err)) == 0);
+	/* Bytes after the spans are ignored; spans cut short are corrupt. */
+	struct frame longer = { FR_OFFCPU, f.len + 4, buf };
+	CHECK(stream_get_offcpu(&longer, &out, err, sizeof(err)) == 0 && out.nmore == 2);
+	struct frame cut = { FR_OFFCPU, f.len - 1, buf };
+	CHECK(stream_get_offcpu(&cut, &out, err, sizeof(err)) < 0 && strstr(err, "short"));
+	/* A span that ends before it starts, or with flags other than the piece flags. */
+	stream_span_pack(spans, 1, &(struct offcpu_span){ 500, 499, 0 });
+	CHECK(stream_put_offcpu(&w, &in) == 0);
+	f = last_frame(buf, sizeof(buf));
+	CHECK(stream_get_offcpu(&f, &out, err, sizeof(err)) < 0 && strstr(err, "ends before"));
+	stream_span_pack(spans, 1, &(struct offcpu_span){ 500, 650, OFFCPU_NO_KSTACK });
+	CHECK(stream_put_offcpu(&w, &in) == 0);
+	f = last_frame(buf, sizeof(buf));
+	CHECK(stream_get_offcpu(&f, &out, err, sizeof(err)) < 0 && strstr(err, "flags"));
+	/* Too many spans: refused when writing, and when reading a forged count. */
+	stream_span_pack(spans, 1, &(struct offcpu_span){ 500, 650, 0 });
+	in.nmore = STREAM_MAX_SPANS + 1;
+	CHECK(stream_put_offcpu(&w, &in) < 0);
+	in.nmore = 2;
+	CHECK(stream_put_offcpu(&w, &in) == 0);
+	f = last_frame(buf, sizeof(buf));
+	uint32_t forged = STREAM_MAX_SPANS + 1;
+	memcpy(buf + 48, &forged, 4);
+	CHECK(stream_get_offcpu(&f, &out, err, sizeof(err)) < 0 && strstr(err, "too many"));
+
+	/* offcpu-stack carries them the same way. */
+	sin = (struct fr_offcpu_stack){ .start = 5, .end = 9, .pid = 1, .tid = 2, .cpu = 3,
+					.phase = PHASE_YIELDED, .stack_flags = STACK_USABLE,
+					.nlocs = 1, .locs = { 11 }, .nmore = 2, .more = spans };
+	CHECK(stream_put_offcpu_stack(&w, &sin) == 0);
+	f = last_frame(buf, sizeof(buf));
+	CHECK(stream_get_offcpu_stack(&f, &sout, err, sizeof(err)) == 0 && sout.nmore == 2);
+	struct offcpu_span t1 = stream_offcpu_stack_span(&sout, 1);
+	CHECK(t1.start == 300 && t1.end == 400 && t1.flags == 0);
+	CHECK(stream_span_unpack(sout.more, 1).end == 650);
+}
+
 int
 main(void)
 {
@@ -136,6 +197,7 @@ main(void)
 		abort();
 	test_offcpu();
 	test_offcpu_stack();
+	test_spans();
 	stream_writer_release(&w);
 	close(fd);
 	unlink(path);
