@@ -1,6 +1,6 @@
 #!/bin/sh
-# USAGE: [RUNS=3] [SECONDS_PER_RUN=4] [REGIMES="split busy shared"] [RP_BIN=.output/bin] \
-#        [RP_WORKLOADS=.output/workloads] sh bench/offcpu.sh
+# USAGE: [RUNS=3] [SECONDS_PER_RUN=4] [REGIMES="split busy shared"] [BPF_STATS=0|1] \
+#        [RP_BIN=.output/bin] [RP_WORKLOADS=.output/workloads] sh bench/offcpu.sh
 #
 # What the off-CPU collector costs a context-switch-heavy target: `offcpu_pipe S pingpong
 # CPU_PING CPU_PONG` (two threads passing one byte over two pipes) reports its round trips
@@ -28,22 +28,29 @@
 #           300,000 a second, so the rate measures the kernel-side cost per switch (the two
 #           stack walks) with nothing to hide it.  No per-switch stack walker comes near 5%.
 #
+# BPF_STATS=1 turns on kernel.bpf_stats_enabled for the run and also prints the kernel's
+# time per run of each tool's sched_switch program, a steadier measure of the per-switch
+# cost than rates on a shared machine (the accounting itself adds some tens of ns a run to
+# both tools, so rates of such a run are not compared with bare).
+#
 # The profilers' stages are not pinned: they share the two CPUs with the workload, as they
 # would in production.  On the 2-CPU test machine (RUNS=5 SECONDS_PER_RUN=3, medians):
 #
 #   regime  bare trips/s  rp-offcpu  offcputime  rp/offcputime
-#   split          17038      1.101       1.205          0.914
-#   busy           25092      0.866       0.934          0.927
-#   shared        145167      0.534       0.402          1.328
+#   split          14942      1.300       1.280          1.015
+#   busy           25366      0.923       0.958          0.963
+#   shared        145334      0.525       0.407          1.291
 #
-# Run to run, the split and busy medians move by several percent (an earlier busy run had
-# rp and offcputime both at 0.893).
+# Run to run, the split and busy medians move by several percent (a BPF_STATS=1 run of 3 had
+# busy at 1.014 for rp/offcputime, with 2,811 ns per program run for rp against 2,888 for
+# offcputime, and 2,718 against 4,672 in shared).
 # shellcheck disable=SC1091 # common.sh is read from beside this script
 set -u
 . "$(dirname "$0")/common.sh"
 bench_init offcpu
 
 RUNS=${RUNS:-3}
+BPF_STATS=${BPF_STATS:-0}
 SECS=${SECONDS_PER_RUN:-4}
 REGIMES=${REGIMES:-split busy shared}
 case $RUNS in '' | *[!0-9]* | 0) die "RUNS must be a positive integer, not '$RUNS'" ;; esac
@@ -52,6 +59,13 @@ have_driver || die "rustprofile driver '$RP_DRIVER' not found: build it with 'ma
 PEER=$(command -v offcputime || true)
 [ -n "$PEER" ] || die "offcputime not found: install libbpf-tools (scripts/install-deps.sh)"
 failed=0
+if [ "$BPF_STATS" = 1 ]; then
+	command -v bpftool >/dev/null || die "BPF_STATS=1 needs bpftool"
+	stats_was=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null) ||
+		die "BPF_STATS=1: this kernel has no kernel.bpf_stats_enabled"
+	sysctl -qw kernel.bpf_stats_enabled=1 || die "BPF_STATS=1: cannot enable kernel.bpf_stats_enabled"
+	trap 'sysctl -qw kernel.bpf_stats_enabled="$stats_was"; bench_cleanup' EXIT
+fi
 
 # rate FILE: the workload's round trips per second, from its last line.
 rate() { awk '/^round_trips/ { r = $4 } END { print r }' "$1"; }
@@ -93,6 +107,13 @@ run_attached() {
 	kill -USR1 "$wl"
 	wait "$wl"
 	rc=$?
+	# With BPF_STATS=1, the kernel's time per run of the tool's sched_switch program.
+	if [ -n "$tool" ] && [ "$BPF_STATS" = 1 ]; then
+		bpftool prog show name "$prog" 2>/dev/null |
+			awk '{ for (i = 1; i < NF; i++) { if ($i == "run_time_ns") t = $(i + 1)
+				if ($i == "run_cnt") c = $(i + 1) } }
+				END { if (c > 0) printf "%.0f\n", t / c }' >>"$dir.bpfns"
+	fi
 	if [ -n "$tool" ]; then
 		[ "$stop" = int ] && kill -INT "$tool" 2>/dev/null
 		wait "$tool" || rc=$?
@@ -126,7 +147,8 @@ run_variant() {
 			>>"$BENCH_TMP/$REGIME.rp-counts" 2>/dev/null
 	fi
 	echo "$r" >>"$BENCH_TMP/$REGIME.$v"
-	rm -rf "$dir"
+	[ -s "$dir.bpfns" ] && cat "$dir.bpfns" >>"$BENCH_TMP/$REGIME.$v.bpfns"
+	rm -rf "$dir" "$dir.bpfns"
 }
 
 # The first two CPUs this benchmark may use, from its affinity list ("0-3,8" -> 0 1).
@@ -188,6 +210,9 @@ for REGIME in $REGIMES; do
 		# shellcheck disable=SC2086 # a list of pids
 		kill $SPINNERS 2>/dev/null
 		SPINNERS=
+	fi
+	if [ "$BPF_STATS" = 1 ]; then
+		say "$REGIME: ns per run of the sched_switch program (median): rp-offcpu $(col rp-offcpu.bpfns), offcputime $(col offcputime.bpfns)"
 	fi
 	rp=$(col rp-offcpu)
 	say "$REGIME: rp-offcpu/offcputime $(ratio "$rp" "$(col offcputime)")"
