@@ -49,6 +49,8 @@ Options (defaults in brackets):
   --offcpu-min-duration-us N     off-cpu: ignore intervals shorter than N microseconds [0]
   --offcpu-ring-buffer BYTES     off-cpu: BPF ring buffer, a power of two [4194304]
   --offcpu-btf FILE              off-cpu: kernel BTF, for a kernel without it built in
+  --offcpu-probability P         off-cpu: record P% of the switch-outs at random, weighed
+                                 100/P: less overhead, estimated values [100]
   --unwind MODE                  auto, fp or dwarf; auto calibrates frame pointers for up to
                                  10 s / 64 samples and falls back to DWARF; off-cpu
                                  alone has no calibration [auto]
@@ -104,7 +106,8 @@ while [ $# -gt 0 ]; do
 	--window) need "$@"; window=$2; shift 2 ;;
 	--output) need "$@"; output=$2; shift 2 ;;
 	--profiles) need "$@"; profiles=$2; shift 2 ;;
-	--offcpu-phase | --offcpu-min-duration-us | --offcpu-ring-buffer | --offcpu-btf)
+	--offcpu-phase | --offcpu-min-duration-us | --offcpu-ring-buffer | --offcpu-btf | \
+	--offcpu-probability)
 		need "$@"; offcpu_opts="$offcpu_opts $1 $2"; shift 2 ;;
 	--unwind) need "$@"; unwind=$2; shift 2 ;;
 	--cpu-frequency) need "$@"; freq=$2; shift 2 ;;

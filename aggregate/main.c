@@ -222,6 +222,8 @@ on_frame(struct agg *a, const struct frame *f)
 		a->target_pid = t.pid;
 		if (t.flags & TARGET_OFFCPU)
 			a->win.off = &a->off;
+		/* Every target frame of a recording carries the same probability. */
+		a->off.percent = t.offcpu_percent;
 		/* After an exec the new target describes the windows after the exec only. */
 		if (a->win.exec_at) {
 			if (windows_hold(&a->win, f) < 0)

@@ -12,6 +12,7 @@ offcpu_agg_init(struct offcpu_agg *o, size_t max_stacks, size_t max_pending)
 {
 	memset(o, 0, sizeof(*o));
 	o->max = max_pending;
+	o->percent = 100;
 	return stacktab_init(&o->tab, max_stacks);
 }
 
@@ -251,8 +252,18 @@ offcpu_agg_lost(struct offcpu_agg *o, const struct fr_lost *l)
 	case LOST_OFFCPU_INCOMPLETE: o->st.incomplete += l->count; return 1;
 	case LOST_OFFCPU_FILTERED: o->st.filtered += l->count; return 1;
 	case LOST_OFFCPU_STACK: o->st.stack_errors += l->count; return 1;
+	case LOST_OFFCPU_UNSAMPLED: o->st.unsampled += l->count; return 1;
 	}
 	return 0;
+}
+
+/* A recorded value as an estimate of the whole: recorded * 100 / percent, rounded. */
+static uint64_t
+weigh(const struct offcpu_agg *o, uint64_t v)
+{
+	if (o->percent >= 100 || o->percent == 0)
+		return v;
+	return (uint64_t)(((unsigned __int128)v * 100 + o->percent / 2) / o->percent);
 }
 
 int
@@ -260,6 +271,7 @@ offcpu_agg_put(struct offcpu_agg *o, struct stream_writer *out, uint32_t index,
 	       uint64_t start, size_t max_stacks)
 {
 	static struct fr_window_stack ws;
+	o->st.est_intervals = o->st.est_nanos = 0;
 	for (size_t i = 0; i < o->tab.nslots; i++) {
 		const struct stack_entry *e = o->tab.slots[i];
 		if (!e)
@@ -267,8 +279,10 @@ offcpu_agg_put(struct offcpu_agg *o, struct stream_writer *out, uint32_t index,
 		ws.index = index;
 		ws.pid = e->pid;
 		ws.tid = e->tid;
-		ws.count = e->count;
-		ws.nanos = e->nanos;
+		ws.count = weigh(o, e->count);
+		ws.nanos = weigh(o, e->nanos);
+		o->st.est_intervals += ws.count;
+		o->st.est_nanos += ws.nanos;
 		ws.nlocs = e->nlocs;
 		memcpy(ws.locs, e->locs, e->nlocs * sizeof(e->locs[0]));
 		if (stream_put_window_offcpu_stack(out, &ws) < 0)
@@ -278,8 +292,8 @@ offcpu_agg_put(struct offcpu_agg *o, struct stream_writer *out, uint32_t index,
 		char text[200];
 		int n = snprintf(text, sizeof(text), "off-CPU stack cap of %zu distinct stacks "
 				 "reached: %llu intervals (%llu ns) omitted", max_stacks,
-				 (unsigned long long)o->st.dropped,
-				 (unsigned long long)o->st.dropped_ns);
+				 (unsigned long long)weigh(o, o->st.dropped),
+				 (unsigned long long)weigh(o, o->st.dropped_ns));
 		struct fr_warning wr = { start, { text, (uint16_t)n } };
 		if (stream_put_warning(out, &wr) < 0)
 			return -1;
@@ -294,8 +308,8 @@ offcpu_agg_stats(const struct offcpu_agg *o, struct fr_stat *stats, uint16_t roo
 {
 	const struct offcpu_stats *s = &o->st;
 	const struct fr_stat all[] = {
-		STAT("intervals", s->intervals),
-		STAT("nanoseconds", s->nanos),
+		STAT("intervals", o->percent < 100 ? s->est_intervals : s->intervals),
+		STAT("nanoseconds", o->percent < 100 ? s->est_nanos : s->nanos),
 		STAT("pieces", s->pieces),
 		STAT("ring_buffer_drops", s->ring_drops),
 		STAT("incomplete_intervals", s->incomplete),
@@ -303,8 +317,8 @@ offcpu_agg_stats(const struct offcpu_agg *o, struct fr_stat *stats, uint16_t roo
 		STAT("stack_errors", s->stack_errors),
 		STAT("usable_stacks", s->usable),
 		STAT("unusable_stacks", s->unusable),
-		STAT("aggregation_dropped_intervals", s->dropped),
-		STAT("aggregation_dropped_nanoseconds", s->dropped_ns),
+		STAT("aggregation_dropped_intervals", weigh(o, s->dropped)),
+		STAT("aggregation_dropped_nanoseconds", weigh(o, s->dropped_ns)),
 		STAT("distinct_stacks", o->tab.n),
 		STAT("max_stacks", o->tab.max),
 		STAT("late_pieces", s->late),
@@ -312,6 +326,9 @@ offcpu_agg_stats(const struct offcpu_agg *o, struct fr_stat *stats, uint16_t roo
 		STAT("forced_releases", s->forced),
 		STAT("max_pending_intervals", o->max),
 		STAT("peak_pending_intervals", o->peak),
+		STAT("probability_percent", o->percent),
+		STAT("recorded_intervals", s->intervals),
+		STAT("unsampled_switch_outs", s->unsampled),
 	};
 	uint16_t n = sizeof(all) / sizeof(all[0]);
 	if (n > room)

@@ -42,7 +42,8 @@ struct offcpu_piece {
 struct offcpu_stats {
 	uint64_t intervals, nanos, pieces, late, late_ns, forced;
 	uint64_t usable, unusable, dropped, dropped_ns;
-	uint64_t ring_drops, incomplete, filtered, stack_errors;
+	uint64_t ring_drops, incomplete, filtered, stack_errors, unsampled;
+	uint64_t est_intervals, est_nanos; /* the window's stacks as written: weighed */
 };
 
 /* Counted pieces wait here, by group, to be forwarded a few frames at a time. */
@@ -59,6 +60,7 @@ struct offcpu_agg {
 	struct stacktab tab;
 	struct offcpu_stats st;
 	struct offcpu_fwd fwd;
+	uint32_t percent;      /* switch-outs recorded (the target's --offcpu-probability) */
 };
 
 int offcpu_agg_init(struct offcpu_agg *o, size_t max_stacks, size_t max_pending);
@@ -74,7 +76,9 @@ int offcpu_agg_release(struct offcpu_agg *o, struct windows *w, uint64_t t, uint
 /* An FR_LOST of one of the LOST_OFFCPU_* kinds: 1 when it was one. */
 int offcpu_agg_lost(struct offcpu_agg *o, const struct fr_lost *l);
 /* For the window being closed: its stacks, a warning when the stack cap dropped some, and
- * its statistics (appended to stats, at most room; returns how many). */
+ * its statistics (appended to stats, at most room; returns how many).  With a percent
+ * below 100 the counts and nanoseconds written are the recorded ones weighed 100/percent,
+ * each stack's rounded once, and the totals are their sums. */
 int offcpu_agg_put(struct offcpu_agg *o, struct stream_writer *out, uint32_t index,
 		   uint64_t start, size_t max_stacks);
 uint16_t offcpu_agg_stats(const struct offcpu_agg *o, struct fr_stat *stats, uint16_t room);

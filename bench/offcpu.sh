@@ -1,12 +1,14 @@
 #!/bin/sh
 # USAGE: [RUNS=3] [SECONDS_PER_RUN=4] [REGIMES="split busy shared"] [BPF_STATS=0|1] \
-#        [RP_BIN=.output/bin] [RP_WORKLOADS=.output/workloads] sh bench/offcpu.sh
+#        [SAMPLED=10] [RP_BIN=.output/bin] [RP_WORKLOADS=.output/workloads] sh bench/offcpu.sh
 #
 # What the off-CPU collector costs a context-switch-heavy target: `offcpu_pipe S pingpong
 # CPU_PING CPU_PONG` (two threads passing one byte over two pipes) reports its round trips
 # per second bare, under `rustprofile.sh record --profiles off-cpu --pid PID` and under
 # libbpf-tools' `offcputime -p PID`, RUNS times each, interleaved; per-run rates, medians and
-# ratios are printed.  Both tools attach to the running pid; the workload waits for SIGUSR1
+# ratios are printed.  A fourth variant records with --offcpu-probability SAMPLED (default
+# 10; 0 or 100 leaves it out): sampled switch-outs, estimated values, far less overhead.
+# Both tools attach to the running pid; the workload waits for SIGUSR1
 # (OFFCPU_PIPE_START=usr1) until the tool has attached, and only then starts its threads and
 # its clock.  Run as root.  Exits non-zero when a variant failed or a tool is missing; the
 # goals (rp at least 0.95 of bare, and at least offcputime's rate) are reported per regime,
@@ -51,6 +53,10 @@ bench_init offcpu
 
 RUNS=${RUNS:-3}
 BPF_STATS=${BPF_STATS:-0}
+SAMPLED=${SAMPLED:-10}
+case $SAMPLED in '' | *[!0-9]*) die "SAMPLED must be a percentage, not '$SAMPLED'" ;; esac
+VARIANTS="bare rp-offcpu offcputime"
+[ "$SAMPLED" -ge 1 ] && [ "$SAMPLED" -le 99 ] && VARIANTS="bare rp-offcpu rp-offcpu-p$SAMPLED offcputime"
 SECS=${SECONDS_PER_RUN:-4}
 REGIMES=${REGIMES:-split busy shared}
 case $RUNS in '' | *[!0-9]* | 0) die "RUNS must be a positive integer, not '$RUNS'" ;; esac
@@ -131,6 +137,9 @@ run_variant() {
 	bare) run_attached "$dir" ;;
 	rp-offcpu) run_attached "$dir" offcpu_switch exit "$RP_DRIVER" record --profiles off-cpu \
 		--unwind fp --duration 0 --window 60s --output "$dir/out" --pid ;;
+	rp-offcpu-p*) run_attached "$dir" offcpu_switch exit "$RP_DRIVER" record --profiles off-cpu \
+		--offcpu-probability "${v#rp-offcpu-p}" --unwind fp --duration 0 --window 60s \
+		--output "$dir/out" --pid ;;
 	offcputime) run_attached "$dir" sched_switch int "$PEER" -p ;;
 	esac
 	rc=$?
@@ -189,7 +198,7 @@ for REGIME in $REGIMES; do
 	esac
 	i=1
 	while [ "$i" -le "$RUNS" ]; do
-		for v in bare rp-offcpu offcputime; do
+		for v in $VARIANTS; do
 			run_variant "$v" "$i" || failed=1
 		done
 		i=$((i + 1))
@@ -198,10 +207,10 @@ for REGIME in $REGIMES; do
 	say "$REGIME: offcpu_pipe pingpong on CPUs $CPUS, $SECS s, $RUNS runs per variant, medians"
 	bare=$(col bare)
 	printf '%-12s %10s %9s\n' variant trips/s "vs bare"
-	for v in bare rp-offcpu offcputime; do
+	for v in $VARIANTS; do
 		printf '%-12s %10s %9s\n' "$v" "$(col "$v")" "$(ratio "$(col "$v")" "$bare")"
 	done
-	for v in bare rp-offcpu offcputime; do
+	for v in $VARIANTS; do
 		[ -f "$BENCH_TMP/$REGIME.$v" ] && say "$REGIME: $v runs: $(tr '\n' ' ' <"$BENCH_TMP/$REGIME.$v")"
 	done
 	[ -f "$BENCH_TMP/$REGIME.rp-counts" ] &&
@@ -220,5 +229,11 @@ for REGIME in $REGIMES; do
 		if (r == "n/a" || b == "n/a" || p == "n/a") exit
 		printf "offcpu: %s: at most 5%% slower than bare: %s; no slower than offcputime: %s\n", g,
 			(r >= 0.95 * b) ? "met" : "not met", (r >= p) ? "met" : "not met" }'
+	case $VARIANTS in *rp-offcpu-p*)
+		awk -v g="$REGIME" -v s="$(col "rp-offcpu-p$SAMPLED")" -v b="$bare" -v pc="$SAMPLED" 'BEGIN {
+			if (s == "n/a" || b == "n/a") exit
+			printf "offcpu: %s: with --offcpu-probability %s (estimates): %s 5%% of bare\n", g, pc,
+				(s >= 0.95 * b) ? "within" : "not within" }' ;;
+	esac
 done
 exit $failed

@@ -24,6 +24,9 @@
 const volatile __u64 min_ns = 0;            /* --offcpu-min-duration-us */
 const volatile __u32 phases = OFFCPU_WANT_BLOCKED;
 const volatile __u64 wakeup_bytes = 1 << 20; /* wake collect when this much is pending */
+/* --offcpu-probability: a switch-out is recorded when a random u32 is below this; 0 records
+ * every one.  Left out, it costs a random number instead of two stack walks. */
+const volatile __u32 keep_below = 0;
 /* With one target process its tgid is compared directly: a map lookup on every context
  * switch of the machine costs more than the comparison.  0: the "targets" map decides. */
 const volatile __u32 target_tgid = 0;
@@ -77,18 +80,31 @@ count(__u32 which)
 		(*v)++;
 }
 
+/* The tracepoint's task pointers are typed (BTF), so their fields are read with plain
+ * loads, which the verifier makes fault-safe: a bpf_probe_read_kernel() helper call per
+ * field, as BPF_CORE_READ makes, cost more than the rest of a switch that is not recorded.
+ * CO-RE still relocates the offsets (vmlinux.h marks the types preserve_access_index). */
 static __always_inline long
 task_state(struct task_struct *t)
 {
 	if (bpf_core_field_exists(t->__state))
-		return BPF_CORE_READ(t, __state);
-	return BPF_CORE_READ((struct task_struct___pre514 *)t, state);
+		return t->__state;
+	return ((struct task_struct___pre514 *)t)->state;
+}
+
+/* The time of this switch, read once and only when a target thread is involved. */
+static __always_inline __u64
+switch_time(__u64 *now)
+{
+	if (!*now)
+		*now = bpf_ktime_get_ns();
+	return *now;
 }
 
 static __always_inline void
-switch_out(void *ctx, bool preempt, struct task_struct *prev, __u64 now)
+switch_out(void *ctx, bool preempt, struct task_struct *prev, __u64 *now)
 {
-	__u32 tgid = BPF_CORE_READ(prev, tgid);
+	__u32 tgid = prev->tgid;
 	/* prev is still the current task: its cgroup is the current one. */
 	if (target_cgroup) {
 		if (bpf_get_current_cgroup_id() != target_cgroup)
@@ -104,8 +120,12 @@ switch_out(void *ctx, bool preempt, struct task_struct *prev, __u64 now)
 	__u32 want = phase == OFFCPU_BLOCKED ? OFFCPU_WANT_BLOCKED : OFFCPU_WANT_RUNQUEUE;
 	if (!(phases & want))
 		return;
+	if (keep_below && bpf_get_prandom_u32() >= keep_below) {
+		count(OFFCPU_C_UNSAMPLED);
+		return;
+	}
 	struct offcpu_start s = {
-		.ts = now, .pid = tgid, .cpu = bpf_get_smp_processor_id(), .phase = phase,
+		.ts = switch_time(now), .pid = tgid, .cpu = bpf_get_smp_processor_id(), .phase = phase,
 	};
 	s.kstack = bpf_get_stackid(ctx, &stacks, 0);
 	s.ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
@@ -113,21 +133,22 @@ switch_out(void *ctx, bool preempt, struct task_struct *prev, __u64 now)
 		count(OFFCPU_C_KSTACK_ERR);
 	if (s.ustack < 0)
 		count(OFFCPU_C_USTACK_ERR);
-	__u32 tid = BPF_CORE_READ(prev, pid);
+	__u32 tid = prev->pid;
 	if (bpf_map_update_elem(&starts, &tid, &s, BPF_ANY) != 0)
 		count(OFFCPU_C_STARTS_FULL);
 }
 
 static __always_inline void
-switch_in(struct task_struct *next, __u64 now)
+switch_in(struct task_struct *next, __u64 *now)
 {
-	if (!target_cgroup && target_tgid && BPF_CORE_READ(next, tgid) != target_tgid)
+	if (!target_cgroup && target_tgid && next->tgid != target_tgid)
 		return;
-	__u32 tid = BPF_CORE_READ(next, pid);
+	__u32 tid = next->pid;
 	struct offcpu_start *s = bpf_map_lookup_elem(&starts, &tid);
 	if (!s)
 		return;
-	if (now - s->ts < min_ns) {
+	__u64 end = switch_time(now);
+	if (end - s->ts < min_ns) {
 		count(OFFCPU_C_FILTERED);
 		bpf_map_delete_elem(&starts, &tid);
 		return;
@@ -139,7 +160,7 @@ switch_in(struct task_struct *next, __u64 now)
 		return;
 	}
 	e->start = s->ts;
-	e->end = now;
+	e->end = end;
 	e->pid = s->pid;
 	e->tid = tid;
 	e->cpu = s->cpu;
@@ -155,9 +176,9 @@ switch_in(struct task_struct *next, __u64 now)
 SEC("tp_btf/sched_switch")
 int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	__u64 now = bpf_ktime_get_ns();
-	switch_out(ctx, preempt, prev, now);
-	switch_in(next, now);
+	__u64 now = 0;
+	switch_out(ctx, preempt, prev, &now);
+	switch_in(next, &now);
 	return 0;
 }
 

@@ -45,6 +45,7 @@ enum offcpu_counter {
 	OFFCPU_C_KSTACK_ERR,      /* kernel stack could not be stored */
 	OFFCPU_C_USTACK_ERR,      /* user stack could not be stored */
 	OFFCPU_C_FILTERED,        /* shorter than --offcpu-min-duration-us */
+	OFFCPU_C_UNSAMPLED,       /* a switch-out left out by --offcpu-probability */
 	OFFCPU_C_MAX,
 };
 

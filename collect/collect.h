@@ -34,6 +34,7 @@ struct collect_opts {
 	unsigned offcpu_phases;         /* OFFCPU_WANT_* (bpf/offcpu_shared.h) */
 	uint64_t offcpu_min_ns;         /* --offcpu-min-duration-us */
 	uint64_t offcpu_ring_bytes;     /* --offcpu-ring-buffer */
+	unsigned offcpu_percent;        /* --offcpu-probability, 1..100 */
 	const char *offcpu_btf;         /* --offcpu-btf */
 };
 

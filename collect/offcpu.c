@@ -94,6 +94,9 @@ offcpu_open(pid_t pid, const struct offcpu_config *cfg, char *why, size_t whylen
 		return fail(o, -errno, "open", why, whylen);
 	o->skel->rodata->min_ns = cfg->min_ns;
 	o->skel->rodata->phases = cfg->phases;
+	/* percent of 2^32; 100 (or an unset 0) records every switch-out. */
+	o->skel->rodata->keep_below =
+		cfg->percent && cfg->percent < 100 ? (__u32)(((uint64_t)cfg->percent << 32) / 100) : 0;
 	/* pid 0 (the probe of collect --check --launch, before there is a command) must not
 	 * select the idle tasks, whose tgid is 0: all ones matches no process. */
 	o->skel->rodata->target_tgid = cfg->cgroup_id ? 0 : pid > 0 ? (__u32)pid : ~0u;

@@ -16,6 +16,7 @@ struct offcpu_config {
 	unsigned phases;        /* OFFCPU_WANT_* of bpf/offcpu_shared.h */
 	uint64_t min_ns;        /* --offcpu-min-duration-us in ns */
 	uint64_t ring_bytes;    /* --offcpu-ring-buffer: a power of two, >= 4096 */
+	unsigned percent;       /* --offcpu-probability: switch-outs recorded, 1..100 */
 	const char *btf_path;   /* --offcpu-btf: kernel BTF when the kernel has none */
 	uint64_t deadline_ns;   /* intervals are cut here (the end of --duration), 0: none */
 	uint64_t cgroup_id;     /* launch's cgroup scope: every process in it; 0: pid only */
@@ -55,7 +56,10 @@ void offcpu_defaults(struct collect_opts *o);
 void offcpu_profiles(struct collect_opts *o, const char *list);
 /* getopt values of --offcpu-phase, --offcpu-min-duration-us, --offcpu-ring-buffer and
  * --offcpu-btf, above those of opts.c. */
-enum { OPT_OFFCPU_PHASE = 0x4f00, OPT_OFFCPU_MIN, OPT_OFFCPU_RING, OPT_OFFCPU_BTF };
+enum {
+	OPT_OFFCPU_PHASE = 0x4f00, OPT_OFFCPU_MIN, OPT_OFFCPU_RING, OPT_OFFCPU_BTF,
+	OPT_OFFCPU_PROBABILITY
+};
 /* One of those options; exits 1 on a bad value. */
 void offcpu_option(struct collect_opts *o, int opt, const char *arg);
 /* --check: loads and unloads the program once.  Start: loads it for the recording.  Both

@@ -187,6 +187,7 @@ put_counters(struct offcpu *o, uint64_t time, uint64_t incomplete)
 	put_lost(o, time, grown[OFFCPU_C_RING_DROPS], LOST_OFFCPU_RING);
 	put_lost(o, time, grown[OFFCPU_C_STARTS_FULL] + incomplete, LOST_OFFCPU_INCOMPLETE);
 	put_lost(o, time, grown[OFFCPU_C_FILTERED], LOST_OFFCPU_FILTERED);
+	put_lost(o, time, grown[OFFCPU_C_UNSAMPLED], LOST_OFFCPU_UNSAMPLED);
 	put_lost(o, time, grown[OFFCPU_C_KSTACK_ERR] + grown[OFFCPU_C_USTACK_ERR],
 		 LOST_OFFCPU_STACK);
 	put_lost(o, time, o->malformed, LOST_MALFORMED);

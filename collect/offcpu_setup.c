@@ -21,6 +21,7 @@ offcpu_defaults(struct collect_opts *o)
 	o->profiles = "cpu";
 	o->offcpu_phases = OFFCPU_WANT_BLOCKED;
 	o->offcpu_ring_bytes = DEFAULT_RING_BYTES;
+	o->offcpu_percent = 100;
 }
 
 /* cpu and off-cpu, in the order given, duplicates removed; heap is refused by name. */
@@ -78,6 +79,10 @@ offcpu_option(struct collect_opts *o, int opt, const char *arg)
 		if (v & (v - 1))
 			errx(1, "--offcpu-ring-buffer: %s is not a power of two", arg);
 		o->offcpu_ring_bytes = v;
+	} else if (opt == OPT_OFFCPU_PROBABILITY) {
+		if (parse_u64(arg, 1, 100, &v, why, sizeof(why)) < 0)
+			errx(1, "--offcpu-probability: %s", why);
+		o->offcpu_percent = (unsigned)v;
 	} else if (opt == OPT_OFFCPU_BTF) {
 		o->offcpu_btf = arg;
 	}
@@ -115,6 +120,7 @@ open_for(struct collect *c, uint64_t deadline, char *why, size_t whylen)
 {
 	struct offcpu_config cfg = { .phases = c->o.offcpu_phases, .min_ns = c->o.offcpu_min_ns,
 				     .ring_bytes = c->o.offcpu_ring_bytes,
+				     .percent = c->o.offcpu_percent,
 				     .btf_path = c->o.offcpu_btf, .deadline_ns = deadline,
 				     .before = before, .own_frames = own_frames, .arg = c,
 				     .cgroup_id = c->scope.cgroup ? c->scope.cg.id : 0,

@@ -38,6 +38,7 @@ static const struct option longopts[] = {
 	{ "offcpu-min-duration-us", required_argument, NULL, OPT_OFFCPU_MIN },
 	{ "offcpu-ring-buffer", required_argument, NULL, OPT_OFFCPU_RING },
 	{ "offcpu-btf", required_argument, NULL, OPT_OFFCPU_BTF },
+	{ "offcpu-probability", required_argument, NULL, OPT_OFFCPU_PROBABILITY },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -78,6 +79,8 @@ usage(void)
 	       "  --offcpu-phase PHASE  blocked, runqueue or all (default blocked)\n"
 	       "  --offcpu-min-duration-us N  drop off-CPU intervals shorter than N us\n"
 	       "  --offcpu-ring-buffer BYTES  BPF ring buffer, a power of two (default 4194304)\n"
+	       "  --offcpu-probability P  record P%% of the off-CPU switch-outs, at random, and\n"
+	       "                        weigh them 100/P (1..100, default 100: all)\n"
 	       "  --offcpu-btf FILE     kernel BTF for the eBPF programs (off-CPU, lifecycle) on a\n"
 	       "                        kernel without /sys/kernel/btf/vmlinux\n"
 	       "  --kind KIND           pid or launch, recorded in the stream (default pid)\n"
@@ -131,6 +134,7 @@ opt_value(struct collect_opts *o, int c, const char *arg)
 	case OPT_OFFCPU_MIN:
 	case OPT_OFFCPU_RING:
 	case OPT_OFFCPU_BTF:
+	case OPT_OFFCPU_PROBABILITY:
 		offcpu_option(o, c, arg);
 		break;
 	case OPT_KIND:

@@ -133,6 +133,7 @@ synth_target(struct collect *c, const char *release)
 		.scope_effective = str_of(c->scope.effective ? c->scope.effective : ""),
 		.scope_cgroup = str_of(c->scope.cgroup ? c->scope.cg.path : ""),
 		.scope_reason = str_of(c->scope.reason),
+		.offcpu_percent = c->o.offcpu_percent ? c->o.offcpu_percent : 100,
 	};
 	emit_target(&c->out, &t);
 }

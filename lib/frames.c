@@ -298,6 +298,7 @@ stream_put_target(struct stream_writer *w, const struct fr_target *v)
 	put_str(e, v->scope_effective);
 	put_str(e, v->scope_cgroup);
 	put_str(e, v->scope_reason);
+	put_u32(e, v->offcpu_percent ? v->offcpu_percent : 100);
 	return enc_done(e, FR_TARGET);
 }
 
@@ -341,6 +342,12 @@ stream_get_target(const struct frame *f, struct fr_target *v, char *err, size_t 
 		v->scope_effective = get_str(d);
 		v->scope_cgroup = get_str(d);
 		v->scope_reason = get_str(d);
+	}
+	v->offcpu_percent = 100;
+	if (!d->bad && d->pos < d->len) {
+		v->offcpu_percent = get_u32(d);
+		if (!d->bad && (v->offcpu_percent < 1 || v->offcpu_percent > 100))
+			d->bad = "off-CPU probability outside 1..100 percent";
 	}
 	return dec_done(f, d, err, errlen);
 }

@@ -102,6 +102,9 @@ struct fr_target {
 	/* Appended: the processes covered, "process" or "cgroup", as requested and in
 	 * effect, the launch cgroup's path and why the scope fell back (empty when none). */
 	struct str scope_requested, scope_effective, scope_cgroup, scope_reason;
+	/* Appended: the percentage of off-CPU switch-outs recorded (--offcpu-probability),
+	 * 1..100; a frame without it records them all (100). */
+	uint32_t offcpu_percent;
 };
 
 struct fr_mmap {
@@ -143,6 +146,7 @@ enum lost_kind {
 	LOST_OFFCPU_INCOMPLETE = 5, /* off-CPU intervals without an end or a start slot */
 	LOST_OFFCPU_FILTERED = 6,   /* off-CPU intervals below --offcpu-min-duration-us */
 	LOST_OFFCPU_STACK = 7,      /* off-CPU stacks (kernel or user) that were not stored */
+	LOST_OFFCPU_UNSAMPLED = 8,  /* switch-outs left out by --offcpu-probability */
 };
 struct fr_lost {
 	uint64_t time;

@@ -211,9 +211,44 @@ diag_sum() {
 	run -1 "$RP" record --pid "$wpid" --profiles off-cpu --offcpu-min-duration-us x \
 		--output "$out"
 	assert_output --partial "--offcpu-min-duration-us"
+	for p in 0 101 half; do
+		run -1 "$RP" record --pid "$wpid" --profiles off-cpu --offcpu-probability "$p" \
+			--output "$out"
+		assert_output --partial "--offcpu-probability"
+		[ "${#lines[@]}" -eq 1 ]
+	done
 	run -1 "$RP" record --pid "$wpid" --profiles cpu,heap --output "$out"
 	assert_output --partial "'heap' is not available"
 	[ ! -e "$out" ]
+}
+
+@test "off-cpu: --offcpu-probability 50 records half the switch-outs and weighs them twice" {
+	start_workload offcpu_pipe 30 half
+	sleep 0.5
+	run -0 "$RP" record --pid "$wpid" --profiles off-cpu --offcpu-probability 50 \
+		--unwind fp --duration 6s --window 6s --output "$out"
+	d=$(ls "$out"/diagnostics-*.json | head -n 1)
+	prof=$out/$(outputs "$out" off-cpu pb.gz | head -n 1)
+	run -0 jq -r '.off_cpu | "\(.probability_percent) \(.recorded_intervals) \(.unsampled_switch_outs) \(.intervals) \(.nanoseconds)"' "$d"
+	read -r pct recorded unsampled intervals ns <<<"$output"
+	echo "$recorded recorded, $unsampled left out, $intervals estimated, $ns ns"
+	[ "$pct" -eq 50 ]
+	# About half of the switch-outs were recorded, and each counts twice.
+	[ "$recorded" -gt 100 ] && [ "$unsampled" -gt 100 ]
+	within $((100 * recorded / (recorded + unsampled))) 50 10
+	[ "$intervals" -eq $((2 * recorded)) ]
+	# The estimate keeps the read path at about half the reader's 6 s.
+	share=$(cum_ms "$prof" anon_pipe_read -tagfocus=thread.name=reader |
+		awk '{ printf "%d", $1 / 60 }')
+	echo "read path: ${share}% of 6 s"
+	within "$share" 50 15
+	# The pprof carries the weighed values the diagnostics report.
+	run -0 pprof -raw "$prof"
+	total=$(echo "$output" | awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 }
+		s && /^ +[0-9]+ +[0-9]+:/ { sub(":", "", $2); c += $1; t += $2 }
+		END { printf "%.0f %.0f\n", c, t }')
+	echo "pprof: $total"
+	[ "$total" = "$intervals $ns" ]
 }
 
 @test "off-cpu: --offcpu-min-duration-us drops short intervals and counts them" {

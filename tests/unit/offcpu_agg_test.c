@@ -22,7 +22,7 @@
 /* Per window read back: off-CPU nanoseconds and intervals by thread, and two statistics. */
 struct win {
 	uint64_t nanos[4], count[4];
-	uint64_t late, intervals_stat;
+	uint64_t late, intervals_stat, nanos_stat, recorded_stat, percent_stat;
 	uint64_t forwarded;     /* nanoseconds of the FR_OFFCPU_STACK pieces before its start */
 	uint64_t fwd_frames, fwd_pieces; /* ... how many frames and pieces they were */
 	uint32_t fwd_flags;     /* ... the OFFCPU_CONTINUES/CONTINUED flags they had */
@@ -113,6 +113,12 @@ readback(struct fixture *fx)
 					x->late = e.stats[i].value;
 				if (str_eq(e.stats[i].key, "off_cpu.intervals"))
 					x->intervals_stat = e.stats[i].value;
+				if (str_eq(e.stats[i].key, "off_cpu.nanoseconds"))
+					x->nanos_stat = e.stats[i].value;
+				if (str_eq(e.stats[i].key, "off_cpu.recorded_intervals"))
+					x->recorded_stat = e.stats[i].value;
+				if (str_eq(e.stats[i].key, "off_cpu.probability_percent"))
+					x->percent_stat = e.stats[i].value;
 			}
 		}
 	}
@@ -273,11 +279,36 @@ test_grouped(void)
 	fixture_close(&fx);
 }
 
+/* --offcpu-probability 30: the window's stacks and totals are the recorded values weighed
+ * 100/30, each stack's rounded once and the totals their sums; the recorded count stays. */
+static void
+test_weighed(void)
+{
+	struct fixture fx;
+	fixture_open(&fx);
+	fx.off.percent = 30;
+	piece(&fx, 1010, 1020, 1, 0);
+	piece(&fx, 1030, 1037, 1, 0);
+	piece(&fx, 1040, 1041, 2, 0);
+	finish(&fx, 1100);
+	readback(&fx);
+	CHECK(nwins == 1);
+	/* thread 1: 2 intervals, 17 ns -> 6.67 -> 7 and 56.67 -> 57; thread 2: 1, 1 ns -> 3. */
+	CHECK(wins[0].count[1] == 7 && wins[0].nanos[1] == 57);
+	CHECK(wins[0].count[2] == 3 && wins[0].nanos[2] == 3);
+	CHECK(wins[0].intervals_stat == 10 && wins[0].nanos_stat == 60);
+	CHECK(wins[0].recorded_stat == 3 && wins[0].percent_stat == 30);
+	/* The forwarded pieces keep their real lengths. */
+	CHECK(wins[0].forwarded == 18);
+	fixture_close(&fx);
+}
+
 int
 main(void)
 {
 	test_split();
 	test_grouped();
+	test_weighed();
 	test_late_and_end();
 	test_bound();
 	printf("offcpu_agg: %d passed, %d failed\n", passed, failed);

@@ -187,6 +187,30 @@ test_spans(void)
 	CHECK(stream_span_unpack(sout.more, 1).end == 650);
 }
 
+/* The target's off-CPU probability: round-trips, 0 is written as 100 (all), absent reads
+ * as 100, and a value outside 1..100 is corrupt. */
+static void
+test_target_percent(void)
+{
+	static struct fr_target in, out;
+	static uint8_t buf[8192];
+	char err[200];
+
+	in = (struct fr_target){ .pid = 5, .kind = { "pid", 3 }, .offcpu_percent = 25 };
+	CHECK(stream_put_target(&w, &in) == 0);
+	struct frame f = last_frame(buf, sizeof(buf));
+	CHECK(stream_get_target(&f, &out, err, sizeof(err)) == 0 && out.offcpu_percent == 25);
+	struct frame older = { FR_TARGET, f.len - 4, buf };
+	CHECK(stream_get_target(&older, &out, err, sizeof(err)) == 0 && out.offcpu_percent == 100);
+	uint32_t forged = 101;
+	memcpy(buf + f.len - 4, &forged, 4);
+	CHECK(stream_get_target(&f, &out, err, sizeof(err)) < 0 && strstr(err, "probability"));
+	in.offcpu_percent = 0;
+	CHECK(stream_put_target(&w, &in) == 0);
+	f = last_frame(buf, sizeof(buf));
+	CHECK(stream_get_target(&f, &out, err, sizeof(err)) == 0 && out.offcpu_percent == 100);
+}
+
 int
 main(void)
 {
@@ -198,6 +222,7 @@ main(void)
 	test_offcpu();
 	test_offcpu_stack();
 	test_spans();
+	test_target_percent();
 	stream_writer_release(&w);
 	close(fd);
 	unlink(path);

@@ -233,12 +233,12 @@ test_target_scope(void)
 	CHECK(str_eq(t.scope_effective, "process") && str_eq(t.scope_cgroup, "/x/y"));
 	CHECK(t.scope_reason.len == 0);
 	struct frame old = f;
-	old.len -= (2 + 6) + (2 + 7) + (2 + 4) + (2 + 0);
+	old.len -= 4 + (2 + 6) + (2 + 7) + (2 + 4) + (2 + 0); /* offcpu_percent, the scope */
 	CHECK(stream_get_target(&old, &t, e, sizeof(e)) == 0);
 	CHECK(t.pid == 42 && str_eq(t.kind, "launch") && t.scope_requested.len == 0);
 	CHECK(t.scope_effective.len == 0 && t.scope_cgroup.len == 0);
 	/* Cut inside the scope: corrupt, not silently short. */
-	old.len = f.len - 3;
+	old.len = f.len - 4 - 3;
 	CHECK(stream_get_target(&old, &t, e, sizeof(e)) == -1);
 	stream_reader_release(&r);
 	free(b);
