@@ -37,16 +37,18 @@
 # both tools, so rates of such a run are not compared with bare).
 #
 # The profilers' stages are not pinned: they share the two CPUs with the workload, as they
-# would in production.  On the 2-CPU test machine (RUNS=5 SECONDS_PER_RUN=3, medians):
+# would in production.  On the 2-CPU test machine (RUNS=5 SECONDS_PER_RUN=3, paired ratios
+# to bare; p10 is --offcpu-probability 10):
 #
-#   regime  bare trips/s  rp-offcpu  offcputime  rp/offcputime
-#   split          14942      1.300       1.280          1.015
-#   busy           25366      0.923       0.958          0.963
-#   shared        145334      0.525       0.407          1.291
+#   regime  bare trips/s  rp-offcpu  rp-offcpu-p10  offcputime  rp/offcputime
+#   split          14831      1.287          0.995       1.333          0.977
+#   busy           30841      0.882          0.951       0.925          0.976
+#   shared        147227      0.548          0.861       0.402          1.356
 #
-# Run to run, the split and busy medians move by several percent (a BPF_STATS=1 run of 3 had
-# busy at 1.014 for rp/offcputime, with 2,811 ns per program run for rp against 2,888 for
-# offcputime, and 2,718 against 4,672 in shared).
+# Run to run, split and busy move by several percent: other runs had rp/offcputime at
+# 1.01-1.05 there.  BPF_STATS=1 (RUNS=7, busy and shared) gave the kernel's time per program
+# run: busy rp 3,083 ns, p10 545, offcputime 3,083; shared rp 2,466, p10 448, offcputime
+# 4,723.
 # shellcheck disable=SC1091 # common.sh is read from beside this script
 set -u
 . "$(dirname "$0")/common.sh"
