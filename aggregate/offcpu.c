@@ -197,7 +197,6 @@ add(struct offcpu_agg *o, const struct offcpu_piece *p, uint64_t from, uint64_t 
 		o->st.dropped_ns += ns;
 	} else {
 		o->st.intervals += p->count;
-		o->st.nanos += ns;
 	}
 	return 0;
 }
@@ -271,7 +270,7 @@ offcpu_agg_put(struct offcpu_agg *o, struct stream_writer *out, uint32_t index,
 	       uint64_t start, size_t max_stacks)
 {
 	static struct fr_window_stack ws;
-	o->st.est_intervals = o->st.est_nanos = 0;
+	o->st.written_intervals = o->st.written_nanos = 0;
 	for (size_t i = 0; i < o->tab.nslots; i++) {
 		const struct stack_entry *e = o->tab.slots[i];
 		if (!e)
@@ -281,8 +280,8 @@ offcpu_agg_put(struct offcpu_agg *o, struct stream_writer *out, uint32_t index,
 		ws.tid = e->tid;
 		ws.count = weigh(o, e->count);
 		ws.nanos = weigh(o, e->nanos);
-		o->st.est_intervals += ws.count;
-		o->st.est_nanos += ws.nanos;
+		o->st.written_intervals += ws.count;
+		o->st.written_nanos += ws.nanos;
 		ws.nlocs = e->nlocs;
 		memcpy(ws.locs, e->locs, e->nlocs * sizeof(e->locs[0]));
 		if (stream_put_window_offcpu_stack(out, &ws) < 0)
@@ -308,8 +307,8 @@ offcpu_agg_stats(const struct offcpu_agg *o, struct fr_stat *stats, uint16_t roo
 {
 	const struct offcpu_stats *s = &o->st;
 	const struct fr_stat all[] = {
-		STAT("intervals", o->percent < 100 ? s->est_intervals : s->intervals),
-		STAT("nanoseconds", o->percent < 100 ? s->est_nanos : s->nanos),
+		STAT("intervals", s->written_intervals),
+		STAT("nanoseconds", s->written_nanos),
 		STAT("pieces", s->pieces),
 		STAT("ring_buffer_drops", s->ring_drops),
 		STAT("incomplete_intervals", s->incomplete),

@@ -40,10 +40,12 @@ struct offcpu_piece {
 };
 
 struct offcpu_stats {
-	uint64_t intervals, nanos, pieces, late, late_ns, forced;
+	uint64_t intervals, pieces, late, late_ns, forced; /* intervals: those recorded */
 	uint64_t usable, unusable, dropped, dropped_ns;
 	uint64_t ring_drops, incomplete, filtered, stack_errors, unsampled;
-	uint64_t est_intervals, est_nanos; /* the window's stacks as written: weighed */
+	/* The sums of the window's stacks as written (weighed): its intervals and nanoseconds,
+	 * equal to the pprof's totals. */
+	uint64_t written_intervals, written_nanos;
 };
 
 /* Counted pieces wait here, by group, to be forwarded a few frames at a time. */

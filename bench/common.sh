@@ -42,6 +42,21 @@ now_s() { date +%s.%N; }
 
 fsub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.6f\n", a - b }'; }
 
+# run_interleaved: RUNS rounds of one run_variant VARIANT ROUND (the caller's) for each of
+# $VARIANTS in turn, so every variant sees the same drift of a shared machine.  Non-zero when
+# a run failed.
+run_interleaved() {
+	rc=0
+	i=1
+	while [ "$i" -le "$RUNS" ]; do
+		for v in $VARIANTS; do
+			run_variant "$v" "$i" || rc=1
+		done
+		i=$((i + 1))
+	done
+	return $rc
+}
+
 # ratio A B: A/B with three decimals, or "n/a" when either is missing or B is zero.
 ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN {

@@ -212,13 +212,7 @@ for REGIME in $REGIMES; do
 		done ;;
 	*) die "unknown regime '$REGIME': split, busy or shared" ;;
 	esac
-	i=1
-	while [ "$i" -le "$RUNS" ]; do
-		for v in $VARIANTS; do
-			run_variant "$v" "$i" || failed=1
-		done
-		i=$((i + 1))
-	done
+	run_interleaved || failed=1
 
 	say "$REGIME: offcpu_pipe pingpong on CPUs $CPUS, $SECS s, $RUNS runs per variant, medians"
 	bare=$(col bare)

@@ -64,13 +64,7 @@ run_variant() {
 	rm -rf "$dir"	# perf.data and profiles are large; only the timings are kept
 }
 
-i=1
-while [ "$i" -le "$RUNS" ]; do
-	for v in $VARIANTS; do
-		run_variant "$v" "$i" || failed=1
-	done
-	i=$((i + 1))
-done
+run_interleaved || failed=1
 
 col() {	# col VARIANT FIELD: median of one column of a variant's timings
 	[ -f "$BENCH_TMP/$1" ] || { echo n/a; return; }

@@ -1019,20 +1019,25 @@ stream_span_unpack(const uint8_t *spans, uint32_t i)
 	return span_at(spans, i, 0);
 }
 
+/* Interval i of a frame whose own interval is [start, end) with flags. */
+static struct offcpu_span
+frame_span(uint64_t start, uint64_t end, uint32_t flags, const uint8_t *more, uint32_t i)
+{
+	if (i == 0)
+		return (struct offcpu_span){ start, end, flags };
+	return span_at(more, i - 1, flags);
+}
+
 struct offcpu_span
 stream_offcpu_span(const struct fr_offcpu *v, uint32_t i)
 {
-	if (i == 0)
-		return (struct offcpu_span){ v->start, v->end, v->flags };
-	return span_at(v->more, i - 1, v->flags);
+	return frame_span(v->start, v->end, v->flags, v->more, i);
 }
 
 struct offcpu_span
 stream_offcpu_stack_span(const struct fr_offcpu_stack *v, uint32_t i)
 {
-	if (i == 0)
-		return (struct offcpu_span){ v->start, v->end, v->flags };
-	return span_at(v->more, i - 1, v->flags);
+	return frame_span(v->start, v->end, v->flags, v->more, i);
 }
 
 /* The further intervals of an off-CPU frame, present only when there are some, so a frame
