@@ -86,6 +86,8 @@ void commit_add_warning(struct commit *c, const struct fr_warning *w);
 int commit_window_start(struct commit *c, const struct fr_window_start *w, char *err,
 			size_t errlen);
 int commit_add_file(struct commit *c, const struct fr_file *f, char *err, size_t errlen);
+/* A FILE_DISCARD file: removes its temporary file (a warning on stderr if that fails). */
+int commit_discard_file(struct commit *c, const struct fr_file *f, char *err, size_t errlen);
 /* Takes the window's files and warnings out of c into b; -1 when it was never started. */
 int commit_take_window(struct commit *c, const struct fr_window_end *we,
 		       struct commit_batch *b, char *err, size_t errlen);

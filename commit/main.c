@@ -150,7 +150,9 @@ handle(struct commit *c, const char *name, const struct frame *f)
 		break;
 	case FR_FILE:
 		if ((rc = stream_get_file(f, &v.file, err, sizeof(err))) == 0)
-			rc = commit_add_file(c, &v.file, err, sizeof(err));
+			rc = v.file.flags & FILE_DISCARD ?
+				     commit_discard_file(c, &v.file, err, sizeof(err)) :
+				     commit_add_file(c, &v.file, err, sizeof(err));
 		break;
 	case FR_WINDOW_END:
 		end_window(c, name, f);

@@ -167,6 +167,30 @@ commit_add_file(struct commit *c, const struct fr_file *f, char *err, size_t err
 	return 0;
 }
 
+/* A file of a window published without it (FILE_DISCARD): its temporary file is removed.
+ * Only a name an emitter's temporary file has, ".NAME.tmp-SUFFIX", is removed, so that a
+ * corrupt stream cannot take a published file with it. */
+int
+commit_discard_file(struct commit *c, const struct fr_file *f, char *err, size_t errlen)
+{
+	char *name = commit_xstrdup(f->name), *temp = commit_xstrdup(f->temp);
+	size_t n = strlen(name);
+	int rc = 0;
+
+	if (!fs_name_ok(name) || !fs_name_ok(temp) || strlen(temp) <= 1 + n + 5 ||
+	    temp[0] != '.' || memcmp(temp + 1, name, n) != 0 ||
+	    memcmp(temp + 1 + n, ".tmp-", 5) != 0)
+		rc = fail(err, errlen,
+			  "bad file frame for window %u: '%s' is not a temporary file of '%s'",
+			  f->index, temp, name);
+	else if (fs_unlink_at(c->dirfd, temp) < 0)
+		/* Not the stream's fault, and nothing published depends on it: said, not fatal. */
+		warn("cannot remove '%s/%s'", c->dir, temp);
+	free(name);
+	free(temp);
+	return rc;
+}
+
 static int
 is_pprof(const struct commit_file *f)
 {

@@ -44,6 +44,8 @@ struct branch {
 	struct ret *rets;       /* returned, not yet taken, oldest first */
 	size_t nrets, caprets;
 	size_t files_per_window; /* files in the last returned window (1 before any) */
+	uint64_t discard;       /* windows published without it: what it gives back for them
+				 * is thrown away (fanout --max-pending-windows) */
 	int done;               /* the emitter's output ended cleanly */
 	int dead;               /* it failed or went away: err says how */
 	char err[256];

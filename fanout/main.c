@@ -10,10 +10,16 @@
  * each after the emitters that got it gave it back, preceded by their file frames and with
  * their statistics (firefox.*) and fanout's own (output_backpressure.*) added.  Frames
  * after a waiting window end wait with it, in memory; stdin is read on regardless.
+ * At most --max-pending-windows windows wait: when one more ends, the oldest is published
+ * without the files of the emitters that have not given it back (a warning in its
+ * diagnostics says so), and what they write for it later is sent to commit to be removed.
+ * So a stopped emitter costs later windows their derived files, never their pprof and
+ * diagnostics, and fanout's memory stays bounded.
  * An emitter that fails or ends early is an error: one line, exit 1, after forwarding what
  * was complete.
  */
 #include <err.h>
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,12 +31,15 @@
 #include "stream.h"
 
 #define MAX_BRANCHES 8
+#define DEFAULT_MAX_PENDING 3
+#define MAX_MAX_PENDING 1000
 
 /* A window end on its way out, with what it waits for. */
 struct held {
 	uint32_t index;
 	size_t at;              /* offset of its FR_WINDOW_END in the out queue */
 	unsigned expect;        /* bit i: branch i got the window whole */
+	unsigned abandoned;     /* bit i: published without branch i's files */
 	uint64_t shed, skipped_files, pending;
 };
 
@@ -45,13 +54,15 @@ static struct fanout {
 	size_t outq_pos;        /* bytes of outq already written */
 	struct held *held;
 	size_t nheld, capheld, held_pos;
-} F;
+	unsigned max_pending;   /* windows that may wait for a branch at once */
+} F = { .max_pending = DEFAULT_MAX_PENDING };
 
 static void
 usage(FILE *f, int status)
 {
 	fprintf(f,
-		"usage: fanout --branch NAME=IN,OUT [--branch ...] < stream > stream\n"
+		"usage: fanout --branch NAME=IN,OUT [--branch ...] [--max-pending-windows N]\n"
+		"              < stream > stream\n"
 		"\n"
 		"Copies the window stream from stdin to stdout and feeds each branch, a derived\n"
 		"emitter reading the FIFO IN and writing the FIFO OUT (started beforehand, e.g.\n"
@@ -59,8 +70,14 @@ usage(FILE *f, int status)
 		"ends while a branch is still writing an earlier one is shed for that branch.\n"
 		"Each window end goes out after the branches that got the window, preceded by\n"
 		"their file frames, with output_backpressure.* statistics (derived_outputs_shed,\n"
-		"pending_windows, skipped_derived_files, otlp_skipped).  At most %d branches.\n",
-		MAX_BRANCHES);
+		"pending_windows, skipped_derived_files, otlp_skipped).  At most %d branches.\n"
+		"\n"
+		"  --max-pending-windows N  windows that may wait for a branch at once (1..%d,\n"
+		"                           default %d); when one more ends, the oldest is\n"
+		"                           published without the files of the branches that have\n"
+		"                           not given it back, with a warning, and the files they\n"
+		"                           write for it later are removed (commit)\n",
+		MAX_BRANCHES, MAX_MAX_PENDING, DEFAULT_MAX_PENDING);
 	exit(status);
 }
 
@@ -69,6 +86,7 @@ parse_args(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "branch", required_argument, NULL, 'b' },
+		{ "max-pending-windows", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -78,6 +96,17 @@ parse_args(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (c == 'h')
 			usage(stdout, 0);
+		if (c == 'p') {
+			char *end;
+			errno = 0;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' || v < 1 ||
+			    v > MAX_MAX_PENDING)
+				errx(1, "--max-pending-windows wants a count from 1 to %d, not '%s'",
+				     MAX_MAX_PENDING, optarg);
+			F.max_pending = (unsigned)v;
+			continue;
+		}
 		if (c != 'b')
 			errx(1, "unknown option or missing value '%s' (see --help)",
 			     argv[optind - 1]);
@@ -174,6 +203,66 @@ put(const struct frame *f)
 		errx(1, "%s", F.out.err);
 }
 
+/* The oldest window a branch gave back (the caller holds its lock, and nrets > 0). */
+static struct ret
+take_ret(struct branch *b)
+{
+	struct ret r = b->rets[0];
+	memmove(b->rets, b->rets + 1, (b->nrets - 1) * sizeof(*b->rets));
+	b->nrets--;
+	return r;
+}
+
+/* Passes on what a branch gave back for windows already published without it: their file
+ * frames, flagged for commit to remove the temporary files. */
+static void
+discard_late(struct branch *b)
+{
+	for (;;) {
+		pthread_mutex_lock(&b->mu);
+		if (!b->discard || !b->nrets) {
+			pthread_mutex_unlock(&b->mu);
+			return;
+		}
+		struct ret r = take_ret(b);
+		b->discard--;
+		pthread_mutex_unlock(&b->mu);
+		struct frame f;
+		struct fr_file file;
+		char e[200];
+		for (size_t off = 0; rawbuf_next(&r.files, &off, &f);) {
+			if (stream_get_file(&f, &file, e, sizeof(e)) < 0)
+				errx(1, "%s: %s", b->name, e);
+			file.flags |= FILE_DISCARD;
+			if (stream_put_file(&F.out, &file) < 0)
+				errx(1, "%s", F.out.err);
+		}
+		ret_free(&r);
+	}
+}
+
+/* Too many windows wait: the oldest, h, stops waiting for the branches that have not given
+ * it back, and is counted as shed for them. */
+static void
+abandon(struct held *h)
+{
+	for (unsigned i = 0; i < F.nbr; i++) {
+		if (!(h->expect & (1u << i)))
+			continue;
+		struct branch *b = &F.br[i];
+		discard_late(b);
+		pthread_mutex_lock(&b->mu);
+		if (b->nrets == 0) {
+			b->discard++;
+			h->expect &= ~(1u << i);
+			h->abandoned |= 1u << i;
+			h->shed = 1;
+			h->skipped_files += b->files_per_window ? b->files_per_window : 1;
+		}
+		pthread_mutex_unlock(&b->mu);
+	}
+}
+
 /* Writes window h's end once every branch that got the window gave it back; 0 if not yet. */
 static int
 release(struct held *h, const struct frame *end)
@@ -187,6 +276,7 @@ release(struct held *h, const struct frame *end)
 		if (!(h->expect & (1u << i)))
 			continue;
 		struct branch *b = &F.br[i];
+		discard_late(b);
 		pthread_mutex_lock(&b->mu);
 		int ready = b->nrets > 0, dead = b->dead || b->done;
 		uint32_t idx = ready ? b->rets[0].index : 0;
@@ -207,9 +297,7 @@ release(struct held *h, const struct frame *end)
 			continue;
 		struct branch *b = &F.br[i];
 		pthread_mutex_lock(&b->mu);
-		got[have++] = b->rets[0];
-		memmove(b->rets, b->rets + 1, (b->nrets - 1) * sizeof(*b->rets));
-		b->nrets--;
+		got[have++] = take_ret(b);
 		pthread_mutex_unlock(&b->mu);
 		struct ret *r = &got[have - 1];
 		struct frame file;
@@ -217,6 +305,20 @@ release(struct held *h, const struct frame *end)
 			put(&file);
 		for (size_t k = 0; k < r->nstats; k++)
 			set_stat(&we, r->stats[k].key, r->stats[k].value);
+	}
+	for (unsigned i = 0; i < F.nbr; i++) {
+		if (!(h->abandoned & (1u << i)))
+			continue;
+		char text[300];
+		int n = snprintf(text, sizeof(text),
+				 "%s had not written window %u when %u later windows had ended: "
+				 "its files for the window are skipped",
+				 F.br[i].name, h->index, F.max_pending);
+		uint16_t len = (uint16_t)(n < (int)sizeof(text) ? n : (int)sizeof(text) - 1);
+		/* Stamped inside the window: a warning belongs to the window holding its time. */
+		struct fr_warning w = { we.end > we.start ? we.end - 1 : we.start, { text, len } };
+		if (stream_put_warning(&F.out, &w) < 0)
+			errx(1, "%s", F.out.err);
 	}
 	set_stat(&we, "output_backpressure.derived_outputs_shed", h->shed);
 	set_stat(&we, "output_backpressure.pending_windows", h->pending);
@@ -234,6 +336,8 @@ static void
 flush_ready(void)
 {
 	struct frame f;
+	for (unsigned i = 0; i < F.nbr; i++)
+		discard_late(&F.br[i]);
 	for (size_t off = F.outq_pos; rawbuf_next(&F.outq, &off, &f); F.outq_pos = off) {
 		if (F.held_pos < F.nheld && F.held[F.held_pos].at == F.outq_pos) {
 			if (!release(&F.held[F.held_pos], &f))
@@ -271,6 +375,20 @@ drain(void)
 			while (b->nrets == 0 && !b->dead && !b->done)
 				pthread_cond_wait(&b->cv, &b->mu);
 			pthread_mutex_unlock(&b->mu);
+		}
+	}
+	/* Windows published without a branch: wait for its files, to have them removed. */
+	for (unsigned i = 0; i < F.nbr; i++) {
+		struct branch *b = &F.br[i];
+		for (;;) {
+			discard_late(b);
+			pthread_mutex_lock(&b->mu);
+			int wait = b->discard > 0 && !b->dead && !b->done;
+			if (wait)
+				pthread_cond_wait(&b->cv, &b->mu);
+			pthread_mutex_unlock(&b->mu);
+			if (!wait)
+				break;
 		}
 	}
 }
@@ -314,6 +432,10 @@ main(int argc, char **argv)
 		ended = f.type == FR_END;
 		if (F.outq.len)
 			flush_ready();
+		while (F.nheld - F.held_pos > F.max_pending) {
+			abandon(&F.held[F.held_pos]);
+			flush_ready();
+		}
 	}
 	if (!ended && rc < 0)
 		errx(1, "stdin: %s", F.in.err);

@@ -342,6 +342,8 @@ struct fr_window_end {
 };
 
 #define FILE_REQUIRED 1u
+/* A file of a window published without it (fanout): commit removes the temporary file. */
+#define FILE_DISCARD 2u
 struct fr_file {
 	uint32_t index;
 	uint32_t flags;

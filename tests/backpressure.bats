@@ -16,6 +16,22 @@ teardown() {
 	stop_workload
 }
 
+# stop_svg_after_first: SIGSTOPs the record's emit-svg once it has written one SVG
+# (svgpid; teardown continues it).
+stop_svg_after_first() {
+	for _ in $(seq 50); do
+		svgpid=$(pgrep -f "emit-svg --output $out\$" | head -n 1)
+		[ -z "$svgpid" ] || break
+		sleep 0.1
+	done
+	[ -n "$svgpid" ]
+	for _ in $(seq 50); do
+		[ -z "$(outputs "$out" cpu svg)" ] || break
+		sleep 0.1
+	done
+	kill -STOP "$svgpid"
+}
+
 # index FILE: the window index in an output file name.
 index() {
 	basename "$1" | sed -E 's/^[a-z-]+-[0-9a-f]{16}-0*([0-9]+)-.*/\1/'
@@ -26,18 +42,8 @@ index() {
 	"$RP" record --pid "$wpid" --duration 8s --window 1s --cpu-frequency 99 --svg \
 		--output "$out" >"$BATS_TEST_TMPDIR/wrote" 2>"$BATS_TEST_TMPDIR/err" &
 	rp=$!
-	for _ in $(seq 50); do
-		svgpid=$(pgrep -f "emit-svg --output $out\$" | head -n 1)
-		[ -z "$svgpid" ] || break
-		sleep 0.1
-	done
-	[ -n "$svgpid" ]
 	# Stop it after the first window, for three windows.
-	for _ in $(seq 50); do
-		[ -z "$(outputs "$out" cpu svg)" ] || break
-		sleep 0.1
-	done
-	kill -STOP "$svgpid"
+	stop_svg_after_first
 	sleep 3
 	kill -CONT "$svgpid"
 	svgpid=
@@ -54,9 +60,12 @@ index() {
 		if jq -e '.output_backpressure.derived_outputs_shed' "$out/$d" >/dev/null; then
 			shed=$((shed + 1))
 			[ -z "$svg" ]
+			# Shed behind the stalled window, or the stalled window itself when it
+			# was published without its SVG (--max-pending-windows, a warning).
 			run -0 jq -e '.output_backpressure.skipped_derived_files == 1
 				and .output_backpressure.otlp_skipped == false
-				and .output_backpressure.pending_windows >= 1' "$out/$d"
+				and (.output_backpressure.pending_windows >= 1
+				     or any(.warnings[]; startswith("emit-svg had not written")))' "$out/$d"
 		else
 			[ -n "$svg" ]
 			run -0 jq -e '.output_backpressure.skipped_derived_files == 0' "$out/$d"
@@ -68,6 +77,55 @@ index() {
 	last=$((${#ds[@]} - 1))
 	run -0 jq -e '.output_backpressure.derived_outputs_shed == false' "$out/${ds[$last]}"
 	run -0 xmllint --noout "$out/$(outputs "$out" cpu svg | tail -n 1)"
+}
+
+@test "backpressure: an emitter stopped for good costs only its files; windows keep publishing" {
+	start_workload cpu_split 60
+	"$RP" record --pid "$wpid" --duration 12s --window 1s --cpu-frequency 99 --svg \
+		--firefox-profile json --output "$out" >"$BATS_TEST_TMPDIR/wrote" \
+		2>"$BATS_TEST_TMPDIR/err" &
+	rp=$!
+	stop_svg_after_first
+	before=$(outputs "$out" diagnostics json | wc -l)
+	# fanout holds at most 3 windows for it (the default --max-pending-windows): with
+	# 1 s windows, the fourth window to end after the stop publishes the stalled one
+	# without its SVG, and windows go on publishing while emit-svg stays stopped.
+	for _ in $(seq 90); do
+		[ "$(outputs "$out" diagnostics json | wc -l)" -lt $((before + 5)) ] || break
+		sleep 0.1
+	done
+	during=$(outputs "$out" diagnostics json | wc -l)
+	kill -CONT "$svgpid"
+	svgpid=
+	echo "windows published: $before at the stop, $during while stopped"
+	[ "$during" -ge $((before + 5)) ]
+	wait "$rp"
+	cat "$BATS_TEST_TMPDIR/err"
+	[ ! -s "$BATS_TEST_TMPDIR/err" ]
+	mapfile -t ds < <(outputs "$out" diagnostics json)
+	[ "${#ds[@]}" -ge 11 ]
+	[ "$(outputs "$out" cpu pb.gz | wc -l)" -eq "${#ds[@]}" ]
+	# Only emit-svg was stopped: every window has its Firefox profile.
+	[ "$(outputs "$out" firefox json.gz | wc -l)" -eq "${#ds[@]}" ]
+	warned=0
+	for d in "${ds[@]}"; do
+		i=$(index "$d")
+		svg=$(ls "$out" | grep -E "^cpu-[0-9a-f]{16}-0*$i-[0-9]+\.svg\$" || true)
+		if jq -e 'any(.warnings[]; startswith("emit-svg had not written window"))' \
+			"$out/$d" >/dev/null; then
+			warned=$((warned + 1))
+			[ -z "$svg" ]
+			run -0 jq -e --arg i "$i" '.warnings | any(. == "emit-svg had not written window \($i) when 3 later windows had ended: its files for the window are skipped")' "$out/$d"
+			run -0 jq -e '.output_backpressure.derived_outputs_shed
+				and .output_backpressure.skipped_derived_files == 1' "$out/$d"
+		fi
+	done
+	[ "$warned" -eq 1 ]
+	# The SVG it wrote for that window once continued was removed, not left behind.
+	run -0 bash -c 'ls -A "$1" | grep "^\." | grep -v "^\.modules\$" || true' _ "$out"
+	[ -z "$output" ]
+	for s in $(outputs "$out" cpu svg); do xmllint --noout "$out/$s"; done
+	[ "$(outputs "$out" cpu svg | wc -l)" -ge 2 ]
 }
 
 @test "backpressure: without a stall nothing is shed and windows publish as they end" {

@@ -170,6 +170,22 @@ jq_is() {
 	[ ! -e "$OUT/../escape.pb.gz" ]
 }
 
+@test "commit: a discarded file's temporary is removed, the windows publish whole" {
+	commit_run -- --windows 3 --svg --discard 1
+	assert_success
+	assert_output "$(wrote_lines 0 2 svg)"
+	assert_equal "$stderr" ""
+	assert_no_temps
+}
+
+@test "commit: a discard naming a published file is refused, the file stays" {
+	commit_run -- --windows 2 --discard-published 0
+	assert_failure 1
+	assert_output "$(wrote_lines 0 0)"
+	assert_regex "$stderr" "^commit: stdin: bad file frame for window 0: '$(name cpu 0 pb.gz)' is not a temporary file of '$(name cpu 0 svg)'$"
+	[ -f "$OUT/$(name cpu 0 pb.gz)" ]
+}
+
 @test "commit: a window end without its start is a stream error" {
 	commit_run -- --windows 2 --orphan-end
 	assert_failure 1

@@ -11,6 +11,10 @@
  *   --missing-temp K    announce window K's cpu file without creating its temp
  *   --bad-name          a file whose name leaves the directory
  *   --orphan-end        a window end without its start, after the last window's files
+ *   --discard K         after window K's end, its "svg-cpu" file flagged FILE_DISCARD (as
+ *                       fanout passes on a file of a window published without it)
+ *   --discard-published K  after window K's end, a FILE_DISCARD frame whose temporary
+ *                       file is window K's published pprof
  *
  * Event times: window i covers [(i + 1) s, (i + 2) s) of the event clock; the header's
  * clock offset is 1700000000 s, so window i starts at unix (1700000001 + i) s.
@@ -32,8 +36,10 @@
 
 static struct {
 	int windows, svg, warnings, truncate, no_end, missing, bad_name, orphan_end;
+	int discard, discard_published;
 	const char *dir;
-} opt = { .windows = 1, .truncate = -1, .missing = -1 };
+} opt = { .windows = 1, .truncate = -1, .missing = -1, .discard = -1,
+	  .discard_published = -1 };
 
 static struct stream_writer w;
 
@@ -138,6 +144,18 @@ put_window(uint32_t i)
 		exit(0);
 	}
 	put_end(i, start, end, i + 1 == (uint32_t)opt.windows);
+	if ((int)i == opt.discard) {
+		outname_format(name, sizeof(name), "cpu", SESSION, i, OFFSET + (int64_t)start, "svg");
+		put_file(i, "svg-cpu", name, FILE_DISCARD, 1);
+	}
+	if ((int)i == opt.discard_published) {
+		char pub[256];
+		outname_format(pub, sizeof(pub), "cpu", SESSION, i, OFFSET + (int64_t)start,
+			       "pb.gz");
+		outname_format(name, sizeof(name), "cpu", SESSION, i, OFFSET + (int64_t)start, "svg");
+		struct fr_file f = { i, FILE_DISCARD, S("svg-cpu"), S(name), S(pub) };
+		check(stream_put_file(&w, &f));
+	}
 }
 
 static void
@@ -152,6 +170,8 @@ parse(int argc, char **argv)
 		{ "missing-temp", required_argument, NULL, 'm' },
 		{ "bad-name", no_argument, NULL, 'b' },
 		{ "orphan-end", no_argument, NULL, 'o' },
+		{ "discard", required_argument, NULL, 'd' },
+		{ "discard-published", required_argument, NULL, 'p' },
 		{ 0 },
 	};
 	int c;
@@ -166,6 +186,8 @@ parse(int argc, char **argv)
 		case 'm': opt.missing = atoi(optarg); break;
 		case 'b': opt.bad_name = 1; break;
 		case 'o': opt.orphan_end = 1; break;
+		case 'd': opt.discard = atoi(optarg); break;
+		case 'p': opt.discard_published = atoi(optarg); break;
 		default: errx(1, "usage: commitgen [options] DIR");
 		}
 	}
