@@ -122,8 +122,9 @@ struct fwd_ctx {
 
 /* One frame for the waiting pieces of one group. */
 static int
-fwd_put(void *arg, uint32_t group, const uint8_t *spans, uint32_t n)
+fwd_put(void *arg, uint32_t group, const uint8_t *spans, const uint8_t *extra, uint32_t n)
 {
+	(void)extra;
 	static struct fr_offcpu_stack os; /* large: keep it off the stack */
 	struct fwd_ctx *c = arg;
 	const struct offcpu_group *g = c->o->fwd.groups[group];
@@ -178,7 +179,7 @@ forward(struct offcpu_agg *o, struct stream_writer *out, const struct offcpu_pie
 		.flags = (p->count ? 0 : OFFCPU_CONTINUED) |
 			 (to < p->end || (p->flags & OFFCPU_CONTINUES) ? OFFCPU_CONTINUES : 0),
 	};
-	if (spanbatch_add(&f->pieces, g->fwd - 1, &s) < 0)
+	if (spanbatch_add(&f->pieces, g->fwd - 1, &s, NULL) < 0)
 		return -1;
 	return f->pieces.n >= FWD_MAX_PIECES ? offcpu_agg_flush(o, out) : 0;
 }

@@ -92,6 +92,23 @@ task_state(struct task_struct *t)
 	return ((struct task_struct___pre514 *)t)->state;
 }
 
+/* The words at the user stack pointer of the thread leaving the CPU (it is still the
+ * current task, so its memory is the one bpf_probe_read_user() reads).  Its user registers
+ * are at the top of its kernel stack, found with bpf_task_pt_regs() (Linux 5.15); an older
+ * kernel leaves the words zero, and unwind then adds no frame. */
+static __always_inline void
+read_top(struct task_struct *prev, __u64 *top)
+{
+#if defined(__TARGET_ARCH_x86)
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs)) {
+		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+		if (bpf_probe_read_user(top, OFFCPU_TOP_WORDS * sizeof(top[0]),
+					(void *)regs->sp) != 0)
+			__builtin_memset(top, 0, OFFCPU_TOP_WORDS * sizeof(top[0]));
+	}
+#endif
+}
+
 /* The time of this switch, read once and only when a target thread is involved. */
 static __always_inline __u64
 switch_time(__u64 *now)
@@ -129,6 +146,8 @@ switch_out(void *ctx, bool preempt, struct task_struct *prev, __u64 *now)
 	};
 	s.kstack = bpf_get_stackid(ctx, &stacks, 0);
 	s.ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+	if (s.ustack >= 0)
+		read_top(prev, s.top);
 	if (s.kstack < 0)
 		count(OFFCPU_C_KSTACK_ERR);
 	if (s.ustack < 0)
@@ -167,6 +186,7 @@ switch_in(struct task_struct *next, __u64 *now)
 	e->phase = s->phase;
 	e->kstack = s->kstack;
 	e->ustack = s->ustack;
+	__builtin_memcpy(e->top, s->top, sizeof(e->top));
 	bpf_map_delete_elem(&starts, &tid);
 	__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
 			      BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;

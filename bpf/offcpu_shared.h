@@ -10,6 +10,10 @@
 #define OFFCPU_MAX_TARGETS 1024   /* target processes (tgids) */
 #define OFFCPU_MAX_THREADS 16384  /* threads off the CPU at one time */
 #define OFFCPU_STACK_SLOTS 16384  /* distinct stacks in the stack-trace map */
+/* Words read at the user stack pointer at a switch-out (x86_64; all zero elsewhere or when
+ * the read fails): the return address of a leaf function without a frame, which the
+ * frame-pointer walk skips, is among them (unwind picks it with the leaf's CFI). */
+#define OFFCPU_TOP_WORDS 8
 
 /* Why a thread left the CPU. */
 enum offcpu_phase {
@@ -29,6 +33,7 @@ struct offcpu_start {
 	__u64 ts;                 /* CLOCK_MONOTONIC ns of the switch-out */
 	__s32 kstack, ustack;
 	__u32 pid, cpu, phase, pad;
+	__u64 top[OFFCPU_TOP_WORDS];
 };
 
 /* One finished interval, sent through the "events" ring buffer at the switch-in. */
@@ -36,6 +41,7 @@ struct offcpu_event {
 	__u64 start, end;
 	__u32 pid, tid, cpu, phase;
 	__s32 kstack, ustack;
+	__u64 top[OFFCPU_TOP_WORDS];
 };
 
 /* Per-CPU counters ("counters" map); user space sums the CPUs. */

@@ -47,8 +47,10 @@ rehash(struct batches *b)
 }
 
 int
-batch_add(struct batches *b, const struct batch_key *k, const struct offcpu_span *s)
+batch_add(struct batches *b, const struct batch_key *k, const struct offcpu_span *s,
+	  const void *top)
 {
+	b->pieces.extra_bytes = BATCH_TOP_WORDS * 8;
 	if (2 * (b->ngroups + 1) > b->cap)
 		rehash(b);
 	uint32_t *slot = slot_of(b, k);
@@ -59,28 +61,31 @@ batch_add(struct batches *b, const struct batch_key *k, const struct offcpu_span
 		b->keys[b->ngroups++] = *k;
 		*slot = (uint32_t)b->ngroups;
 	}
-	if (spanbatch_add(&b->pieces, *slot - 1, s) < 0)
+	/* Packed as the frame carries them: little-endian, which is the host's here. */
+	if (spanbatch_add(&b->pieces, *slot - 1, s, top) < 0)
 		errx(1, "out of memory");
 	return b->pieces.n >= BATCH_MAX_PIECES;
 }
 
 struct flush_ctx {
 	struct batches *b;
-	void (*put)(void *arg, const struct batch_key *k, const uint8_t *spans, uint32_t n);
+	void (*put)(void *arg, const struct batch_key *k, const uint8_t *spans,
+		    const uint8_t *top, uint32_t n);
 	void *arg;
 };
 
 static int
-put_one(void *arg, uint32_t group, const uint8_t *spans, uint32_t n)
+put_one(void *arg, uint32_t group, const uint8_t *spans, const uint8_t *top, uint32_t n)
 {
 	struct flush_ctx *c = arg;
-	c->put(c->arg, &c->b->keys[group], spans, n);
+	c->put(c->arg, &c->b->keys[group], spans, top, n);
 	return 0;
 }
 
 void
 batch_flush(struct batches *b,
-	    void (*put)(void *arg, const struct batch_key *k, const uint8_t *spans, uint32_t n),
+	    void (*put)(void *arg, const struct batch_key *k, const uint8_t *spans,
+			const uint8_t *top, uint32_t n),
 	    void *arg)
 {
 	struct flush_ctx c = { b, put, arg };

@@ -16,6 +16,7 @@
 #include "stream.h"
 
 #define BATCH_MAX_PIECES 65536  /* pieces held before a drain must write them */
+#define BATCH_TOP_WORDS 8       /* stack-top words a piece carries (OFFCPU_TOP_WORDS) */
 
 struct batch_key {
 	uint32_t tid, pid, cpu, phase;
@@ -30,14 +31,16 @@ struct batches {
 	struct spanbatch pieces;
 };
 
-/* Adds a piece to the group of k; 1 when BATCH_MAX_PIECES are held and the caller must
- * flush.  Exits when out of memory. */
-int batch_add(struct batches *b, const struct batch_key *k, const struct offcpu_span *s);
+/* Adds a piece to the group of k, with its stack-top words (BATCH_TOP_BYTES); 1 when
+ * BATCH_MAX_PIECES are held and the caller must flush.  Exits when out of memory. */
+int batch_add(struct batches *b, const struct batch_key *k, const struct offcpu_span *s,
+	      const void *top);
 /* Calls put once per group (more for a group of over STREAM_MAX_SPANS + 1 pieces), with its
- * n pieces packed as spans, then empties the table. */
+ * n pieces packed as spans and their stack-top words packed as fr_offcpu's, then empties
+ * the table. */
 void batch_flush(struct batches *b,
 		 void (*put)(void *arg, const struct batch_key *k, const uint8_t *spans,
-			     uint32_t n),
+			     const uint8_t *top, uint32_t n),
 		 void *arg);
 void batch_release(struct batches *b);
 

@@ -13,6 +13,15 @@
 
 #define OPEN_CAP (2 * OFFCPU_MAX_THREADS)
 
+_Static_assert(BATCH_TOP_WORDS == OFFCPU_TOP_WORDS, "a piece carries the program's words");
+/* The program reads the stack top on x86_64 only (bpf/offcpu.bpf.c): elsewhere the words are
+ * zero and are not sent. */
+#if defined(__x86_64__)
+#define TOP_SENT BATCH_TOP_WORDS
+#else
+#define TOP_SENT 0
+#endif
+
 static struct open_slot *
 open_find(struct opentab *t, uint32_t tid, int create)
 {
@@ -64,7 +73,8 @@ stack_get(struct offcpu *o, __s32 id)
 
 /* Writes one group of pieces: the stacks are looked up, and their symbols sent, once. */
 static void
-put_group(void *arg, const struct batch_key *key, const uint8_t *spans, uint32_t n)
+put_group(void *arg, const struct batch_key *key, const uint8_t *spans, const uint8_t *top,
+	  uint32_t n)
 {
 	struct offcpu *o = arg;
 	struct fr_offcpu *f = &o->fr;
@@ -79,6 +89,8 @@ put_group(void *arg, const struct batch_key *key, const uint8_t *spans, uint32_t
 	f->flags = first.flags | (k ? 0 : OFFCPU_NO_KSTACK) | (u ? 0 : OFFCPU_NO_USTACK);
 	f->nmore = n - 1;
 	f->more = spans + OFFCPU_SPAN_BYTES;
+	f->ntop = u ? TOP_SENT : 0;
+	f->top = top;
 	struct cached_stack *km = (struct cached_stack *)k;
 	if (km && km->skip < 0)
 		km->skip = (int16_t)(o->own_frames ? o->own_frames(o->arg, k->ips, k->n) : 0);
@@ -115,7 +127,7 @@ put_piece(struct offcpu *o, uint32_t tid, const struct offcpu_start *s, uint64_t
 			       .kstack = s->kstack, .ustack = s->ustack };
 	struct offcpu_span sp = { .start = from, .end = to,
 				  .flags = flags | (from > s->ts ? OFFCPU_CONTINUED : 0) };
-	if (batch_add(&o->batches, &k, &sp))
+	if (batch_add(&o->batches, &k, &sp, s->top))
 		flush_groups(o);
 }
 
@@ -151,6 +163,7 @@ offcpu_finished(struct offcpu *o, const struct offcpu_event *e)
 		slot = NULL;
 	struct offcpu_start s = { .ts = e->start, .kstack = e->kstack, .ustack = e->ustack,
 				  .pid = e->pid, .cpu = e->cpu, .phase = e->phase };
+	memcpy(s.top, e->top, sizeof(s.top));
 	uint64_t from = slot && slot->until ? slot->until : e->start;
 	if (e->end > from)
 		put_piece(o, e->tid, &s, from, e->end, 0);

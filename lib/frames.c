@@ -1040,12 +1040,19 @@ stream_offcpu_stack_span(const struct fr_offcpu_stack *v, uint32_t i)
 	return frame_span(v->start, v->end, v->flags, v->more, i);
 }
 
-/* The further intervals of an off-CPU frame, present only when there are some, so a frame
- * of one interval keeps the layout of the first version. */
-static int
-put_spans(struct enc *e, uint32_t n, const uint8_t *spans)
+uint64_t
+stream_offcpu_top(const struct fr_offcpu *v, uint32_t i, uint32_t w)
 {
-	if (n == 0)
+	return ld64(v->top + ((size_t)i * v->ntop + w) * 8);
+}
+
+/* The further intervals of an off-CPU frame, present only when there are some or when a
+ * block follows them (always), so a frame of one interval keeps the layout of the first
+ * version. */
+static int
+put_spans(struct enc *e, uint32_t n, const uint8_t *spans, int always)
+{
+	if (n == 0 && !always)
 		return 0;
 	if (n > STREAM_MAX_SPANS) {
 		snprintf(e->w->err, sizeof(e->w->err), "off-CPU frame with more than %d intervals",
@@ -1077,8 +1084,17 @@ stream_put_offcpu(struct stream_writer *w, const struct fr_offcpu *v)
 	put_u16(e, v->nuser);
 	for (unsigned i = 0; i < (unsigned)v->nkernel + v->nuser; i++)
 		put_u64(e, v->ips[i]);
-	if (put_spans(e, v->nmore, v->more) < 0)
+	if (put_spans(e, v->nmore, v->more, v->ntop > 0) < 0)
 		return -1;
+	if (v->ntop > 0) {
+		if (v->ntop > STREAM_MAX_TOP) {
+			snprintf(w->err, sizeof(w->err), "off-CPU frame with more than %d stack words",
+				 STREAM_MAX_TOP);
+			return -1;
+		}
+		put_u32(e, v->ntop);
+		put_bytes(e, v->top, ((size_t)v->nmore + 1) * v->ntop * 8);
+	}
 	return enc_done(e, FR_OFFCPU);
 }
 
@@ -1144,6 +1160,15 @@ stream_get_offcpu(const struct frame *f, struct fr_offcpu *v, char *err, size_t 
 		v->ips[i] = x;
 	}
 	v->more = get_spans(d, &v->nmore);
+	v->ntop = 0;
+	v->top = NULL;
+	if (!d->bad && d->len - d->pos >= 4) {
+		v->ntop = get_u32(d);
+		if (v->ntop == 0 || v->ntop > STREAM_MAX_TOP)
+			d->bad = "bad count of stack words";
+		else
+			v->top = take(d, ((size_t)v->nmore + 1) * v->ntop * 8);
+	}
 	return dec_done(f, d, err, errlen);
 }
 
@@ -1164,7 +1189,7 @@ stream_put_offcpu_stack(struct stream_writer *w, const struct fr_offcpu_stack *v
 	put_u32(e, v->flags);
 	put_u32(e, v->stack_flags);
 	put_locs(e, v->nlocs, v->locs);
-	if (put_spans(e, v->nmore, v->more) < 0)
+	if (put_spans(e, v->nmore, v->more, 0) < 0)
 		return -1;
 	return enc_done(e, FR_OFFCPU_STACK);
 }

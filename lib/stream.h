@@ -243,7 +243,16 @@ struct fr_offcpu {
 	uint64_t ips[STREAM_MAX_IPS]; /* kernel leaf-first, then user leaf-first */
 	uint32_t nmore;               /* further intervals ... */
 	const uint8_t *more;          /* ... packed at more (into the frame when decoded) */
+	/* The first ntop 8-byte words at the user stack pointer at each interval's switch-out
+	 * (0: not recorded), packed little-endian, interval by interval: unwind finds there the
+	 * return address that a frame-pointer walk misses when the leaf has no frame.  Read
+	 * them with stream_offcpu_top(). */
+	uint32_t ntop;
+	const uint8_t *top;
 };
+#define STREAM_MAX_TOP 16       /* stack-top words per interval */
+/* Word w of the stack top of interval i (0 the frame's own, 1..nmore its spans). */
+uint64_t stream_offcpu_top(const struct fr_offcpu *v, uint32_t i, uint32_t w);
 
 #define MAPPING_KERNEL 1u
 #define MAPPING_HAS_FUNCTIONS 2u

@@ -61,11 +61,21 @@ diag_sum() {
 	echo "read path: ours ${share}% of 6 s, offcputime ${peer_share}%"
 	within "$share" 50 10
 	within "$peer_share" "$share" 10
-	# The same blocking stack, user frames included, under the blocked root.
+	# The same blocking stack, user frames included, under the blocked root, with the
+	# caller of glibc's frameless read wrapper (wait_reply) that a frame-pointer walk skips
+	# put back from the words at the stack pointer.
 	run -0 pprof -traces -tagfocus=thread.name=reader -sample_index=off_cpu "$prof"
-	echo "$output" | awk '/-----------/ { if (k && u && r) ok = 1; k = u = r = 0; next }
+	echo "$output" | awk '/-----------/ { k = u = w = r = 0; next }
 		/anon_pipe_read/ { k = 1 } /ksys_read/ { if (k) u = 1 }
-		/ reader$/ { if (u) r = 1 } /off-CPU blocked/ { if (r) ok = 1 }
+		/ wait_reply$/ { if (u) w = 1 } / reader$/ { if (w) r = 1 }
+		/off-CPU blocked/ { if (r) ok = 1 }
+		END { exit !ok }'
+	# Two frameless libc functions in a row (nanosleep, then clock_nanosleep): both
+	# callers are put back, down to the writer thread's function.
+	run -0 pprof -traces -tagfocus=thread.name=writer -sample_index=off_cpu "$prof"
+	echo "$output" | awk '/-----------/ { c = n = 0; next }
+		/clock_nanosleep$/ { c = 1 } / __nanosleep$/ { if (c) n = 1 }
+		/ writer$/ { if (n) ok = 1 }
 		END { exit !ok }'
 	grep -A12 anon_pipe_read "$BATS_TEST_TMPDIR/peer.txt" | grep -q ksys_read
 	grep -A12 anon_pipe_read "$BATS_TEST_TMPDIR/peer.txt" | grep -q reader
@@ -277,7 +287,7 @@ diag_sum() {
 	sum=$(awk '{ s += $NF } END { printf "%.0f", s }' "$out/$col")
 	d=$(ls "$out"/diagnostics-*.json)
 	[ "$sum" -eq "$(jq .off_cpu.nanoseconds "$d")" ]
-	grep -q '^offcpu_pipe;off-CPU blocked;start_thread;reader;__libc_read;' "$out/$col"
+	grep -q '^offcpu_pipe;off-CPU blocked;start_thread;reader;wait_reply;__libc_read;' "$out/$col"
 	run -0 jq -r '.output_paths | keys | join(" ")' "$d"
 	assert_output --partial "svg-off-cpu"
 	assert_output --partial "collapsed-off-cpu"
@@ -292,8 +302,8 @@ diag_sum() {
 	cols=$(outputs "$out" off-cpu collapsed)
 	[ -n "$cols" ]
 	last=$(echo "$cols" | tail -n 1)
-	grep -q '^offcpu_pipe;off-CPU blocked;start_thread;reader;__libc_read;' "$out/$last"
-	grep -q '^offcpu_pipe;off-CPU blocked;start_thread;__clock_nanosleep;.*;do_nanosleep;' \
+	grep -q '^offcpu_pipe;off-CPU blocked;start_thread;reader;wait_reply;__libc_read;' "$out/$last"
+	grep -q '^offcpu_pipe;off-CPU blocked;start_thread;writer;__nanosleep;__clock_nanosleep;.*;do_nanosleep;' \
 		"$out/$last"
 	d=$(ls "$out"/diagnostics-*.json | tail -n 1)
 	jq -e '.cpu.samples == 0 and .off_cpu.unusable_stacks * 10 <= .off_cpu.usable_stacks' "$d"

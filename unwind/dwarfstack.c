@@ -254,6 +254,24 @@ static const struct cfirow *find_row(struct dwarfstack *d, struct symbolizer *sy
 	return c->row;
 }
 
+int
+dwarfstack_frameless(struct dwarfstack *d, struct symbolizer *sym, struct map *m, uint64_t pc,
+		     int *cfa_off, int *ra_off)
+{
+	const struct cfitab *tab = NULL;
+	if (d->machine != 62)
+		return -1;
+	const struct cfirow *row = find_row(d, sym, m, pc, &tab);
+	if (!row || row->cfa != CFA_SP || row->ra != REG_AT_CFA || row->fp != REG_SAME)
+		return -1;
+	int64_t cfa = row->cfa_off, ra = (int64_t)row->cfa_off + row->ra_off;
+	if (cfa <= 0 || cfa > 4096 || ra < 0 || ra >= cfa)
+		return -1;
+	*cfa_off = (int)cfa;
+	*ra_off = (int)ra;
+	return 0;
+}
+
 static int reg_index(uint64_t mask, unsigned bit)
 {
 	if (bit >= 64 || !(mask >> bit & 1))

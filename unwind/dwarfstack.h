@@ -91,6 +91,13 @@ unsigned dwarfstack_walk(struct dwarfstack *d, struct symbolizer *sym, struct pr
  * does.  0, or -1 on a write error. */
 int dwarfstack_resolve(struct dwarfstack *d, struct resolver *r,
 		       const struct fr_sample_regs *s, struct fr_stack *out);
+/* One step of a frame-pointer walk's blind spot (x86_64): the function at pc in mapping m
+ * (pc itself for the leaf, a return address - 1 above it) has set up no frame: its CFA is
+ * sp + *cfa_off, its return address is saved at sp + *ra_off, and the frame pointer is
+ * still its caller's, so a frame-pointer walk skips its caller.  0 then; -1 when it has a
+ * frame or its CFI does not say. */
+int dwarfstack_frameless(struct dwarfstack *d, struct symbolizer *sym, struct map *m,
+			 uint64_t pc, int *cfa_off, int *ra_off);
 void dwarfstack_release(struct dwarfstack *d);
 
 #endif

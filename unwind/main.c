@@ -134,7 +134,7 @@ on_frame(struct resolver *r, struct stream_writer *out, const struct frame *f)
 	case FR_OFFCPU: {
 		static struct fr_offcpu oc;
 		stream_get_offcpu(f, &oc, e, sizeof(e));
-		if (offcpu_resolve(r, &oc, out) < 0)
+		if (offcpu_resolve(r, &dw, &oc, out) < 0)
 			errx(1, "%s", out->err[0] ? out->err : "out of memory");
 		return 0;
 	}

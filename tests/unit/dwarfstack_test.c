@@ -2,7 +2,9 @@
  * registers and 16 KiB of stack in their deepest function (the copy perf would take), and
  * the walk over that capture and the program's real mappings must find the whole call chain:
  * a six-function chain built -O2 -fomit-frame-pointer, a path through libc's qsort, a binary
- * without unwind tables (a failed walk, the leaf in partial mode), corrupt CFI bytes.  Also
+ * without unwind tables (a failed walk, the leaf in partial mode), corrupt CFI bytes.  The
+ * frameless steps (the callers a frame-pointer walk skips) read over the same capture give
+ * the walk's first frames, and none is found where the leaf has a frame.  Also
  * prints the walk rate over the synthetic sample and the size of libc's table. */
 #include "../../unwind/cfi.h"
 #include "../../unwind/dwarfstack.h"
@@ -290,6 +292,45 @@ static void test_chain(void)
 	teardown(&e);
 }
 
+/* dwarfstack_frameless over the -fomit-frame-pointer chain: from f6's pc, each function
+ * has no frame, and reading each return address where it says gives the callers the full
+ * walk finds.  In the same chain built with frame pointers, f6 has a frame: no step. */
+static void test_frameless(void)
+{
+	struct dwframe f[DW_MAX_FRAMES];
+	struct env e;
+	int end, cfa_off, ra_off;
+
+	CHECK(setup(&e, "chain", "", 0) == 0);
+	make_sample(&e.c, 1);
+	unsigned n = dwarfstack_walk(&e.d, e.sym, e.p, &smp, f, DW_MAX_FRAMES, &end);
+	uint64_t look = e.c.pc, sp = 0;
+	unsigned steps = 0;
+	while (steps + 1 < n && steps < 5) {
+		struct map *m = proc_find(e.p, look);
+		if (!m || dwarfstack_frameless(&e.d, e.sym, m, look, &cfa_off, &ra_off) < 0 ||
+		    sp + (uint64_t)ra_off + 8 > e.c.len)
+			break;
+		uint64_t ra;
+		memcpy(&ra, e.c.stack + sp + ra_off, sizeof(ra));
+		CHECK(ra == f[steps + 1].pc);
+		sp += (uint64_t)cfa_off;
+		look = ra - 1;
+		steps++;
+	}
+#if defined(__x86_64__)
+	CHECK(steps == 5); /* f5 .. f1 */
+#else
+	CHECK(steps == 0); /* x86_64 only */
+#endif
+	teardown(&e);
+
+	CHECK(setup(&e, "chainfp", "", 0) == 0);
+	struct map *m = proc_find(e.p, e.c.pc);
+	CHECK(m && dwarfstack_frameless(&e.d, e.sym, m, e.c.pc, &cfa_off, &ra_off) < 0);
+	teardown(&e);
+}
+
 static void test_qsort(void)
 {
 	struct dwframe f[DW_MAX_FRAMES];
@@ -515,11 +556,12 @@ int main(void)
 		return 2;
 	if (run("cd %s && cc -O2 -fomit-frame-pointer -o chain prog.c && "
 		"cc -O2 -fomit-frame-pointer -fno-asynchronous-unwind-tables -fno-unwind-tables "
-		"-o nocfi prog.c", dir) != 0) {
+		"-o nocfi prog.c && cc -O2 -fno-omit-frame-pointer -o chainfp prog.c", dir) != 0) {
 		fprintf(stderr, "cannot compile the test programs\n");
 		return 1;
 	}
 	test_chain();
+	test_frameless();
 	test_qsort();
 	test_resolve();
 	test_no_cfi(0);

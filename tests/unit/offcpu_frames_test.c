@@ -2,7 +2,8 @@
  * to the same fields, and the decoders refuse what docs/stream-format.md calls corrupt: an
  * interval that ends before it starts, an unknown phase, more addresses or locations than
  * the limits, a frame cut short; the further intervals a frame may carry are checked the
- * same way.  Bytes appended after the known fields are ignored. */
+ * same way, and so are the stack-top words after them.  Bytes appended after what a frame
+ * holds are ignored. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,9 +151,7 @@ test_spans(void)
 	CHECK(s2.start == 500 && s2.end == 650 &&
 	      s2.flags == (OFFCPU_CONTINUES | OFFCPU_NO_USTACK));
 	CHECK(stream_check_frame(&f, err, sizeof(err)) == 0);
-	/* Bytes after the spans are ignored; spans cut short are corrupt. */
-	struct frame longer = { FR_OFFCPU, f.len + 4, buf };
-	CHECK(stream_get_offcpu(&longer, &out, err, sizeof(err)) == 0 && out.nmore == 2);
+	/* Spans cut short are corrupt. */
 	struct frame cut = { FR_OFFCPU, f.len - 1, buf };
 	CHECK(stream_get_offcpu(&cut, &out, err, sizeof(err)) < 0 && strstr(err, "short"));
 	/* A span that ends before it starts, or with flags other than the piece flags. */
@@ -185,6 +184,62 @@ test_spans(void)
 	struct offcpu_span t1 = stream_offcpu_stack_span(&sout, 1);
 	CHECK(t1.start == 300 && t1.end == 400 && t1.flags == 0);
 	CHECK(stream_span_unpack(sout.more, 1).end == 650);
+}
+
+/* Stack-top words: per interval, after the spans (whose count is then always written);
+ * they round-trip, a count of 0 or above STREAM_MAX_TOP or words cut short are corrupt, and
+ * bytes after them are ignored. */
+static void
+test_top(void)
+{
+	static struct fr_offcpu in, out;
+	static uint8_t buf[8192], spans[2 * OFFCPU_SPAN_BYTES], top[3 * 2 * 8];
+	char err[200];
+
+	for (int i = 0; i < 6; i++)
+		for (int b = 0; b < 8; b++)
+			top[i * 8 + b] = (uint8_t)(b == 0 ? 0x10 * (i + 1) : b == 7 ? 0x7f : 0);
+	stream_span_pack(spans, 0, &(struct offcpu_span){ 300, 400, 0 });
+	stream_span_pack(spans, 1, &(struct offcpu_span){ 500, 650, 0 });
+	in = (struct fr_offcpu){ .start = 100, .end = 250, .pid = 7, .tid = 8, .cpu = 1,
+				 .phase = PHASE_BLOCKED, .nuser = 1, .nmore = 2, .more = spans,
+				 .ntop = 2, .top = top };
+	in.ips[0] = 0x401000;
+	CHECK(stream_put_offcpu(&w, &in) == 0);
+	struct frame f = last_frame(buf, sizeof(buf));
+	CHECK(f.len == 40 + 8 + 4 + 2 * OFFCPU_SPAN_BYTES + 4 + 3 * 2 * 8);
+	CHECK(stream_get_offcpu(&f, &out, err, sizeof(err)) == 0 && out.nmore == 2 &&
+	      out.ntop == 2);
+	CHECK(stream_offcpu_top(&out, 0, 0) == 0x7f00000000000010 &&
+	      stream_offcpu_top(&out, 1, 1) == 0x7f00000000000040 &&
+	      stream_offcpu_top(&out, 2, 1) == 0x7f00000000000060);
+	CHECK(stream_check_frame(&f, err, sizeof(err)) == 0);
+	struct frame longer = { FR_OFFCPU, f.len + 4, buf };
+	CHECK(stream_get_offcpu(&longer, &out, err, sizeof(err)) == 0 && out.ntop == 2);
+	struct frame cut = { FR_OFFCPU, f.len - 8, buf };
+	CHECK(stream_get_offcpu(&cut, &out, err, sizeof(err)) < 0 && strstr(err, "short"));
+	uint32_t forged = 0;
+	memcpy(buf + 40 + 8 + 4 + 2 * OFFCPU_SPAN_BYTES, &forged, 4);
+	CHECK(stream_get_offcpu(&f, &out, err, sizeof(err)) < 0 && strstr(err, "stack words"));
+	forged = STREAM_MAX_TOP + 1;
+	memcpy(buf + 40 + 8 + 4 + 2 * OFFCPU_SPAN_BYTES, &forged, 4);
+	CHECK(stream_get_offcpu(&f, &out, err, sizeof(err)) < 0 && strstr(err, "stack words"));
+	/* One interval: the span count 0 is written so that the words can follow. */
+	in.nmore = 0;
+	in.ntop = 1;
+	CHECK(stream_put_offcpu(&w, &in) == 0);
+	f = last_frame(buf, sizeof(buf));
+	CHECK(f.len == 40 + 8 + 4 + 4 + 8);
+	CHECK(stream_get_offcpu(&f, &out, err, sizeof(err)) == 0 && out.nmore == 0 &&
+	      out.ntop == 1 && stream_offcpu_top(&out, 0, 0) == 0x7f00000000000010);
+	/* Without words, the frame is as before. */
+	in.ntop = 0;
+	CHECK(stream_put_offcpu(&w, &in) == 0);
+	f = last_frame(buf, sizeof(buf));
+	CHECK(f.len == 40 + 8 && stream_get_offcpu(&f, &out, err, sizeof(err)) == 0 &&
+	      out.ntop == 0);
+	in.ntop = STREAM_MAX_TOP + 1;
+	CHECK(stream_put_offcpu(&w, &in) < 0);
 }
 
 /* The target's off-CPU probability: round-trips, 0 is written as 100 (all), absent reads
@@ -222,6 +277,7 @@ main(void)
 	test_offcpu();
 	test_offcpu_stack();
 	test_spans();
+	test_top();
 	test_target_percent();
 	stream_writer_release(&w);
 	close(fd);
