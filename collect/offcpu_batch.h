@@ -31,7 +31,7 @@ struct batches {
 	struct spanbatch pieces;
 };
 
-/* Adds a piece to the group of k, with its stack-top words (BATCH_TOP_BYTES); 1 when
+/* Adds a piece to the group of k, with its BATCH_TOP_WORDS stack-top words; 1 when
  * BATCH_MAX_PIECES are held and the caller must flush.  Exits when out of memory. */
 int batch_add(struct batches *b, const struct batch_key *k, const struct offcpu_span *s,
 	      const void *top);
