@@ -41,14 +41,16 @@
 # to bare; p10 is --offcpu-probability 10):
 #
 #   regime  bare trips/s  rp-offcpu  rp-offcpu-p10  offcputime  rp/offcputime
-#   split          14831      1.287          0.995       1.333          0.977
-#   busy           30841      0.882          0.951       0.925          0.976
-#   shared        147227      0.548          0.861       0.402          1.356
+#   split          14249      1.296          1.072       1.311          1.031
+#   busy           32791      0.884          0.917       0.896          0.999
+#   shared        146318      0.543          0.866       0.398          1.369
 #
 # Run to run, split and busy move by several percent: other runs had rp/offcputime at
-# 1.01-1.05 there.  BPF_STATS=1 (RUNS=7, busy and shared) gave the kernel's time per program
-# run: busy rp 3,083 ns, p10 545, offcputime 3,083; shared rp 2,466, p10 448, offcputime
-# 4,723.
+# 0.93-1.05 there, and p10 at 0.92-0.95 in busy.  BPF_STATS=1 (RUNS=5, busy) gave the
+# kernel's time per program run: rp 2,848 ns, offcputime 2,732 (the read of the stack-top
+# words costs rp under 0.1 us); shared: rp 2,780, offcputime 5,079.  With the program made
+# to return at once (an experiment, not an option), busy still ran at 0.96 of bare, and
+# without its two stack walks at 0.95: the walks are what exact recording costs.
 # shellcheck disable=SC1091 # common.sh is read from beside this script
 set -u
 . "$(dirname "$0")/common.sh"
