@@ -56,6 +56,21 @@ struct {
 } stacks SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, OFFCPU_MAX_DEEP);
+	__type(key, __u32);
+	__type(value, struct offcpu_deep);
+} deep SEC(".maps");
+
+/* A stack copy is built here: it is larger than the program's stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct offcpu_deep);
+} deep_scratch SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 22); /* collect sets --offcpu-ring-buffer before loading */
 } events SEC(".maps");
@@ -97,15 +112,31 @@ task_state(struct task_struct *t)
  * are at the top of its kernel stack, found with bpf_task_pt_regs() (Linux 5.15); an older
  * kernel leaves the words zero, and unwind then adds no frame. */
 static __always_inline void
-read_top(struct task_struct *prev, __u64 *top)
+read_top(struct task_struct *prev, struct offcpu_start *s)
 {
 #if defined(__TARGET_ARCH_x86)
-	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs)) {
-		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
-		if (bpf_probe_read_user(top, OFFCPU_TOP_WORDS * sizeof(top[0]),
-					(void *)regs->sp) != 0)
-			__builtin_memset(top, 0, OFFCPU_TOP_WORDS * sizeof(top[0]));
+	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+		return;
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+	__u64 sp = regs->sp, bp = regs->bp;
+	if (bpf_probe_read_user(s->top, sizeof(s->top), (void *)sp) != 0)
+		__builtin_memset(s->top, 0, sizeof(s->top));
+	/* A frame pointer outside the stack above sp: the kernel's walk stopped at the leaf. */
+	if (bp >= sp && bp - sp < (1 << 20))
+		return;
+	__u32 zero = 0, tid = prev->pid;
+	struct offcpu_deep *d = bpf_map_lookup_elem(&deep_scratch, &zero);
+	if (!d)
+		return;
+	d->sp = sp;
+	d->bp = bp;
+	if (bpf_probe_read_user(d->stack, sizeof(d->stack), (void *)sp) != 0)
+		return;
+	if (bpf_map_update_elem(&deep, &tid, d, BPF_ANY) != 0) {
+		count(OFFCPU_C_DEEP_FULL);
+		return;
 	}
+	s->deep = 1;
 #endif
 }
 
@@ -147,7 +178,7 @@ switch_out(void *ctx, bool preempt, struct task_struct *prev, __u64 *now)
 	s.kstack = bpf_get_stackid(ctx, &stacks, 0);
 	s.ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
 	if (s.ustack >= 0)
-		read_top(prev, s.top);
+		read_top(prev, &s);
 	if (s.kstack < 0)
 		count(OFFCPU_C_KSTACK_ERR);
 	if (s.ustack < 0)
@@ -155,6 +186,15 @@ switch_out(void *ctx, bool preempt, struct task_struct *prev, __u64 *now)
 	__u32 tid = prev->pid;
 	if (bpf_map_update_elem(&starts, &tid, &s, BPF_ANY) != 0)
 		count(OFFCPU_C_STARTS_FULL);
+}
+
+/* The thread's interval is told or dropped: its start and its stack copy go. */
+static __always_inline void
+forget(__u32 tid, struct offcpu_deep *d)
+{
+	bpf_map_delete_elem(&starts, &tid);
+	if (d)
+		bpf_map_delete_elem(&deep, &tid);
 }
 
 static __always_inline void
@@ -167,15 +207,24 @@ switch_in(struct task_struct *next, __u64 *now)
 	if (!s)
 		return;
 	__u64 end = switch_time(now);
+	struct offcpu_deep *d = s->deep ? bpf_map_lookup_elem(&deep, &tid) : NULL;
 	if (end - s->ts < min_ns) {
 		count(OFFCPU_C_FILTERED);
-		bpf_map_delete_elem(&starts, &tid);
+		forget(tid, d);
 		return;
 	}
-	struct offcpu_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	struct offcpu_event *e;
+	if (d) {
+		struct offcpu_deep_event *de = bpf_ringbuf_reserve(&events, sizeof(*de), 0);
+		if (de)
+			__builtin_memcpy(&de->d, d, sizeof(*d));
+		e = de ? &de->e : NULL;
+	} else {
+		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	}
 	if (!e) {
 		count(OFFCPU_C_RING_DROPS);
-		bpf_map_delete_elem(&starts, &tid);
+		forget(tid, d);
 		return;
 	}
 	e->start = s->ts;
@@ -187,7 +236,7 @@ switch_in(struct task_struct *next, __u64 *now)
 	e->kstack = s->kstack;
 	e->ustack = s->ustack;
 	__builtin_memcpy(e->top, s->top, sizeof(e->top));
-	bpf_map_delete_elem(&starts, &tid);
+	forget(tid, d);
 	__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
 			      BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 	bpf_ringbuf_submit(e, flags);

@@ -14,6 +14,17 @@
  * the read fails): the return address of a leaf function without a frame, which the
  * frame-pointer walk skips, is among them (unwind picks it with the leaf's CFI). */
 #define OFFCPU_TOP_WORDS 8
+/* When the frame-pointer register does not point into the stack above the stack pointer
+ * (glibc's condition-variable wait uses it as a general register), the kernel's walk ends
+ * at the leaf: then the first OFFCPU_DEEP_BYTES of the user stack are copied too, for
+ * unwind to walk with the CFI, for at most OFFCPU_MAX_DEEP threads off the CPU at once. */
+#define OFFCPU_DEEP_BYTES 512
+#define OFFCPU_MAX_DEEP 4096
+
+struct offcpu_deep {
+	__u64 sp, bp;             /* the user registers at the switch-out */
+	__u8 stack[OFFCPU_DEEP_BYTES];
+};
 
 /* Why a thread left the CPU. */
 enum offcpu_phase {
@@ -32,16 +43,23 @@ enum offcpu_phase {
 struct offcpu_start {
 	__u64 ts;                 /* CLOCK_MONOTONIC ns of the switch-out */
 	__s32 kstack, ustack;
-	__u32 pid, cpu, phase, pad;
+	__u32 pid, cpu, phase;
+	__u32 deep;               /* 1: the "deep" map holds a stack copy under the thread id */
 	__u64 top[OFFCPU_TOP_WORDS];
 };
 
-/* One finished interval, sent through the "events" ring buffer at the switch-in. */
+/* One finished interval, sent through the "events" ring buffer at the switch-in; a
+ * struct offcpu_deep follows it when the switch-out copied the stack (the record's length
+ * says). */
 struct offcpu_event {
 	__u64 start, end;
 	__u32 pid, tid, cpu, phase;
 	__s32 kstack, ustack;
 	__u64 top[OFFCPU_TOP_WORDS];
+};
+struct offcpu_deep_event {
+	struct offcpu_event e;
+	struct offcpu_deep d;
 };
 
 /* Per-CPU counters ("counters" map); user space sums the CPUs. */
@@ -52,6 +70,7 @@ enum offcpu_counter {
 	OFFCPU_C_USTACK_ERR,      /* user stack could not be stored */
 	OFFCPU_C_FILTERED,        /* shorter than --offcpu-min-duration-us */
 	OFFCPU_C_UNSAMPLED,       /* a switch-out left out by --offcpu-probability */
+	OFFCPU_C_DEEP_FULL,       /* a stack copy that did not fit: the user stack stays short */
 	OFFCPU_C_MAX,
 };
 

@@ -73,7 +73,8 @@ on_event(void *ctx, void *data, size_t len)
 		o->malformed++;
 		return 0;
 	}
-	offcpu_finished(o, data);
+	const struct offcpu_deep_event *de = data;
+	offcpu_finished(o, data, len >= sizeof(*de) ? &de->d : NULL);
 	return 0;
 }
 
@@ -118,6 +119,7 @@ offcpu_open(pid_t pid, const struct offcpu_config *cfg, char *why, size_t whylen
 	if (!o->rb)
 		return fail(o, -errno, "read the ring buffer of", why, whylen);
 	o->starts_fd = bpf_map__fd(o->skel->maps.starts);
+	o->deep_fd = bpf_map__fd(o->skel->maps.deep);
 	o->stacks_fd = bpf_map__fd(o->skel->maps.stacks);
 	o->counters_fd = bpf_map__fd(o->skel->maps.counters);
 	o->min_ns = cfg->min_ns;
@@ -149,5 +151,6 @@ offcpu_close(struct offcpu *o)
 	batch_release(&o->batches);
 	free(o->open[0].slots);
 	free(o->open[1].slots);
+	free(o->deeps.slots);
 	free(o);
 }

@@ -91,6 +91,13 @@ put_group(void *arg, const struct batch_key *key, const uint8_t *spans, const ui
 	f->more = spans + OFFCPU_SPAN_BYTES;
 	f->ntop = u ? TOP_SENT : 0;
 	f->top = top;
+	f->nstack = 0;
+	if (o->deep_now && f->ntop && n == 1) {
+		f->sp = o->deep_now->sp;
+		f->bp = o->deep_now->bp;
+		f->nstack = sizeof(o->deep_now->stack);
+		f->stack = o->deep_now->stack;
+	}
 	struct cached_stack *km = (struct cached_stack *)k;
 	if (km && km->skip < 0)
 		km->skip = (int16_t)(o->own_frames ? o->own_frames(o->arg, k->ips, k->n) : 0);
@@ -114,10 +121,42 @@ flush_groups(struct offcpu *o)
 	batch_flush(&o->batches, put_group, o);
 }
 
-/* Notes [from, to) of the interval that started as s on thread tid, for its group. */
+/* The stack copy of thread tid's interval that started at ts: the program's, read once.
+ * NULL when the program has none (the map was full, or the interval ended meanwhile). */
+static const struct offcpu_deep *
+deep_get(struct offcpu *o, uint32_t tid, uint64_t ts)
+{
+	struct deeptab *t = &o->deeps;
+	if (!t->slots) {
+		t->cap = 2 * OFFCPU_MAX_DEEP;
+		t->slots = calloc(t->cap, sizeof(*t->slots));
+		if (!t->slots)
+			errx(1, "out of memory");
+	}
+	size_t i = (tid * 2654435769u) & (t->cap - 1);
+	for (; t->slots[i].tid && t->slots[i].tid != tid; i = (i + 1) & (t->cap - 1))
+		;
+	struct deep_slot *d = &t->slots[i];
+	if (d->tid == tid && d->ts == ts)
+		return &d->d;
+	if (!d->tid && ++t->n >= t->cap / 2) {
+		/* Copies of intervals whose end was dropped pile up: start afresh. */
+		memset(t->slots, 0, t->cap * sizeof(*t->slots));
+		t->n = 1;
+		d = &t->slots[(tid * 2654435769u) & (t->cap - 1)];
+	}
+	d->tid = tid;
+	d->ts = ts;
+	if (bpf_map_lookup_elem(o->deep_fd, &tid, &d->d) != 0)
+		return NULL;
+	return &d->d;
+}
+
+/* Notes [from, to) of the interval that started as s on thread tid, for its group; one with
+ * a stack copy (deep) is written at once, on its own. */
 static void
 put_piece(struct offcpu *o, uint32_t tid, const struct offcpu_start *s, uint64_t from,
-	  uint64_t to, uint32_t flags)
+	  uint64_t to, uint32_t flags, const struct offcpu_deep *deep)
 {
 	if (o->deadline_ns && to > o->deadline_ns)
 		to = o->deadline_ns;
@@ -127,8 +166,23 @@ put_piece(struct offcpu *o, uint32_t tid, const struct offcpu_start *s, uint64_t
 			       .kstack = s->kstack, .ustack = s->ustack };
 	struct offcpu_span sp = { .start = from, .end = to,
 				  .flags = flags | (from > s->ts ? OFFCPU_CONTINUED : 0) };
+	if (deep) {
+		uint8_t span[OFFCPU_SPAN_BYTES];
+		stream_span_pack(span, 0, &sp);
+		o->deep_now = deep;
+		put_group(o, &k, span, (const uint8_t *)s->top, 1);
+		o->deep_now = NULL;
+		return;
+	}
 	if (batch_add(&o->batches, &k, &sp, s->top))
 		flush_groups(o);
+}
+
+/* The copy of an open interval, when the program made one. */
+static const struct offcpu_deep *
+open_deep(struct offcpu *o, const struct open_slot *s)
+{
+	return s->s.deep ? deep_get(o, s->tid, s->s.ts) : NULL;
 }
 
 /* Reads the "starts" map into the current table, keeping what the previous drain had
@@ -154,7 +208,7 @@ scan_open(struct offcpu *o)
 }
 
 void
-offcpu_finished(struct offcpu *o, const struct offcpu_event *e)
+offcpu_finished(struct offcpu *o, const struct offcpu_event *e, const struct offcpu_deep *deep)
 {
 	struct open_slot *slot = open_find(&o->open[o->cur], e->tid, 0);
 	if (!slot || slot->s.ts != e->start)
@@ -166,7 +220,7 @@ offcpu_finished(struct offcpu *o, const struct offcpu_event *e)
 	memcpy(s.top, e->top, sizeof(s.top));
 	uint64_t from = slot && slot->until ? slot->until : e->start;
 	if (e->end > from)
-		put_piece(o, e->tid, &s, from, e->end, 0);
+		put_piece(o, e->tid, &s, from, e->end, 0, deep);
 	if (slot)
 		slot->s.ts = 0; /* done: a later interval has another start */
 }
@@ -201,7 +255,9 @@ put_counters(struct offcpu *o, uint64_t time, uint64_t incomplete)
 	put_lost(o, time, grown[OFFCPU_C_STARTS_FULL] + incomplete, LOST_OFFCPU_INCOMPLETE);
 	put_lost(o, time, grown[OFFCPU_C_FILTERED], LOST_OFFCPU_FILTERED);
 	put_lost(o, time, grown[OFFCPU_C_UNSAMPLED], LOST_OFFCPU_UNSAMPLED);
-	put_lost(o, time, grown[OFFCPU_C_KSTACK_ERR] + grown[OFFCPU_C_USTACK_ERR],
+	put_lost(o, time,
+		 grown[OFFCPU_C_KSTACK_ERR] + grown[OFFCPU_C_USTACK_ERR] +
+			 grown[OFFCPU_C_DEEP_FULL],
 		 LOST_OFFCPU_STACK);
 	put_lost(o, time, o->malformed, LOST_MALFORMED);
 	o->malformed = 0;
@@ -229,7 +285,7 @@ offcpu_drain(struct offcpu *o, struct emit *out, uint64_t *round)
 			continue;
 		uint64_t from = s->until ? s->until : s->s.ts;
 		if (from < *round) {
-			put_piece(o, s->tid, &s->s, from, *round, OFFCPU_CONTINUES);
+			put_piece(o, s->tid, &s->s, from, *round, OFFCPU_CONTINUES, open_deep(o, s));
 			s->until = *round;
 		}
 	}
@@ -255,7 +311,7 @@ offcpu_finish(struct offcpu *o, struct emit *out, uint64_t end)
 			continue;
 		uint64_t from = s->until ? s->until : s->s.ts;
 		if (from < end)
-			put_piece(o, s->tid, &s->s, from, end, OFFCPU_CONTINUES);
+			put_piece(o, s->tid, &s->s, from, end, OFFCPU_CONTINUES, open_deep(o, s));
 		incomplete++;
 	}
 	flush_groups(o);

@@ -11,6 +11,7 @@
 
 _Static_assert(sizeof(struct offcpu_event) % 8 == 0, "ring records stay 8-byte aligned");
 _Static_assert(sizeof(struct offcpu_start) % 8 == 0, "map values keep their layout");
+_Static_assert(sizeof(struct offcpu_deep_event) % 8 == 0, "ring records stay 8-byte aligned");
 
 /* A stack of the "stacks" map, read once: an id never changes its stack, since the program
  * stores without BPF_F_REUSE_STACKID and nothing deletes. */
@@ -34,6 +35,18 @@ struct opentab {
 	uint32_t gen;           /* slots of another generation are empty */
 };
 
+/* Stack copies (the program's "deep" map) of the intervals still open, read once each, so
+ * that every piece of an interval is written with its copy.  Open addressing by tid. */
+struct deep_slot {
+	uint32_t tid;           /* 0: empty */
+	uint64_t ts;            /* the interval's start */
+	struct offcpu_deep d;
+};
+struct deeptab {
+	struct deep_slot *slots;
+	size_t cap, n;          /* cap: twice the program's limit; emptied when n reaches it */
+};
+
 struct offcpu {
 	struct offcpu_bpf *skel;
 	struct ring_buffer *rb;
@@ -51,9 +64,14 @@ struct offcpu {
 	struct emit *out;       /* during a drain */
 	struct batches batches; /* this drain's pieces, by thread and stacks */
 	struct fr_offcpu fr;    /* scratch */
+	int deep_fd;
+	struct deeptab deeps;
+	const struct offcpu_deep *deep_now; /* the copy of the piece being written, or NULL */
 };
 
-/* A finished interval from the ring buffer: writes what was not reported yet. */
-void offcpu_finished(struct offcpu *o, const struct offcpu_event *e);
+/* A finished interval from the ring buffer, with its stack copy or NULL: writes what was not
+ * reported yet. */
+void offcpu_finished(struct offcpu *o, const struct offcpu_event *e,
+		     const struct offcpu_deep *deep);
 
 #endif

@@ -1095,6 +1095,18 @@ stream_put_offcpu(struct stream_writer *w, const struct fr_offcpu *v)
 		put_u32(e, v->ntop);
 		put_bytes(e, v->top, ((size_t)v->nmore + 1) * v->ntop * 8);
 	}
+	if (v->nstack > 0) {
+		if (v->ntop == 0 || v->nmore > 0 || v->nstack > STREAM_MAX_OFFCPU_STACK) {
+			snprintf(w->err, sizeof(w->err),
+				 "off-CPU stack copy without stack-top words, with further intervals "
+				 "or over %d bytes", STREAM_MAX_OFFCPU_STACK);
+			return -1;
+		}
+		put_u64(e, v->sp);
+		put_u64(e, v->bp);
+		put_u32(e, v->nstack);
+		put_bytes(e, v->stack, v->nstack);
+	}
 	return enc_done(e, FR_OFFCPU);
 }
 
@@ -1168,6 +1180,18 @@ stream_get_offcpu(const struct frame *f, struct fr_offcpu *v, char *err, size_t 
 			d->bad = "bad count of stack words";
 		else
 			v->top = take(d, ((size_t)v->nmore + 1) * v->ntop * 8);
+	}
+	v->sp = v->bp = 0;
+	v->nstack = 0;
+	v->stack = NULL;
+	if (!d->bad && v->ntop && d->len - d->pos >= 20) {
+		v->sp = get_u64(d);
+		v->bp = get_u64(d);
+		uint32_t n = get_u32(d);
+		if (n == 0 || n > STREAM_MAX_OFFCPU_STACK || v->nmore > 0)
+			d->bad = "bad off-CPU stack copy";
+		else if ((v->stack = take(d, n)))
+			v->nstack = n;
 	}
 	return dec_done(f, d, err, errlen);
 }

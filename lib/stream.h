@@ -249,8 +249,15 @@ struct fr_offcpu {
 	 * them with stream_offcpu_top(). */
 	uint32_t ntop;
 	const uint8_t *top;
+	/* A copy of the user stack at the switch-out, from its stack pointer sp, with the frame
+	 * pointer bp of then (nstack 0: none): for a frame of one interval whose frame-pointer
+	 * walk stopped at the leaf; unwind walks it with the CFI, as a DWARF sample. */
+	uint64_t sp, bp;
+	uint32_t nstack;
+	const uint8_t *stack;
 };
 #define STREAM_MAX_TOP 16       /* stack-top words per interval */
+#define STREAM_MAX_OFFCPU_STACK 4096 /* bytes of an off-CPU stack copy */
 /* Word w of the stack top of interval i (0 the frame's own, 1..nmore its spans). */
 uint64_t stream_offcpu_top(const struct fr_offcpu *v, uint32_t i, uint32_t w);
 

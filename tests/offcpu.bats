@@ -85,6 +85,23 @@ diag_sum() {
 		(.written_profiles | index("off-cpu")) != null' "$d"
 }
 
+@test "off-cpu: a condition-variable wait, whose frame pointer is not one, is walked with the CFI" {
+	# glibc's pthread_cond_wait uses the frame-pointer register as a general one: the
+	# kernel's walk ends at the leaf, so the stack copy taken then is walked by unwind.
+	start_workload offcpu_pipe 30 cond
+	run -0 "$RP" record --pid "$wpid" --profiles off-cpu --duration 3s --window 3s \
+		--collapsed --output "$out"
+	col=$(outputs "$out" off-cpu collapsed | tail -n 1)
+	# The waiter's half of the time (the signaller sleeps the other half) has its whole
+	# stack, down to the thread's start.
+	total=$(awk '{ s += $NF } END { printf "%.0f", s }' "$out/$col")
+	whole=$(awk '/^offcpu_pipe;off-CPU blocked;clone3;start_thread;waiter;wait_signal;[^;]*pthread_cond_wait;.*futex/ { s += $NF } END { printf "%.0f", s }' "$out/$col")
+	echo "waiter's whole stacks: $whole of $total ns"
+	[ "$whole" -gt $((total / 3)) ]
+	d=$(ls "$out"/diagnostics-*.json | tail -n 1)
+	run -0 jq -e '.off_cpu.stack_errors == 0 and .off_cpu.unusable_stacks == 0' "$d"
+}
+
 @test "off-cpu: nanoseconds of intervals split across windows add up to the unsplit total" {
 	start_workload offcpu_pipe 30 half
 	run -0 "$RP" record --pid "$wpid" --profiles off-cpu --unwind fp --duration 3s \

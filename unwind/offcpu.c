@@ -106,10 +106,65 @@ same_callers(const struct skipped *a, const struct skipped *b)
 	return a->n == b->n && memcmp(a->ra, b->ra, a->n * sizeof(a->ra[0])) == 0;
 }
 
-/* Writes intervals first and the nmore packed spans at more with the frame's stacks, the
- * skipped callers put back after the user leaf. */
+/* The user stack of the frame with the skipped callers put back after the leaf, in
+ * uips; returns its length (at most max). */
+static size_t
+mended(const struct fr_offcpu *in, const struct skipped *sk, uint64_t *uips, size_t max)
+{
+	const uint64_t *u = in->ips + in->nkernel;
+	size_t n = 0;
+	for (size_t i = 0; i < in->nuser && n < max; i++) {
+		uips[n++] = u[i];
+		for (uint32_t k = 0; i == 0 && k < sk->n && n < max; k++)
+			uips[n++] = sk->ra[k];
+	}
+	return n;
+}
+
+/* The user stack walked with the CFI over the frame's stack copy (a thread whose frame
+ * pointer was not one), continued where the copy ends by the kernel's frame-pointer chain
+ * if that chain holds the copy's last frame; 0 when the walk gives no more than the leaf. */
+static size_t
+walked(struct resolver *r, struct dwarfstack *dw, const struct fr_offcpu *in, uint64_t *uips,
+       size_t max)
+{
+	static struct fr_sample_regs sr;
+	static struct dwframe fr[DW_MAX_FRAMES];
+	if (!in->nstack || !in->nuser || dw->machine != 62) /* the registers are x86_64's */
+		return 0;
+	memset(&sr, 0, sizeof(sr));
+	sr.pid = in->pid;
+	sr.tid = in->tid;
+	sr.abi = 2;
+	sr.reg_mask = 1ull << DW_PERF_X86_BP | 1ull << DW_PERF_X86_SP | 1ull << DW_PERF_X86_IP;
+	sr.regs[sr.nregs++] = in->bp;
+	sr.regs[sr.nregs++] = in->sp;
+	sr.regs[sr.nregs++] = in->ips[in->nkernel];
+	sr.stack = in->stack;
+	sr.stack_len = in->nstack;
+	int end;
+	struct proc *p = proctab_get(&r->procs, in->pid);
+	unsigned n = dwarfstack_walk(dw, r->sym, p, &sr, fr, max < DW_MAX_FRAMES ? (unsigned)max :
+							       DW_MAX_FRAMES, &end);
+	if (n <= 1)
+		return 0;
+	size_t nu = 0;
+	for (unsigned i = 0; i < n; i++)
+		uips[nu++] = fr[i].pc;
+	const uint64_t *u = in->ips + in->nkernel;
+	for (size_t j = 1; end == DW_END_STACK && j < in->nuser; j++)
+		if (u[j] == fr[n - 1].pc) {
+			for (j++; j < in->nuser && nu < max; j++)
+				uips[nu++] = u[j];
+			break;
+		}
+	return nu;
+}
+
+/* Writes interval first and the nmore packed spans at more with the frame's kernel stack
+ * and the user stack uips. */
 static int
-put_resolved(struct resolver *r, const struct fr_offcpu *in, const struct skipped *sk,
+put_resolved(struct resolver *r, const struct fr_offcpu *in, const uint64_t *uips, size_t nu,
 	     struct offcpu_span first, uint32_t nmore, const uint8_t *more,
 	     struct stream_writer *out)
 {
@@ -123,19 +178,9 @@ put_resolved(struct resolver *r, const struct fr_offcpu *in, const struct skippe
 	s.cpu = in->cpu;
 	s.period = first.end - first.start;
 	s.nkernel = in->nkernel;
-	s.nuser = in->nuser;
-	memcpy(s.ips, in->ips, ((size_t)in->nkernel + in->nuser) * sizeof(in->ips[0]));
-	/* After the user leaf; at the limit the outermost frames make room. */
-	size_t leaf = in->nkernel, total = leaf + in->nuser, k = sk->n;
-	if (k && leaf + 1 + k > STREAM_MAX_IPS)
-		k = STREAM_MAX_IPS - leaf - 1; /* nuser >= 1 when there are callers */
-	if (k) {
-		if (total + k > STREAM_MAX_IPS)
-			total = STREAM_MAX_IPS - k;
-		memmove(s.ips + leaf + 1 + k, s.ips + leaf + 1, (total - leaf - 1) * sizeof(s.ips[0]));
-		memcpy(s.ips + leaf + 1, sk->ra, k * sizeof(s.ips[0]));
-		s.nuser = (uint16_t)(total + k - leaf);
-	}
+	s.nuser = (uint16_t)nu;
+	memcpy(s.ips, in->ips, in->nkernel * sizeof(in->ips[0]));
+	memcpy(s.ips + in->nkernel, uips, nu * sizeof(uips[0]));
 	if (fpstack_resolve(r, &s, &st) < 0)
 		return -1;
 	uint32_t id = root(r, in->phase);
@@ -177,19 +222,26 @@ offcpu_resolve(struct resolver *r, struct dwarfstack *dw, const struct fr_offcpu
 {
 	static struct by_caller *order;
 	static uint8_t *spans;
+	static uint64_t uips[STREAM_MAX_IPS];
 	static size_t cap_order, cap_spans;
+	size_t max = STREAM_MAX_IPS - in->nkernel, nu;
 	uint32_t n = in->nmore + 1, i;
 	struct skipped first, sk;
 
+	/* A stack copy comes with one interval. */
+	if ((nu = walked(r, dw, in, uips, max)) > 0)
+		return put_resolved(r, in, uips, nu, stream_offcpu_span(in, 0), 0, NULL, out);
 	skipped_callers(r, dw, in, 0, &first);
 	for (i = 1; i < n; i++) {
 		skipped_callers(r, dw, in, i, &sk);
 		if (!same_callers(&sk, &first))
 			break;
 	}
-	if (i == n) /* the same callers for all (the usual case): the frame as it came */
-		return put_resolved(r, in, &first, stream_offcpu_span(in, 0), in->nmore, in->more,
+	if (i == n) { /* the same callers for all (the usual case): the frame as it came */
+		nu = mended(in, &first, uips, max);
+		return put_resolved(r, in, uips, nu, stream_offcpu_span(in, 0), in->nmore, in->more,
 				    out);
+	}
 	/* Different callers: one frame each, intervals in their order. */
 	if (grow_array((void **)&order, &cap_order, 0, n, sizeof(*order)) < 0 ||
 	    grow_array((void **)&spans, &cap_spans, 0, (size_t)n * OFFCPU_SPAN_BYTES, 1) < 0)
@@ -205,7 +257,8 @@ offcpu_resolve(struct resolver *r, struct dwarfstack *dw, const struct fr_offcpu
 			sp.flags &= OFFCPU_SPAN_FLAGS;
 			stream_span_pack(spans, to - from - 1, &sp);
 		}
-		if (put_resolved(r, in, &order[from].sk, stream_offcpu_span(in, order[from].i),
+		nu = mended(in, &order[from].sk, uips, max);
+		if (put_resolved(r, in, uips, nu, stream_offcpu_span(in, order[from].i),
 				 to - from - 1, spans, out) < 0)
 			return -1;
 	}

@@ -12,6 +12,11 @@
  *                                   With two CPU numbers each thread is pinned to its own
  *                                   (the same number twice: both share that CPU), so the
  *                                   rate does not depend on where the scheduler puts them
+ *   offcpu_pipe SECONDS cond        thread "waiter" waits on a condition variable
+ *                                   (wait_signal) that thread "signaller" signals every
+ *                                   10 ms: glibc's wait uses the frame-pointer register as a
+ *                                   general one, so the kernel's frame-pointer walk ends at
+ *                                   the leaf
  *
  * With OFFCPU_PIPE_START=usr1 in the environment the process waits for SIGUSR1 before it
  * starts its threads (and its clock), so a tool can attach to the pid first, without the
@@ -157,6 +162,51 @@ pong(void *arg)
 	return NULL;
 }
 
+static pthread_mutex_t cond_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static uint64_t signals, seen;
+static int cond_done;
+
+WL_KEEP static void
+wait_signal(void)
+{
+	pthread_mutex_lock(&cond_mu);
+	while (seen == signals && !cond_done)
+		pthread_cond_wait(&cond, &cond_mu);
+	seen = signals;
+	pthread_mutex_unlock(&cond_mu);
+}
+
+WL_KEEP static void *
+waiter(void *arg)
+{
+	(void)arg;
+	prctl(PR_SET_NAME, "waiter");
+	while (!cond_done)
+		wait_signal();
+	return NULL;
+}
+
+WL_KEEP static void *
+signaller(void *arg)
+{
+	(void)arg;
+	prctl(PR_SET_NAME, "signaller");
+	struct timespec ten_ms = { 0, 10000000 };
+	while (!wl_expired(deadline)) {
+		nanosleep(&ten_ms, NULL);
+		pthread_mutex_lock(&cond_mu);
+		signals++;
+		pthread_cond_signal(&cond);
+		pthread_mutex_unlock(&cond_mu);
+	}
+	pthread_mutex_lock(&cond_mu);
+	cond_done = 1;
+	pthread_cond_signal(&cond);
+	pthread_mutex_unlock(&cond_mu);
+	return NULL;
+}
+
 static void
 run(void *(*fn[])(void *), int n)
 {
@@ -172,7 +222,7 @@ int
 main(int argc, char **argv)
 {
 	if (argc < 3)
-		errx(2, "usage: offcpu_pipe SECONDS half|crowd N|pingpong [CPU_PING CPU_PONG]");
+		errx(2, "usage: offcpu_pipe SECONDS half|crowd N|pingpong [CPU_PING CPU_PONG]|cond");
 	const char *start = getenv("OFFCPU_PIPE_START");
 	if (start && strcmp(start, "usr1") == 0) {
 		sigset_t set;
@@ -217,6 +267,10 @@ main(int argc, char **argv)
 		double s = (double)(wl_clock_ns(CLOCK_MONOTONIC) - t0) / 1e9;
 		printf("round_trips %llu per_second %.0f\n", (unsigned long long)trips,
 		       (double)trips / s);
+	} else if (strcmp(argv[2], "cond") == 0) {
+		fn[0] = waiter;
+		fn[1] = signaller;
+		run(fn, 2);
 	} else {
 		errx(2, "unknown mode '%s'", argv[2]);
 	}

@@ -240,6 +240,38 @@ test_top(void)
 	      out.ntop == 0);
 	in.ntop = STREAM_MAX_TOP + 1;
 	CHECK(stream_put_offcpu(&w, &in) < 0);
+
+	/* A stack copy after the words: one interval only, 1 to STREAM_MAX_OFFCPU_STACK bytes. */
+	static uint8_t copy[64];
+	for (size_t i = 0; i < sizeof(copy); i++)
+		copy[i] = (uint8_t)i;
+	in.ntop = 1;
+	in.sp = 0x7ffc0000;
+	in.bp = 0;
+	in.nstack = sizeof(copy);
+	in.stack = copy;
+	CHECK(stream_put_offcpu(&w, &in) == 0);
+	f = last_frame(buf, sizeof(buf));
+	CHECK(f.len == 40 + 8 + 4 + 4 + 8 + 20 + sizeof(copy));
+	CHECK(stream_get_offcpu(&f, &out, err, sizeof(err)) == 0 && out.nstack == sizeof(copy) &&
+	      out.sp == 0x7ffc0000 && out.bp == 0 && out.stack[63] == 63);
+	CHECK(stream_check_frame(&f, err, sizeof(err)) == 0);
+	forged = STREAM_MAX_OFFCPU_STACK + 1;
+	memcpy(buf + 40 + 8 + 4 + 4 + 8 + 16, &forged, 4);
+	CHECK(stream_get_offcpu(&f, &out, err, sizeof(err)) < 0 && strstr(err, "stack copy"));
+	cut = (struct frame){ FR_OFFCPU, f.len - 1, buf };
+	memcpy(buf + 40 + 8 + 4 + 4 + 8 + 16, &in.nstack, 4);
+	CHECK(stream_get_offcpu(&cut, &out, err, sizeof(err)) < 0 && strstr(err, "short"));
+	/* Refused when writing: with further intervals, without words, too large. */
+	in.nmore = 1;
+	in.more = spans;
+	CHECK(stream_put_offcpu(&w, &in) < 0);
+	in.nmore = 0;
+	in.ntop = 0;
+	CHECK(stream_put_offcpu(&w, &in) < 0);
+	in.ntop = 1;
+	in.nstack = STREAM_MAX_OFFCPU_STACK + 1;
+	CHECK(stream_put_offcpu(&w, &in) < 0);
 }
 
 /* The target's off-CPU probability: round-trips, 0 is written as 100 (all), absent reads
