@@ -128,6 +128,7 @@ read_top(struct task_struct *prev, struct offcpu_start *s)
 	struct offcpu_deep *d = bpf_map_lookup_elem(&deep_scratch, &zero);
 	if (!d)
 		return;
+	d->ts = s->ts;
 	d->sp = sp;
 	d->bp = bp;
 	if (bpf_probe_read_user(d->stack, sizeof(d->stack), (void *)sp) != 0)

@@ -22,6 +22,7 @@
 #define OFFCPU_MAX_DEEP 4096
 
 struct offcpu_deep {
+	__u64 ts;                 /* the switch-out's: the interval the copy belongs to */
 	__u64 sp, bp;             /* the user registers at the switch-out */
 	__u8 stack[OFFCPU_DEEP_BYTES];
 };

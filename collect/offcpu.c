@@ -151,6 +151,5 @@ offcpu_close(struct offcpu *o)
 	batch_release(&o->batches);
 	free(o->open[0].slots);
 	free(o->open[1].slots);
-	free(o->deeps.slots);
 	free(o);
 }

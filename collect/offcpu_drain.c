@@ -71,12 +71,12 @@ stack_get(struct offcpu *o, __s32 id)
 	return o->stacks[id];
 }
 
-/* Writes one group of pieces: the stacks are looked up, and their symbols sent, once. */
+/* Writes one group of pieces, with the stack copy of a group of one (deep, or NULL): the
+ * stacks are looked up, and their symbols sent, once. */
 static void
-put_group(void *arg, const struct batch_key *key, const uint8_t *spans, const uint8_t *top,
-	  uint32_t n)
+write_group(struct offcpu *o, const struct batch_key *key, const uint8_t *spans,
+	    const uint8_t *top, uint32_t n, const struct offcpu_deep *deep)
 {
-	struct offcpu *o = arg;
 	struct fr_offcpu *f = &o->fr;
 	const struct cached_stack *k = stack_get(o, key->kstack), *u = stack_get(o, key->ustack);
 	struct offcpu_span first = stream_span_unpack(spans, 0);
@@ -92,11 +92,11 @@ put_group(void *arg, const struct batch_key *key, const uint8_t *spans, const ui
 	f->ntop = u ? TOP_SENT : 0;
 	f->top = top;
 	f->nstack = 0;
-	if (o->deep_now && f->ntop && n == 1) {
-		f->sp = o->deep_now->sp;
-		f->bp = o->deep_now->bp;
-		f->nstack = sizeof(o->deep_now->stack);
-		f->stack = o->deep_now->stack;
+	if (deep && f->ntop && n == 1) {
+		f->sp = deep->sp;
+		f->bp = deep->bp;
+		f->nstack = sizeof(deep->stack);
+		f->stack = deep->stack;
 	}
 	struct cached_stack *km = (struct cached_stack *)k;
 	if (km && km->skip < 0)
@@ -116,40 +116,16 @@ put_group(void *arg, const struct batch_key *key, const uint8_t *spans, const ui
 }
 
 static void
+put_group(void *arg, const struct batch_key *key, const uint8_t *spans, const uint8_t *top,
+	  uint32_t n)
+{
+	write_group(arg, key, spans, top, n, NULL);
+}
+
+static void
 flush_groups(struct offcpu *o)
 {
 	batch_flush(&o->batches, put_group, o);
-}
-
-/* The stack copy of thread tid's interval that started at ts: the program's, read once.
- * NULL when the program has none (the map was full, or the interval ended meanwhile). */
-static const struct offcpu_deep *
-deep_get(struct offcpu *o, uint32_t tid, uint64_t ts)
-{
-	struct deeptab *t = &o->deeps;
-	if (!t->slots) {
-		t->cap = 2 * OFFCPU_MAX_DEEP;
-		t->slots = calloc(t->cap, sizeof(*t->slots));
-		if (!t->slots)
-			errx(1, "out of memory");
-	}
-	size_t i = (tid * 2654435769u) & (t->cap - 1);
-	for (; t->slots[i].tid && t->slots[i].tid != tid; i = (i + 1) & (t->cap - 1))
-		;
-	struct deep_slot *d = &t->slots[i];
-	if (d->tid == tid && d->ts == ts)
-		return &d->d;
-	if (!d->tid && ++t->n >= t->cap / 2) {
-		/* Copies of intervals whose end was dropped pile up: start afresh. */
-		memset(t->slots, 0, t->cap * sizeof(*t->slots));
-		t->n = 1;
-		d = &t->slots[(tid * 2654435769u) & (t->cap - 1)];
-	}
-	d->tid = tid;
-	d->ts = ts;
-	if (bpf_map_lookup_elem(o->deep_fd, &tid, &d->d) != 0)
-		return NULL;
-	return &d->d;
 }
 
 /* Notes [from, to) of the interval that started as s on thread tid, for its group; one with
@@ -169,20 +145,23 @@ put_piece(struct offcpu *o, uint32_t tid, const struct offcpu_start *s, uint64_t
 	if (deep) {
 		uint8_t span[OFFCPU_SPAN_BYTES];
 		stream_span_pack(span, 0, &sp);
-		o->deep_now = deep;
-		put_group(o, &k, span, (const uint8_t *)s->top, 1);
-		o->deep_now = NULL;
+		write_group(o, &k, span, (const uint8_t *)s->top, 1, deep);
 		return;
 	}
 	if (batch_add(&o->batches, &k, &sp, s->top))
 		flush_groups(o);
 }
 
-/* The copy of an open interval, when the program made one. */
+/* The stack copy of an interval still open, when the program made one: read at each drain
+ * that reports a piece of it, and kept only if it is still that interval's. */
 static const struct offcpu_deep *
 open_deep(struct offcpu *o, const struct open_slot *s)
 {
-	return s->s.deep ? deep_get(o, s->tid, s->s.ts) : NULL;
+	__u32 tid = s->tid;
+	if (!s->s.deep || bpf_map_lookup_elem(o->deep_fd, &tid, &o->deep) != 0 ||
+	    o->deep.ts != s->s.ts)
+		return NULL;
+	return &o->deep;
 }
 
 /* Reads the "starts" map into the current table, keeping what the previous drain had
@@ -220,7 +199,7 @@ offcpu_finished(struct offcpu *o, const struct offcpu_event *e, const struct off
 	memcpy(s.top, e->top, sizeof(s.top));
 	uint64_t from = slot && slot->until ? slot->until : e->start;
 	if (e->end > from)
-		put_piece(o, e->tid, &s, from, e->end, 0, deep);
+		put_piece(o, e->tid, &s, from, e->end, 0, deep && deep->ts == e->start ? deep : NULL);
 	if (slot)
 		slot->s.ts = 0; /* done: a later interval has another start */
 }

@@ -35,18 +35,6 @@ struct opentab {
 	uint32_t gen;           /* slots of another generation are empty */
 };
 
-/* Stack copies (the program's "deep" map) of the intervals still open, read once each, so
- * that every piece of an interval is written with its copy.  Open addressing by tid. */
-struct deep_slot {
-	uint32_t tid;           /* 0: empty */
-	uint64_t ts;            /* the interval's start */
-	struct offcpu_deep d;
-};
-struct deeptab {
-	struct deep_slot *slots;
-	size_t cap, n;          /* cap: twice the program's limit; emptied when n reaches it */
-};
-
 struct offcpu {
 	struct offcpu_bpf *skel;
 	struct ring_buffer *rb;
@@ -65,8 +53,7 @@ struct offcpu {
 	struct batches batches; /* this drain's pieces, by thread and stacks */
 	struct fr_offcpu fr;    /* scratch */
 	int deep_fd;
-	struct deeptab deeps;
-	const struct offcpu_deep *deep_now; /* the copy of the piece being written, or NULL */
+	struct offcpu_deep deep; /* scratch: the copy of an interval still open */
 };
 
 /* A finished interval from the ring buffer, with its stack copy or NULL: writes what was not

@@ -19,7 +19,6 @@
  * was complete.
  */
 #include <err.h>
-#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,6 +27,7 @@
 
 #include "branch.h"
 #include "grow.h"
+#include "parse.h"
 #include "stream.h"
 
 #define MAX_BRANCHES 8
@@ -97,13 +97,10 @@ parse_args(int argc, char **argv)
 		if (c == 'h')
 			usage(stdout, 0);
 		if (c == 'p') {
-			char *end;
-			errno = 0;
-			unsigned long v = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || optarg[0] == '-' || v < 1 ||
-			    v > MAX_MAX_PENDING)
-				errx(1, "--max-pending-windows wants a count from 1 to %d, not '%s'",
-				     MAX_MAX_PENDING, optarg);
+			uint64_t v;
+			char why[200];
+			if (parse_u64(optarg, 1, MAX_MAX_PENDING, &v, why, sizeof(why)) < 0)
+				errx(1, "--max-pending-windows: %s", why);
 			F.max_pending = (unsigned)v;
 			continue;
 		}

@@ -50,8 +50,8 @@ stage_rejects() {
 @test "options: collect --window 0"         { stage_rejects "must be above zero" collect --pid 1 --window 0; }
 @test "options: fanout without a branch"    { stage_rejects "no --branch" fanout; }
 @test "options: fanout malformed branch"    { stage_rejects "NAME=IN,OUT" fanout --branch svg=onlyin; }
-@test "options: fanout --max-pending-windows 0" { stage_rejects "from 1 to 1000, not '0'" fanout --branch s=i,o --max-pending-windows 0; }
-@test "options: fanout --max-pending-windows x" { stage_rejects "from 1 to 1000, not 'x'" fanout --branch s=i,o --max-pending-windows x; }
+@test "options: fanout --max-pending-windows 0" { stage_rejects "--max-pending-windows: 0 is out of range 1..1000" fanout --branch s=i,o --max-pending-windows 0; }
+@test "options: fanout --max-pending-windows x" { stage_rejects "--max-pending-windows: 'x' is not a number" fanout --branch s=i,o --max-pending-windows x; }
 @test "options: fanout missing FIFO"        { stage_rejects "cannot open '/nonexistent/in'" fanout --branch s=/nonexistent/in,/nonexistent/out; }
 
 # A saved stream to break in various ways.

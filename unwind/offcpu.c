@@ -226,30 +226,26 @@ offcpu_resolve(struct resolver *r, struct dwarfstack *dw, const struct fr_offcpu
 	static size_t cap_order, cap_spans;
 	size_t max = STREAM_MAX_IPS - in->nkernel, nu;
 	uint32_t n = in->nmore + 1, i;
-	struct skipped first, sk;
 
 	/* A stack copy comes with one interval. */
 	if ((nu = walked(r, dw, in, uips, max)) > 0)
 		return put_resolved(r, in, uips, nu, stream_offcpu_span(in, 0), 0, NULL, out);
-	skipped_callers(r, dw, in, 0, &first);
-	for (i = 1; i < n; i++) {
-		skipped_callers(r, dw, in, i, &sk);
-		if (!same_callers(&sk, &first))
-			break;
-	}
-	if (i == n) { /* the same callers for all (the usual case): the frame as it came */
-		nu = mended(in, &first, uips, max);
-		return put_resolved(r, in, uips, nu, stream_offcpu_span(in, 0), in->nmore, in->more,
-				    out);
-	}
-	/* Different callers: one frame each, intervals in their order. */
-	if (grow_array((void **)&order, &cap_order, 0, n, sizeof(*order)) < 0 ||
-	    grow_array((void **)&spans, &cap_spans, 0, (size_t)n * OFFCPU_SPAN_BYTES, 1) < 0)
+	if (grow_array((void **)&order, &cap_order, 0, n, sizeof(*order)) < 0)
 		return -1;
 	for (i = 0; i < n; i++) {
 		order[i].i = i;
 		skipped_callers(r, dw, in, i, &order[i].sk);
 	}
+	for (i = 1; i < n && same_callers(&order[i].sk, &order[0].sk); i++)
+		;
+	if (i == n) { /* the same callers for all (the usual case): the frame as it came */
+		nu = mended(in, &order[0].sk, uips, max);
+		return put_resolved(r, in, uips, nu, stream_offcpu_span(in, 0), in->nmore, in->more,
+				    out);
+	}
+	/* Different callers: one frame each, intervals in their order. */
+	if (grow_array((void **)&spans, &cap_spans, 0, (size_t)n * OFFCPU_SPAN_BYTES, 1) < 0)
+		return -1;
 	qsort(order, n, sizeof(*order), cmp_caller);
 	for (uint32_t from = 0, to; from < n; from = to) {
 		for (to = from + 1; to < n && same_callers(&order[to].sk, &order[from].sk); to++) {

@@ -10,7 +10,9 @@
  * reads the caller's frame, so the leaf's caller is skipped (read, then the caller's
  * caller).  When the frame carries the words at the stack pointer (fr_offcpu.top), the
  * leaf's CFI says which of them is that return address, and it is put back in.  Intervals
- * of one frame may have different callers: they are written as one frame per caller.
+ * of one frame may have different callers: they are written as one frame per caller.  A
+ * frame whose walk stopped at the leaf (the frame pointer was not one) carries a copy of
+ * the top of the user stack instead: it is walked with the CFI, as a DWARF sample.
  */
 #ifndef RP_UNWIND_OFFCPU_H
 #define RP_UNWIND_OFFCPU_H
