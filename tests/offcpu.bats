@@ -190,6 +190,31 @@ diag_sum() {
 	jq -e '.warnings | length >= 0' "$(ls "$out"/diagnostics-*.json | head -n 1)"
 }
 
+@test "off-cpu: more waits needing a stack copy than the map of 4,096 holds are counted, and kept" {
+	# Each of 4,300 threads waits on a condition variable at once, and glibc's wait leaves
+	# no frame pointer: every one wants a stack copy, and the map holds 4,096.
+	n=4300
+	run -0 "$RP" launch --profiles off-cpu --duration 0 --window 60s --collapsed \
+		--output "$out" -- "$RP_WORKLOADS/offcpu_pipe" 2 herd "$n"
+	assert_output --partial "herd $n"
+	errors=$(diag_sum "$out" stack_errors)
+	intervals=$(diag_sum "$out" intervals)
+	echo "$intervals intervals, $errors stack errors"
+	# Beyond the map's 4,096 each wait is counted, never silently lost, ...
+	[ "$errors" -ge $((n - 4096)) ]
+	# ... and its interval is kept, with the stack the kernel's chain gave it: the herd's
+	# two seconds each are all there, most with the whole stack, the rest with the leaf's.
+	[ "$intervals" -ge "$n" ]
+	ns=$(diag_sum "$out" nanoseconds)
+	[ "$ns" -ge $((n * 3 / 2 * 1000000000)) ]
+	col=$(outputs "$out" off-cpu collapsed | tail -n 1)
+	whole=$(awk '/;start_thread;herd;wait_herd;/ { s += $NF } END { printf "%.0f", s }' "$out/$col")
+	short=$(awk '/^offcpu_pipe;off-CPU blocked;__futex/ { s += $NF } END { printf "%.0f", s }' "$out/$col")
+	echo "$ns ns: $whole with the whole stack, $short with the leaf's"
+	[ "$whole" -ge $((4000 * 1000000000)) ]
+	[ "$short" -ge $(((n - 4096) * 1000000000)) ]
+}
+
 @test "off-cpu: off-CPU alone has no unwind calibration to wait for" {
 	# A command that is mostly blocked and ends within a second never gives a calibration
 	# its 64 CPU samples: with nothing to unwind there must be no calibration to wait for.

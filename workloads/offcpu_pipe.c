@@ -17,6 +17,10 @@
  *                                   10 ms: glibc's wait uses the frame-pointer register as a
  *                                   general one, so the kernel's frame-pointer walk ends at
  *                                   the leaf
+ *   offcpu_pipe SECONDS herd N      N threads "herd" (up to 8192, 64 KiB stacks) that all
+ *                                   wait on one condition variable (wait_herd) until the
+ *                                   end: N stack copies wanted at once, for the limit of
+ *                                   the off-CPU program's map of them
  *
  * With OFFCPU_PIPE_START=usr1 in the environment the process waits for SIGUSR1 before it
  * starts its threads (and its clock), so a tool can attach to the pid first, without the
@@ -207,6 +211,49 @@ signaller(void *arg)
 	return NULL;
 }
 
+static pthread_cond_t herd_cond = PTHREAD_COND_INITIALIZER;
+
+WL_KEEP static void
+wait_herd(void)
+{
+	pthread_mutex_lock(&cond_mu);
+	while (!cond_done)
+		pthread_cond_wait(&herd_cond, &cond_mu);
+	pthread_mutex_unlock(&cond_mu);
+}
+
+WL_KEEP static void *
+herd(void *arg)
+{
+	(void)arg;
+	prctl(PR_SET_NAME, "herd");
+	wait_herd();
+	return NULL;
+}
+
+/* Thousands of threads: small stacks, and joined at the end, after one broadcast. */
+static void
+run_herd(int n)
+{
+	static pthread_t t[8192];
+	pthread_attr_t attr;
+	if (pthread_attr_init(&attr) != 0 || pthread_attr_setstacksize(&attr, 65536) != 0)
+		errx(1, "pthread_attr");
+	for (int i = 0; i < n; i++)
+		if (pthread_create(&t[i], &attr, herd, NULL) != 0)
+			errx(1, "pthread_create: thread %d of %d", i + 1, n);
+	struct timespec ms = { 0, 1000000 };
+	while (!wl_expired(deadline))
+		nanosleep(&ms, NULL);
+	pthread_mutex_lock(&cond_mu);
+	cond_done = 1;
+	pthread_cond_broadcast(&herd_cond);
+	pthread_mutex_unlock(&cond_mu);
+	for (int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	printf("herd %d\n", n);
+}
+
 static void
 run(void *(*fn[])(void *), int n)
 {
@@ -222,7 +269,8 @@ int
 main(int argc, char **argv)
 {
 	if (argc < 3)
-		errx(2, "usage: offcpu_pipe SECONDS half|crowd N|pingpong [CPU_PING CPU_PONG]|cond");
+		errx(2, "usage: offcpu_pipe SECONDS half|crowd N|pingpong [CPU_PING CPU_PONG]|cond|"
+			"herd N");
 	const char *start = getenv("OFFCPU_PIPE_START");
 	if (start && strcmp(start, "usr1") == 0) {
 		sigset_t set;
@@ -271,6 +319,11 @@ main(int argc, char **argv)
 		fn[0] = waiter;
 		fn[1] = signaller;
 		run(fn, 2);
+	} else if (strcmp(argv[2], "herd") == 0) {
+		int n = argc > 3 ? atoi(argv[3]) : 0;
+		if (n < 1 || n > 8192)
+			errx(2, "herd: 1 to 8192 threads");
+		run_herd(n);
 	} else {
 		errx(2, "unknown mode '%s'", argv[2]);
 	}
