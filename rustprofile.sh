@@ -212,7 +212,8 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/rustprofile.XXXXXX")
 chmod 711 "$work"
 pids=
 cleanup() {
-	for p in $pids; do kill "$p" 2>/dev/null || true; done
+	# A stopped stage (SIGSTOP) only acts on SIGTERM once continued.
+	for p in $pids; do kill "$p" 2>/dev/null && kill -CONT "$p" 2>/dev/null || true; done
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -342,9 +343,24 @@ if [ -n "$live" ]; then
 fi
 start commit "$next" - $drop "$bin/commit" --output "$output" --keep-windows "$keep"
 
-# SIGINT/SIGTERM: collect publishes the current window and stops; the rest drain.
+# SIGINT/SIGTERM: collect publishes the current window and stops; the rest drain.  Once
+# collect has gone (a second signal, or a run that had ended by itself), fanout is told to
+# stop waiting for a derived emitter that is behind (stopped, or stuck): the windows it
+# holds are published at once without that emitter's files.
+stops=0 ended=
 stop() {
-	[ -z "${pid_collect:-}" ] || kill -TERM "$pid_collect" 2>/dev/null || true
+	stops=$((stops + 1))
+	if [ -n "${pid_collect:-}" ] && [ "$stops" -eq 1 ] && kill -0 "$pid_collect" 2>/dev/null; then
+		kill -TERM "$pid_collect" 2>/dev/null || true
+	elif [ -n "${pid_fanout:-}" ]; then
+		kill -TERM "$pid_fanout" 2>/dev/null || true
+		# The emitters behind end too (a stopped one once continued); fanout publishes
+		# without their files what they had not written.
+		for e in ${pid_emit_svg:-} ${pid_emit_firefox:-}; do
+			kill -TERM "$e" 2>/dev/null && kill -CONT "$e" 2>/dev/null || true
+			ended="$ended $e"
+		done
+	fi
 }
 trap stop INT TERM
 
@@ -353,12 +369,14 @@ for entry in $names; do
 	name=${entry%%:*} p=${entry#*:}
 	while :; do
 		set +e
-		wait "$p"
+		wait "$p" 2>/dev/null
 		rc=$?
 		set -e
 		# A trapped signal interrupts wait with a status above 128: wait again.
 		kill -0 "$p" 2>/dev/null || break
 	done
+	# An emitter the driver ended at a stop (SIGTERM) did as told.
+	case " $ended " in *" $p "*) [ "$rc" -ne 143 ] || rc=0 ;; esac
 	rcs="$rcs $name:$rc"
 	# The cause is the first stage that failed other than by writing to a stage that had
 	# stopped already ("Broken pipe", or killed by SIGPIPE: status 141; collect, whose

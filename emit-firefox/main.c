@@ -277,6 +277,7 @@ main(int argc, char **argv)
 	parse_args(argc, argv);
 	/* Ctrl-C stops collect, which ends the stream; this stage finishes at end of input. */
 	signal(SIGINT, SIG_IGN);
+	tmpfile_remove_on_term();
 	if (stream_reader_open(&s.in, 0, "stdin", &s.hdr) < 0)
 		errx(1, "%s: %s", s.in.name, s.in.err);
 	if (stream_writer_open(&s.out, 1, "stdout", &s.hdr) < 0)

@@ -246,6 +246,7 @@ main(int argc, char **argv)
 	parse_args(argc, argv);
 	/* Ctrl-C stops collect, which ends the stream; this stage finishes at end of input. */
 	signal(SIGINT, SIG_IGN);
+	tmpfile_remove_on_term();
 	if (env.folded)
 		return draw_folded(&s);
 	if (stream_reader_open(&s.in, 0, "stdin", &s.hdr) < 0)

@@ -15,6 +15,11 @@
  * diagnostics says so), and what they write for it later is sent to commit to be removed.
  * So a stopped emitter costs later windows their derived files, never their pprof and
  * diagnostics, and fanout's memory stays bounded.
+ * SIGTERM (the driver's, when the user stops a run whose collect has already ended) stops
+ * the waiting: every window still held is published at once without the files of the
+ * emitters that have not given it back, with a warning, and fanout exits without waiting
+ * for those emitters, so a stopped emitter can hold up the end of a run only until the
+ * user says stop.
  * An emitter that fails or ends early is an error: one line, exit 1, after forwarding what
  * was complete.
  */
@@ -24,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "branch.h"
 #include "grow.h"
@@ -40,6 +46,7 @@ struct held {
 	size_t at;              /* offset of its FR_WINDOW_END in the out queue */
 	unsigned expect;        /* bit i: branch i got the window whole */
 	unsigned abandoned;     /* bit i: published without branch i's files */
+	int at_stop;            /* abandoned because the run was stopped (SIGTERM) */
 	uint64_t shed, skipped_files, pending;
 };
 
@@ -56,6 +63,18 @@ static struct fanout {
 	size_t nheld, capheld, held_pos;
 	unsigned max_pending;   /* windows that may wait for a branch at once */
 } F = { .max_pending = DEFAULT_MAX_PENDING };
+
+/* Set by SIGTERM: windows stop waiting for the branches. */
+static volatile sig_atomic_t stopping;
+/* Windows published without each branch because of the stop, for the closing message. */
+static unsigned stop_skipped[MAX_BRANCHES];
+
+static void
+on_term(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
 
 static void
 usage(FILE *f, int status)
@@ -76,7 +95,10 @@ usage(FILE *f, int status)
 		"                           default %d); when one more ends, the oldest is\n"
 		"                           published without the files of the branches that have\n"
 		"                           not given it back, with a warning, and the files they\n"
-		"                           write for it later are removed (commit)\n",
+		"                           write for it later are removed (commit)\n"
+		"\n"
+		"SIGTERM publishes every window still waiting at once, without the files of the\n"
+		"branches that have not given it back, and ends without waiting for them.\n",
 		MAX_BRANCHES, MAX_MAX_PENDING, DEFAULT_MAX_PENDING);
 	exit(status);
 }
@@ -238,10 +260,10 @@ discard_late(struct branch *b)
 	}
 }
 
-/* Too many windows wait: the oldest, h, stops waiting for the branches that have not given
- * it back, and is counted as shed for them. */
+/* Too many windows wait, or the run is stopping (at_stop): the oldest, h, stops waiting for
+ * the branches that have not given it back, and is counted as shed for them. */
 static void
-abandon(struct held *h)
+abandon(struct held *h, int at_stop)
 {
 	for (unsigned i = 0; i < F.nbr; i++) {
 		if (!(h->expect & (1u << i)))
@@ -253,6 +275,8 @@ abandon(struct held *h)
 			b->discard++;
 			h->expect &= ~(1u << i);
 			h->abandoned |= 1u << i;
+			h->at_stop |= at_stop;
+			stop_skipped[i] += at_stop ? 1 : 0;
 			h->shed = 1;
 			h->skipped_files += b->files_per_window ? b->files_per_window : 1;
 		}
@@ -278,7 +302,8 @@ release(struct held *h, const struct frame *end)
 		int ready = b->nrets > 0, dead = b->dead || b->done;
 		uint32_t idx = ready ? b->rets[0].index : 0;
 		pthread_mutex_unlock(&b->mu);
-		if (!ready && dead)
+		/* Stopping, the driver ends the emitters: release_all_at_stop abandons them. */
+		if (!ready && dead && !stopping)
 			errx(1, "%s ended before writing window %u%s%s", b->name, h->index,
 			     b->err[0] ? ": " : "", b->err);
 		if (!ready)
@@ -306,11 +331,15 @@ release(struct held *h, const struct frame *end)
 	for (unsigned i = 0; i < F.nbr; i++) {
 		if (!(h->abandoned & (1u << i)))
 			continue;
-		char text[300];
+		char text[300], when[80];
+		if (h->at_stop)
+			snprintf(when, sizeof(when), "when the run was stopped");
+		else
+			snprintf(when, sizeof(when), "when %u later windows had ended",
+				 F.max_pending);
 		int n = snprintf(text, sizeof(text),
-				 "%s had not written window %u when %u later windows had ended: "
-				 "its files for the window are skipped",
-				 F.br[i].name, h->index, F.max_pending);
+				 "%s had not written window %u %s: its files for the window are "
+				 "skipped", F.br[i].name, h->index, when);
 		uint16_t len = (uint16_t)(n < (int)sizeof(text) ? n : (int)sizeof(text) - 1);
 		/* Stamped inside the window: a warning belongs to the window holding its time. */
 		struct fr_warning w = { we.end > we.start ? we.end - 1 : we.start, { text, len } };
@@ -350,13 +379,42 @@ flush_ready(void)
 	}
 }
 
-/* After the end frame: waits for the branches to give back the windows they were sent. */
+/* The run is stopping: every held window is published now, without the branches that have
+ * not given it back (each release lets the next window's returns be told apart). */
+static void
+release_all_at_stop(void)
+{
+	while (F.held_pos < F.nheld) {
+		abandon(&F.held[F.held_pos], 1);
+		flush_ready();
+	}
+}
+
+/* Sleeps until branch b has given a window back or ended, or the run is stopping (the
+ * caller holds b's lock).  Timed, because a signal does not wake a condition wait. */
+static void
+wait_branch(struct branch *b)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_nsec += 100 * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&b->cv, &b->mu, &t);
+}
+
+/* After the end frame: waits for the branches to give back the windows they were sent, or
+ * for SIGTERM. */
 static void
 drain(void)
 {
 	for (unsigned i = 0; i < F.nbr; i++)
 		branch_close(&F.br[i]);
 	for (;;) {
+		if (stopping)
+			release_all_at_stop();
 		flush_ready();
 		if (F.outq.len == 0)
 			break;
@@ -369,8 +427,8 @@ drain(void)
 				continue;
 			struct branch *b = &F.br[i];
 			pthread_mutex_lock(&b->mu);
-			while (b->nrets == 0 && !b->dead && !b->done)
-				pthread_cond_wait(&b->cv, &b->mu);
+			while (b->nrets == 0 && !b->dead && !b->done && !stopping)
+				wait_branch(b);
 			pthread_mutex_unlock(&b->mu);
 		}
 	}
@@ -380,9 +438,9 @@ drain(void)
 		for (;;) {
 			discard_late(b);
 			pthread_mutex_lock(&b->mu);
-			int wait = b->discard > 0 && !b->dead && !b->done;
+			int wait = b->discard > 0 && !b->dead && !b->done && !stopping;
 			if (wait)
-				pthread_cond_wait(&b->cv, &b->mu);
+				wait_branch(b);
 			pthread_mutex_unlock(&b->mu);
 			if (!wait)
 				break;
@@ -401,6 +459,7 @@ main(int argc, char **argv)
 	parse_args(argc, argv);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
+	signal(SIGTERM, on_term);
 	for (unsigned i = 0; i < F.nbr; i++)
 		branch_open(&F.br[i]);
 	if (stream_reader_open(&F.in, 0, "stdin", &F.hdr) < 0)
@@ -430,9 +489,11 @@ main(int argc, char **argv)
 		if (F.outq.len)
 			flush_ready();
 		while (F.nheld - F.held_pos > F.max_pending) {
-			abandon(&F.held[F.held_pos]);
+			abandon(&F.held[F.held_pos], 0);
 			flush_ready();
 		}
+		if (stopping)
+			release_all_at_stop();
 	}
 	if (!ended && rc < 0)
 		errx(1, "stdin: %s", F.in.err);
@@ -450,6 +511,16 @@ main(int argc, char **argv)
 		branch_send(&F.br[i], &F.window, 0);
 	drain();
 	for (unsigned i = 0; i < F.nbr; i++) {
+		/* Stopped: an emitter still behind is the driver's to end, not waited for, and
+		 * one it ended is no failure. */
+		pthread_mutex_lock(&F.br[i].mu);
+		int ended = F.br[i].done || F.br[i].dead;
+		pthread_mutex_unlock(&F.br[i].mu);
+		if (stopping && stop_skipped[i])
+			warnx("stopped with %s still behind: %u window%s published without its "
+			      "files", F.br[i].name, stop_skipped[i], stop_skipped[i] == 1 ? "" : "s");
+		if (stopping && (!ended || F.br[i].dead))
+			continue;
 		branch_join(&F.br[i]);
 		if (F.br[i].dead)
 			errx(1, "%s: %s", F.br[i].name, F.br[i].err);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,50 @@
 #include <unistd.h>
 
 #define TMP_SUFFIX ".tmp-XXXXXX"
+
+/* The files this process created and still owns, for the SIGTERM handler: a stage owns a
+ * few at a time (an emitter, one window's files), so a file beyond these is just not
+ * removed at a SIGTERM. */
+#define MAX_OWNED 16
+static char *volatile owned[MAX_OWNED];
+
+static void
+own(char *path)
+{
+	for (int i = 0; i < MAX_OWNED; i++)
+		if (!owned[i]) {
+			owned[i] = path;
+			return;
+		}
+}
+
+static void
+disown(const char *path)
+{
+	for (int i = 0; i < MAX_OWNED; i++)
+		if (owned[i] == path)
+			owned[i] = NULL;
+}
+
+/* Async-signal-safe: unlink, then the default action (SA_RESETHAND) once this returns. */
+static void
+on_term(int sig)
+{
+	for (int i = 0; i < MAX_OWNED; i++) {
+		char *p = owned[i];
+		if (p)
+			unlink(p);
+	}
+	raise(sig);
+}
+
+void
+tmpfile_remove_on_term(void)
+{
+	struct sigaction sa = { .sa_handler = on_term, .sa_flags = SA_RESETHAND };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+}
 
 /* mkostemp creates 0600; published profiles should get the permissions a normal create
  * would give, so read the umask (set and restore: there is no getter). */
@@ -39,6 +84,8 @@ tmpfile_create(struct tmpfile *t, const char *dir, const char *final_name)
 	t->name = t->path + dlen + 1;
 	t->fd = mkostemp(t->path, O_CLOEXEC);
 	t->created = t->fd >= 0;
+	if (t->created)
+		own(t->path);
 	if (t->fd < 0 || fchmod(t->fd, create_mode()) < 0) {
 		snprintf(t->err, sizeof(t->err), "cannot create '%s': %s", t->path,
 			 strerror(errno));
@@ -92,6 +139,8 @@ tmpfile_discard(struct tmpfile *t)
 void
 tmpfile_release(struct tmpfile *t)
 {
+	if (t->path)
+		disown(t->path);
 	free(t->path);
 	t->path = NULL;
 	t->name = NULL;

@@ -128,6 +128,82 @@ index() {
 	[ "$(outputs "$out" cpu svg | wc -l)" -ge 2 ]
 }
 
+# check_stopped_run: after a run stopped with emit-svg stopped (svgpid): every window has
+# its pprof and diagnostics, the windows the emitter had not written say so, and the
+# emitter is gone.
+check_stopped_run() {
+	cat "$BATS_TEST_TMPDIR/err"
+	grep -q "fanout: stopped with emit-svg still behind" "$BATS_TEST_TMPDIR/err"
+	mapfile -t ds < <(outputs "$out" diagnostics json)
+	[ "${#ds[@]}" -ge 3 ]
+	[ "$(outputs "$out" cpu pb.gz | wc -l)" -eq "${#ds[@]}" ]
+	[ "$(grep -c '^wrote .*diagnostics-' "$BATS_TEST_TMPDIR/wrote")" -eq "${#ds[@]}" ]
+	stopped=0
+	for d in "${ds[@]}"; do
+		i=$(index "$d")
+		if jq -e --arg i "$i" '.warnings | any(. == "emit-svg had not written window \($i) when the run was stopped: its files for the window are skipped")' "$out/$d" >/dev/null; then
+			stopped=$((stopped + 1))
+			[ -z "$(ls "$out" | grep -E "^cpu-[0-9a-f]{16}-0*$i-[0-9]+\.svg\$" || true)" ]
+			run -0 jq -e '.output_backpressure.derived_outputs_shed' "$out/$d"
+		fi
+	done
+	echo "$stopped windows published at the stop without their SVG"
+	[ "$stopped" -ge 1 ]
+	# The driver ended the stopped emitter (SIGTERM, then SIGCONT), which left no temporary
+	# file behind.
+	for _ in $(seq 50); do kill -0 "$svgpid" 2>/dev/null || break; sleep 0.1; done
+	! kill -0 "$svgpid" 2>/dev/null
+	svgpid=
+	run -0 bash -c 'ls -A "$1" | grep "^\." | grep -v "^\.modules\$" || true' _ "$out"
+	[ -z "$output" ]
+}
+
+# wait_rp SECONDS: waits for the driver (rp) at most SECONDS, its status in rc.
+wait_rp() {
+	for _ in $(seq $(($1 * 10))); do kill -0 "$rp" 2>/dev/null || break; sleep 0.1; done
+	! kill -0 "$rp" 2>/dev/null || fail "the run did not end within $1 s"
+	rc=0
+	wait "$rp" || rc=$?
+}
+
+@test "backpressure: a run that ended held up by a stopped emitter publishes its windows at SIGTERM" {
+	start_workload cpu_split 60
+	"$RP" record --pid "$wpid" --duration 4s --window 1s --cpu-frequency 99 --svg \
+		--output "$out" >"$BATS_TEST_TMPDIR/wrote" 2>"$BATS_TEST_TMPDIR/err" &
+	rp=$!
+	stop_svg_after_first
+	# The recording ends by itself; collect goes, and the run waits for the emitter.
+	for _ in $(seq 100); do
+		pgrep -f "collect .*--module-cache $out/.modules" >/dev/null || break
+		sleep 0.1
+	done
+	! pgrep -f "collect .*--module-cache $out/.modules" >/dev/null
+	sleep 1
+	kill -0 "$rp"
+	kill -TERM "$rp"
+	wait_rp 10
+	[ "$rc" -eq 0 ]
+	check_stopped_run
+}
+
+@test "backpressure: a second SIGTERM stops waiting for a stopped emitter" {
+	start_workload cpu_split 60
+	"$RP" record --pid "$wpid" --duration 0 --window 1s --cpu-frequency 99 --svg \
+		--output "$out" >"$BATS_TEST_TMPDIR/wrote" 2>"$BATS_TEST_TMPDIR/err" &
+	rp=$!
+	stop_svg_after_first
+	sleep 2
+	# The first stops the recording (collect publishes the current window); the emitter
+	# still holds the end of the run.  The second publishes what waits for it.
+	kill -TERM "$rp"
+	sleep 2
+	kill -0 "$rp"
+	kill -TERM "$rp"
+	wait_rp 10
+	[ "$rc" -eq 0 ]
+	check_stopped_run
+}
+
 @test "backpressure: without a stall nothing is shed and windows publish as they end" {
 	start_workload cpu_split 30
 	run -0 "$RP" record --pid "$wpid" --duration 4s --window 1s --cpu-frequency 99 --svg \
