@@ -64,9 +64,11 @@ root(struct resolver *r, uint32_t phase)
  * stack pointer as their CFI says, up to the first function with a frame (from which the
  * walk is right) or the end of the words. */
 #define MAX_SKIPPED 4
+_Static_assert(STREAM_MAX_TOP <= 32, "struct skipped marks the words read in 32 bits");
 struct skipped {
 	uint64_t ra[MAX_SKIPPED];
 	uint32_t n;
+	uint32_t read;          /* bit w: word w was read (the result depends on no other) */
 };
 
 static void
@@ -87,6 +89,7 @@ skipped_callers(struct resolver *r, struct dwarfstack *dw, const struct fr_offcp
 		int64_t at = sp + ra_off;
 		if (at % 8 || at / 8 >= in->ntop)
 			break;
+		out->read |= 1u << (at / 8);
 		uint64_t ra = stream_offcpu_top(in, interval, (uint32_t)(at / 8));
 		/* Not code of the process: stale words, not a return address. */
 		if (!ra || !proc_find(p, ra - 1))
@@ -98,6 +101,19 @@ skipped_callers(struct resolver *r, struct dwarfstack *dw, const struct fr_offcp
 		sp += cfa_off;
 		look = ra - 1;
 	}
+}
+
+/* Whether interval i has the words that interval j's walk (sk) read: then its walk reads
+ * the same and finds the same callers, and is not done again (a thread that blocks at one
+ * place has the same return addresses there each time, whatever its locals beside them). */
+static int
+same_words(const struct fr_offcpu *in, uint32_t i, uint32_t j, const struct skipped *sk)
+{
+	for (uint32_t w = 0; w < in->ntop; w++)
+		if (sk->read & (1u << w) &&
+		    stream_offcpu_top(in, i, w) != stream_offcpu_top(in, j, w))
+			return 0;
+	return 1;
 }
 
 static int
@@ -234,7 +250,10 @@ offcpu_resolve(struct resolver *r, struct dwarfstack *dw, const struct fr_offcpu
 		return -1;
 	for (i = 0; i < n; i++) {
 		order[i].i = i;
-		skipped_callers(r, dw, in, i, &order[i].sk);
+		if (i > 0 && same_words(in, i, i - 1, &order[i - 1].sk))
+			order[i].sk = order[i - 1].sk;
+		else
+			skipped_callers(r, dw, in, i, &order[i].sk);
 	}
 	for (i = 1; i < n && same_callers(&order[i].sk, &order[0].sk); i++)
 		;
