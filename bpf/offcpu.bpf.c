@@ -57,6 +57,21 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, OFFCPU_USTACK_SLOTS);
+	__type(key, __u32);
+	__type(value, struct offcpu_ustack);
+} ustacks SEC(".maps");
+
+/* A user stack is walked here: it is larger than the program's stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct offcpu_ustack);
+} ustack_scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, OFFCPU_MAX_DEEP);
 	__type(key, __u32);
 	__type(value, struct offcpu_deep);
@@ -107,24 +122,78 @@ task_state(struct task_struct *t)
 	return ((struct task_struct___pre514 *)t)->state;
 }
 
+static __always_inline int
+same_ustack(const struct offcpu_ustack *a, const struct offcpu_ustack *b)
+{
+	if (a->hash != b->hash || a->nr != b->nr)
+		return 0;
+	for (__u32 i = 0; i < OFFCPU_MAX_DEPTH && i < b->nr; i++)
+		if (a->ips[i] != b->ips[i])
+			return 0;
+	return 1;
+}
+
+/* The user stack of the thread leaving the CPU, from its user registers (regs): the
+ * frame-pointer chain the kernel's walk for bpf_get_stackid(BPF_F_USER_STACK) reads, its
+ * pc then the return address of each frame record ({next frame, return address} at the
+ * frame pointer), up to a record that cannot be read or one that does not lead up the
+ * stack.  Walked here with one read per record, it costs about a third of the kernel's
+ * walk (docs/offcpu.md).  Kept in "ustacks": returns the stack id, or -1. */
+static __always_inline __s32
+user_stack(struct pt_regs *regs)
+{
+	__u32 zero = 0;
+	struct offcpu_ustack *u = bpf_map_lookup_elem(&ustack_scratch, &zero);
+	if (!u)
+		return -1;
+	__u64 bp = PT_REGS_FP(regs), pc = PT_REGS_IP(regs), h = 0xcbf29ce484222325ull;
+	__u32 n = 1;
+	u->ips[0] = pc;
+	h = (h ^ pc) * 0x100000001b3ull;
+	for (__u32 i = 1; i < OFFCPU_MAX_DEPTH; i++) {
+		__u64 rec[2];
+		if (bpf_probe_read_user(rec, sizeof(rec), (void *)bp) != 0)
+			break;
+		u->ips[i] = rec[1];
+		h = (h ^ rec[1]) * 0x100000001b3ull;
+		n = i + 1;
+		if (rec[0] <= bp || rec[0] & 7)
+			break;
+		bp = rec[0];
+	}
+	u->nr = n;
+	u->hash = h;
+	for (__u32 p = 0; p < OFFCPU_USTACK_PROBES; p++) {
+		__u32 slot = (__u32)(h + p) & (OFFCPU_USTACK_SLOTS - 1);
+		struct offcpu_ustack *e = bpf_map_lookup_elem(&ustacks, &slot);
+		if (!e) {
+			if (bpf_map_update_elem(&ustacks, &slot, u, BPF_NOEXIST) == 0)
+				return OFFCPU_STACK_SLOTS + slot;
+			/* Another CPU took the slot first: its stack may be this one. */
+			e = bpf_map_lookup_elem(&ustacks, &slot);
+			if (!e)
+				continue;
+		}
+		if (same_ustack(e, u))
+			return OFFCPU_STACK_SLOTS + slot;
+	}
+	return -1;
+}
+
 /* The words at the user stack pointer of the thread leaving the CPU (it is still the
- * current task, so its memory is the one bpf_probe_read_user() reads).  Its user registers
- * are at the top of its kernel stack, found with bpf_task_pt_regs() (Linux 5.15); an older
- * kernel leaves the words zero, and unwind then adds no frame. */
+ * current task, so its memory is the one bpf_probe_read_user() reads), from its user
+ * registers (regs); on x86_64 only, elsewhere they stay zero and unwind adds no frame. */
 static __always_inline void
-read_top(struct task_struct *prev, struct offcpu_start *s)
+read_top(struct pt_regs *regs, __u32 tid, struct offcpu_start *s)
 {
 #if defined(__TARGET_ARCH_x86)
-	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
-		return;
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
 	__u64 sp = regs->sp, bp = regs->bp;
 	if (bpf_probe_read_user(s->top, sizeof(s->top), (void *)sp) != 0)
 		__builtin_memset(s->top, 0, sizeof(s->top));
-	/* A frame pointer outside the stack above sp: the kernel's walk stopped at the leaf. */
+	/* A frame pointer outside the stack above sp: the frame-pointer walk stopped at the leaf. */
 	if (bp >= sp && bp - sp < (1 << 20))
 		return;
-	__u32 zero = 0, tid = prev->pid;
+	__u32 zero = 0;
 	struct offcpu_deep *d = bpf_map_lookup_elem(&deep_scratch, &zero);
 	if (!d)
 		return;
@@ -176,15 +245,23 @@ switch_out(void *ctx, bool preempt, struct task_struct *prev, __u64 *now)
 	struct offcpu_start s = {
 		.ts = switch_time(now), .pid = tgid, .cpu = bpf_get_smp_processor_id(), .phase = phase,
 	};
+	__u32 tid = prev->pid;
 	s.kstack = bpf_get_stackid(ctx, &stacks, 0);
-	s.ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
-	if (s.ustack >= 0)
-		read_top(prev, &s);
+	/* The thread's user registers are at the top of its kernel stack, found with
+	 * bpf_task_pt_regs() (Linux 5.15); an older kernel walks the user stack with
+	 * bpf_get_stackid(), and has no stack-top words. */
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs)) {
+		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+		s.ustack = user_stack(regs);
+		if (s.ustack >= 0)
+			read_top(regs, tid, &s);
+	} else {
+		s.ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+	}
 	if (s.kstack < 0)
 		count(OFFCPU_C_KSTACK_ERR);
 	if (s.ustack < 0)
 		count(OFFCPU_C_USTACK_ERR);
-	__u32 tid = prev->pid;
 	if (bpf_map_update_elem(&starts, &tid, &s, BPF_ANY) != 0)
 		count(OFFCPU_C_STARTS_FULL);
 }

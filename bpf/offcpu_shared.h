@@ -10,6 +10,13 @@
 #define OFFCPU_MAX_TARGETS 1024   /* target processes (tgids) */
 #define OFFCPU_MAX_THREADS 16384  /* threads off the CPU at one time */
 #define OFFCPU_STACK_SLOTS 16384  /* distinct stacks in the stack-trace map */
+/* User stacks the program walks itself (Linux 5.15+, which has bpf_task_pt_regs; before,
+ * bpf_get_stackid walks them into the stack-trace map): a table of OFFCPU_USTACK_SLOTS
+ * stacks, each in one of the OFFCPU_USTACK_PROBES slots after its hash.  A stack id at or
+ * above OFFCPU_STACK_SLOTS names slot id - OFFCPU_STACK_SLOTS of this table; a slot, once
+ * taken, keeps its stack. */
+#define OFFCPU_USTACK_SLOTS 16384
+#define OFFCPU_USTACK_PROBES 4
 /* Words read at the user stack pointer at a switch-out (x86_64; all zero elsewhere or when
  * the read fails): the return address of a leaf function without a frame, which the
  * frame-pointer walk skips, is among them (unwind picks it with the leaf's CFI). */
@@ -20,6 +27,12 @@
  * unwind to walk with the CFI, for at most OFFCPU_MAX_DEEP threads off the CPU at once. */
 #define OFFCPU_DEEP_BYTES 512
 #define OFFCPU_MAX_DEEP 4096
+
+struct offcpu_ustack {
+	__u64 hash;
+	__u32 nr, pad;
+	__u64 ips[OFFCPU_MAX_DEPTH];
+};
 
 struct offcpu_deep {
 	__u64 ts;                 /* the switch-out's: the interval the copy belongs to */
@@ -39,8 +52,9 @@ enum offcpu_phase {
 #define OFFCPU_WANT_RUNQUEUE 2u
 
 /* A thread that left the CPU, kept in the "starts" map under its tid until it runs again.
- * Stack ids index the "stacks" map; a negative id is the helper's error (the stack is
- * missing, usually -EEXIST: a different stack holds the slot). */
+ * Stack ids index the "stacks" map, or from OFFCPU_STACK_SLOTS on the "ustacks" table; a
+ * negative id is an error (the stack is missing: for the map usually -EEXIST, a different
+ * stack holds the slot; for the table, other stacks hold all the slots it may take). */
 struct offcpu_start {
 	__u64 ts;                 /* CLOCK_MONOTONIC ns of the switch-out */
 	__s32 kstack, ustack;

@@ -121,6 +121,7 @@ offcpu_open(pid_t pid, const struct offcpu_config *cfg, char *why, size_t whylen
 	o->starts_fd = bpf_map__fd(o->skel->maps.starts);
 	o->deep_fd = bpf_map__fd(o->skel->maps.deep);
 	o->stacks_fd = bpf_map__fd(o->skel->maps.stacks);
+	o->ustacks_fd = bpf_map__fd(o->skel->maps.ustacks);
 	o->counters_fd = bpf_map__fd(o->skel->maps.counters);
 	o->min_ns = cfg->min_ns;
 	o->deadline_ns = cfg->deadline_ns;
@@ -146,7 +147,7 @@ offcpu_close(struct offcpu *o)
 		return;
 	ring_buffer__free(o->rb);
 	offcpu_bpf__destroy(o->skel);
-	for (size_t i = 0; i < OFFCPU_STACK_SLOTS; i++)
+	for (size_t i = 0; i < OFFCPU_STACK_SLOTS + OFFCPU_USTACK_SLOTS; i++)
 		free(o->stacks[i]);
 	batch_release(&o->batches);
 	free(o->open[0].slots);

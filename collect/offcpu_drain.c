@@ -47,15 +47,32 @@ open_find(struct opentab *t, uint32_t tid, int create)
 	}
 }
 
+/* Reads stack id into ips (OFFCPU_MAX_DEPTH, the end zero-filled); 0 or -1. */
+static int
+stack_read(struct offcpu *o, __s32 id, __u64 *ips)
+{
+	static struct offcpu_ustack u;
+	if (id < OFFCPU_STACK_SLOTS)
+		return bpf_map_lookup_elem(o->stacks_fd, &id, ips) != 0 ? -1 : 0;
+	__u32 slot = (__u32)(id - OFFCPU_STACK_SLOTS);
+	if (bpf_map_lookup_elem(o->ustacks_fd, &slot, &u) != 0)
+		return -1;
+	uint32_t n = u.nr < OFFCPU_MAX_DEPTH ? u.nr : OFFCPU_MAX_DEPTH;
+	memcpy(ips, u.ips, n * sizeof(ips[0]));
+	memset(ips + n, 0, (OFFCPU_MAX_DEPTH - n) * sizeof(ips[0]));
+	return 0;
+}
+
 static const struct cached_stack *
 stack_get(struct offcpu *o, __s32 id)
 {
 	static __u64 buf[OFFCPU_MAX_DEPTH];
-	if (id < 0 || id >= OFFCPU_STACK_SLOTS)
+	if (id < 0 || id >= OFFCPU_STACK_SLOTS + OFFCPU_USTACK_SLOTS)
 		return NULL;
 	if (!o->stacks[id]) {
-		if (bpf_map_lookup_elem(o->stacks_fd, &id, buf) != 0)
+		if (stack_read(o, id, buf) < 0)
 			return NULL;
+		/* Both end at the first zero address, as the stack-trace map's stacks do. */
 		uint16_t n = 0;
 		while (n < OFFCPU_MAX_DEPTH && buf[n])
 			n++;

@@ -13,8 +13,9 @@ _Static_assert(sizeof(struct offcpu_event) % 8 == 0, "ring records stay 8-byte a
 _Static_assert(sizeof(struct offcpu_start) % 8 == 0, "map values keep their layout");
 _Static_assert(sizeof(struct offcpu_deep_event) % 8 == 0, "ring records stay 8-byte aligned");
 
-/* A stack of the "stacks" map, read once: an id never changes its stack, since the program
- * stores without BPF_F_REUSE_STACKID and nothing deletes. */
+/* A stack of the "stacks" map or the "ustacks" table, read once: an id never changes its
+ * stack, since the program stores without BPF_F_REUSE_STACKID, takes only free slots of the
+ * table, and nothing deletes. */
 struct cached_stack {
 	uint16_t n;
 	int16_t skip;           /* own frames at the leaf of a kernel stack, -1: not known */
@@ -38,13 +39,13 @@ struct opentab {
 struct offcpu {
 	struct offcpu_bpf *skel;
 	struct ring_buffer *rb;
-	int starts_fd, stacks_fd, counters_fd, ncpu;
+	int starts_fd, stacks_fd, ustacks_fd, counters_fd, ncpu;
 	uint64_t min_ns;
 	uint64_t deadline_ns;   /* 0: none */
 	size_t (*own_frames)(void *arg, const uint64_t *ips, size_t n);
 	void (*before)(void *arg, uint32_t pid, const uint64_t *kips, size_t n);
 	void *arg;
-	struct cached_stack *stacks[OFFCPU_STACK_SLOTS];
+	struct cached_stack *stacks[OFFCPU_STACK_SLOTS + OFFCPU_USTACK_SLOTS];
 	struct opentab open[2]; /* this drain's threads, and the previous drain's */
 	int cur;
 	uint64_t counted[OFFCPU_C_MAX]; /* counter values already written as FR_LOST */
