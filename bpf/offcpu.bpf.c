@@ -20,6 +20,9 @@
 #include "offcpu_shared.h"
 
 #define TASK_DEAD_STATE 0x80    /* TASK_DEAD: the last switch of an exiting thread */
+/* One load or store, in program order with the others around it (barrier()). */
+#define READ_ONCE(x) (*(volatile __typeof__(x) *)&(x))
+#define WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
 
 const volatile __u64 min_ns = 0;            /* --offcpu-min-duration-us */
 const volatile __u32 phases = OFFCPU_WANT_BLOCKED;
@@ -230,9 +233,13 @@ switch_out(void *ctx, bool preempt, struct task_struct *prev, __u64 *now)
 	} else if (target_tgid ? tgid != target_tgid : !bpf_map_lookup_elem(&targets, &tgid)) {
 		return;
 	}
+	__u32 tid = prev->pid;
 	long state = task_state(prev);
-	if (state & TASK_DEAD_STATE)
+	/* The thread's entry (below) goes with the thread. */
+	if (state & TASK_DEAD_STATE) {
+		bpf_map_delete_elem(&starts, &tid);
 		return;
+	}
 	/* The scheduler keeps a preempted task runnable whatever its state says. */
 	__u32 phase = preempt ? OFFCPU_PREEMPTED : state == 0 ? OFFCPU_YIELDED : OFFCPU_BLOCKED;
 	__u32 want = phase == OFFCPU_BLOCKED ? OFFCPU_WANT_BLOCKED : OFFCPU_WANT_RUNQUEUE;
@@ -245,7 +252,6 @@ switch_out(void *ctx, bool preempt, struct task_struct *prev, __u64 *now)
 	struct offcpu_start s = {
 		.ts = switch_time(now), .pid = tgid, .cpu = bpf_get_smp_processor_id(), .phase = phase,
 	};
-	__u32 tid = prev->pid;
 	s.kstack = bpf_get_stackid(ctx, &stacks, 0);
 	/* The thread's user registers are at the top of its kernel stack, found with
 	 * bpf_task_pt_regs() (Linux 5.15); an older kernel walks the user stack with
@@ -262,15 +268,31 @@ switch_out(void *ctx, bool preempt, struct task_struct *prev, __u64 *now)
 		count(OFFCPU_C_KSTACK_ERR);
 	if (s.ustack < 0)
 		count(OFFCPU_C_USTACK_ERR);
-	if (bpf_map_update_elem(&starts, &tid, &s, BPF_ANY) != 0)
+	/* A thread keeps its entry from one interval to the next (its ts is 0 while it runs),
+	 * written in place: an update and a delete of a hash map entry per interval cost about
+	 * a tenth of a recorded switch.  collect reads entries while they change, so ts goes
+	 * to 0 before the rest is written and takes its value last, and collect keeps only a
+	 * read that a second read gives again (collect/offcpu_drain.c). */
+	struct offcpu_start *e = bpf_map_lookup_elem(&starts, &tid);
+	if (e) {
+		WRITE_ONCE(e->ts, 0);
+		barrier();
+		__u64 ts = s.ts;
+		s.ts = 0;
+		__builtin_memcpy(e, &s, sizeof(s));
+		barrier();
+		WRITE_ONCE(e->ts, ts);
+	} else if (bpf_map_update_elem(&starts, &tid, &s, BPF_NOEXIST) != 0) {
 		count(OFFCPU_C_STARTS_FULL);
+	}
 }
 
-/* The thread's interval is told or dropped: its start and its stack copy go. */
+/* The thread's interval (s, its entry) is told or dropped: it is marked ended, and its
+ * stack copy goes. */
 static __always_inline void
-forget(__u32 tid, struct offcpu_deep *d)
+forget(struct offcpu_start *s, __u32 tid, struct offcpu_deep *d)
 {
-	bpf_map_delete_elem(&starts, &tid);
+	WRITE_ONCE(s->ts, 0);
 	if (d)
 		bpf_map_delete_elem(&deep, &tid);
 }
@@ -282,13 +304,13 @@ switch_in(struct task_struct *next, __u64 *now)
 		return;
 	__u32 tid = next->pid;
 	struct offcpu_start *s = bpf_map_lookup_elem(&starts, &tid);
-	if (!s)
+	if (!s || !READ_ONCE(s->ts))
 		return;
 	__u64 end = switch_time(now);
 	struct offcpu_deep *d = s->deep ? bpf_map_lookup_elem(&deep, &tid) : NULL;
 	if (end - s->ts < min_ns) {
 		count(OFFCPU_C_FILTERED);
-		forget(tid, d);
+		forget(s, tid, d);
 		return;
 	}
 	struct offcpu_event *e;
@@ -302,7 +324,7 @@ switch_in(struct task_struct *next, __u64 *now)
 	}
 	if (!e) {
 		count(OFFCPU_C_RING_DROPS);
-		forget(tid, d);
+		forget(s, tid, d);
 		return;
 	}
 	e->start = s->ts;
@@ -314,7 +336,7 @@ switch_in(struct task_struct *next, __u64 *now)
 	e->kstack = s->kstack;
 	e->ustack = s->ustack;
 	__builtin_memcpy(e->top, s->top, sizeof(e->top));
-	forget(tid, d);
+	forget(s, tid, d);
 	__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
 			      BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 	bpf_ringbuf_submit(e, flags);

@@ -8,7 +8,7 @@
 
 #define OFFCPU_MAX_DEPTH 127      /* addresses per stack, as the perf callchains */
 #define OFFCPU_MAX_TARGETS 1024   /* target processes (tgids) */
-#define OFFCPU_MAX_THREADS 16384  /* threads off the CPU at one time */
+#define OFFCPU_MAX_THREADS 16384  /* target threads with an entry (from a switch-out to exit) */
 #define OFFCPU_STACK_SLOTS 16384  /* distinct stacks in the stack-trace map */
 /* User stacks the program walks itself (Linux 5.15+, which has bpf_task_pt_regs; before,
  * bpf_get_stackid walks them into the stack-trace map): a table of OFFCPU_USTACK_SLOTS
@@ -51,7 +51,8 @@ enum offcpu_phase {
 #define OFFCPU_WANT_BLOCKED 1u
 #define OFFCPU_WANT_RUNQUEUE 2u
 
-/* A thread that left the CPU, kept in the "starts" map under its tid until it runs again.
+/* A thread that left the CPU, in the "starts" map under its tid; ts is 0 once it runs again
+ * (the entry stays, for its next interval, until the thread exits).
  * Stack ids index the "stacks" map, or from OFFCPU_STACK_SLOTS on the "ustacks" table; a
  * negative id is an error (the stack is missing: for the map usually -EEXIST, a different
  * stack holds the slot; for the table, other stacks hold all the slots it may take). */
@@ -80,7 +81,7 @@ struct offcpu_deep_event {
 /* Per-CPU counters ("counters" map); user space sums the CPUs. */
 enum offcpu_counter {
 	OFFCPU_C_RING_DROPS = 0,  /* ring buffer full: the interval is lost */
-	OFFCPU_C_STARTS_FULL,     /* too many threads off the CPU: the interval is not seen */
+	OFFCPU_C_STARTS_FULL,     /* too many target threads: the interval is not seen */
 	OFFCPU_C_KSTACK_ERR,      /* kernel stack could not be stored */
 	OFFCPU_C_USTACK_ERR,      /* user stack could not be stored */
 	OFFCPU_C_FILTERED,        /* shorter than --offcpu-min-duration-us */

@@ -182,21 +182,27 @@ open_deep(struct offcpu *o, const struct open_slot *s)
 }
 
 /* Reads the "starts" map into the current table, keeping what the previous drain had
- * reported of the same interval.  Keys can move while we walk; a restart only repeats. */
+ * reported of the same interval.  Keys can move while we walk; a restart only repeats.
+ * The program writes a thread's entry in place, ts 0 first and the new ts last: an entry
+ * with ts 0 is a thread on the CPU, and a read is kept only when a second read gives it
+ * again (one that changed in between is an interval that ended, which the ring has, or
+ * one that began at this very moment, reported from the next drain on). */
 static void
 scan_open(struct offcpu *o)
 {
 	struct opentab *now = &o->open[o->cur], *before = &o->open[o->cur ^ 1];
 	__u32 key, next;
-	struct offcpu_start s;
+	struct offcpu_start s, again;
 	int first = 1;
 	for (int guard = 0; guard < 4 * OFFCPU_MAX_THREADS; guard++) {
 		if (bpf_map_get_next_key(o->starts_fd, first ? NULL : &key, &next) != 0)
 			break;
 		first = 0;
 		key = next;
-		if (bpf_map_lookup_elem(o->starts_fd, &key, &s) != 0)
-			continue; /* it ran again meanwhile: the ring has it */
+		if (bpf_map_lookup_elem(o->starts_fd, &key, &s) != 0 || s.ts == 0 ||
+		    bpf_map_lookup_elem(o->starts_fd, &key, &again) != 0 ||
+		    memcmp(&s, &again, sizeof(s)) != 0)
+			continue;
 		struct open_slot *slot = open_find(now, key, 1), *old = open_find(before, key, 0);
 		slot->s = s;
 		slot->until = old && old->s.ts == s.ts ? old->until : 0;
