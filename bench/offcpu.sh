@@ -41,16 +41,19 @@
 # to bare; p10 is --offcpu-probability 10):
 #
 #   regime  bare trips/s  rp-offcpu  rp-offcpu-p10  offcputime  rp/offcputime
-#   split          14249      1.296          1.072       1.311          1.031
-#   busy           32791      0.884          0.917       0.896          0.999
-#   shared        146318      0.543          0.866       0.398          1.369
+#   split          66345      0.874          0.965       0.729          1.013
+#   busy           39047      0.870          1.014       0.854          1.060
+#   shared        140521      0.652          0.816       0.434          1.453
 #
-# Run to run, split and busy move by several percent: other runs had rp/offcputime at
-# 0.93-1.05 there, and p10 at 0.92-0.95 in busy.  BPF_STATS=1 (RUNS=5, busy) gave the
-# kernel's time per program run: rp 2,848 ns, offcputime 2,732 (the read of the stack-top
-# words costs rp under 0.1 us); shared: rp 2,780, offcputime 5,079.  With the program made
-# to return at once (an experiment, not an option), busy still ran at 0.96 of bare, and
-# without its two stack walks at 0.95: the walks are what exact recording costs.
+# Rates on this shared machine move by 10-30% from run to run (bare busy ran from 35,000 to
+# 51,000 in that run), so a ratio within 0.05 of another is a tie; another run had p10 at
+# 0.93-0.94 in split and busy.  BPF_STATS=1 (RUNS=3) gave the kernel's time per program
+# run: split rp 1,972 ns, offcputime 2,981; busy 1,781 and 2,651; shared 1,896 and 4,250.
+# Of rp's, the kernel stack walk is about 1.4 us and the program's own user-stack walk 0.3
+# (bpf_get_stackid's was 0.9): on one CPU the two kernel walks of a round trip are 2.8 us
+# of 7, which is why no recorder that walks the stacks of each switch is within 5% there.
+# On an earlier host where waking an idle CPU took about 60 us, split ran 14,000 round
+# trips a second bare and both exact profilers beat bare (a busier CPU wakes faster).
 # shellcheck disable=SC1091 # common.sh is read from beside this script
 set -u
 . "$(dirname "$0")/common.sh"
