@@ -46,8 +46,9 @@
 #   shared        140521      0.652          0.816       0.434          1.453
 #
 # Rates on this shared machine move by 10-30% from run to run (bare busy ran from 35,000 to
-# 51,000 in that run), so a ratio within 0.05 of another is a tie; another run had p10 at
-# 0.93-0.94 in split and busy.  BPF_STATS=1 (RUNS=3) gave the kernel's time per program
+# 51,000 in that run), so a ratio within 0.05 of another is a tie.  A second run of the
+# same build: split rp 0.750, p10 1.011, offcputime 0.731 (rp/offcputime 1.041); busy
+# 0.832, 0.948, 0.770 (1.080); shared 0.661, 0.878, 0.432 (1.530).  BPF_STATS=1 (RUNS=3) gave the kernel's time per program
 # run: split rp 1,972 ns, offcputime 2,981; busy 1,781 and 2,651; shared 1,896 and 4,250.
 # Of rp's, the kernel stack walk is about 1.4 us and the program's own user-stack walk 0.3
 # (bpf_get_stackid's was 0.9): on one CPU the two kernel walks of a round trip are 2.8 us
