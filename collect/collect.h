@@ -24,7 +24,8 @@ struct collect_opts {
 	const char *save_stream;
 	int verbose;
 	char **launch_argv;             /* --launch -- CMD...: run it, attach before it starts */
-	int launch_stdout_fd;           /* the command's stdout (-1: collect's stderr) */
+	int launch_stdout_fd;           /* the command's stdout (-1: its stderr) */
+	int launch_stderr_fd;           /* the command's stderr (-1: collect's) */
 	int check;                      /* --check: options and preflight only, then exit */
 	int allow_partial;              /* leaf-only stacks when no unwind tables exist */
 	uint64_t window_ns;             /* the windows the fallback judges (as aggregate's) */
@@ -93,7 +94,7 @@ void synth_process(struct collect *c, pid_t pid, uint64_t time);
 void collect_attach(struct collect *c);
 
 /* launch.c: starts argv stopped right after its exec; returns its pid. */
-pid_t launch_start(char **argv, int stdout_fd);
+pid_t launch_start(char **argv, int stdout_fd, int stderr_fd);
 /* Lets the stopped command run. */
 void launch_resume(pid_t pid);
 /* The command's exit status once it ended (reaps it), -1 if unknown. */

@@ -34,6 +34,10 @@ signals_setup(void)
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
+	/* Inherited as ignored (a driver's background job), they would still be stopped here:
+	 * a blocked signal is never ignored, but put the default back all the same. */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
 		err(1, "sigprocmask");
 	/* A closed stdout must be a write error we report, not a silent death. */
@@ -96,7 +100,8 @@ main(int argc, char **argv)
 		return 0;
 	}
 	if (c.o.launch_argv)
-		c.o.pid = launch_start(c.o.launch_argv, c.o.launch_stdout_fd);
+		c.o.pid = launch_start(c.o.launch_argv, c.o.launch_stdout_fd,
+				       c.o.launch_stderr_fd);
 	preflight_run(&c.o, &pf);
 	int pidfd = open_pidfd(c.o.pid);
 	/* The launch cgroup is named after the session. */

@@ -15,8 +15,8 @@
 #define DEFAULT_WINDOW_NS 60000000000ull /* as aggregate's */
 
 enum { OPT_PID = 256, OPT_DURATION, OPT_FREQ, OPT_UNWIND, OPT_PROFILES, OPT_KIND,
-       OPT_RESUME, OPT_CACHE, OPT_MAX_THREADS, OPT_SAVE, OPT_LAUNCH, OPT_LAUNCH_FD, OPT_CHECK, OPT_PARTIAL,
-       OPT_WINDOW };
+       OPT_RESUME, OPT_CACHE, OPT_MAX_THREADS, OPT_SAVE, OPT_LAUNCH, OPT_LAUNCH_FD,
+       OPT_LAUNCH_ERR_FD, OPT_CHECK, OPT_PARTIAL, OPT_WINDOW };
 
 static const struct option longopts[] = {
 	{ "pid", required_argument, NULL, OPT_PID },
@@ -33,6 +33,7 @@ static const struct option longopts[] = {
 	{ "check", no_argument, NULL, OPT_CHECK },
 	{ "allow-partial", no_argument, NULL, OPT_PARTIAL },
 	{ "launch-stdout-fd", required_argument, NULL, OPT_LAUNCH_FD },
+	{ "launch-stderr-fd", required_argument, NULL, OPT_LAUNCH_ERR_FD },
 	{ "window", required_argument, NULL, OPT_WINDOW },
 	{ "offcpu-phase", required_argument, NULL, OPT_OFFCPU_PHASE },
 	{ "offcpu-min-duration-us", required_argument, NULL, OPT_OFFCPU_MIN },
@@ -60,7 +61,8 @@ usage(void)
 	       "                        its descendants too, through a cgroup v2 made under\n"
 	       "                        $RUSTPROFILE_CGROUP_PARENT (default: the cgroup v2\n"
 	       "                        mount) and removed at the end\n"
-	       "  --launch-stdout-fd N  the command's stdout is fd N (default: stderr)\n"
+	       "  --launch-stdout-fd N  the command's stdout is fd N (default: its stderr)\n"
+	       "  --launch-stderr-fd N  the command's stderr is fd N (default: collect's)\n"
 	       "  --check               check the options and run the preflight (with --pid),\n"
 	       "                        then exit without recording\n"
 	       "  --duration DUR        stop after DUR (10s, 2m, 500ms, 1h30m); 0 = until the\n"
@@ -160,6 +162,9 @@ opt_value(struct collect_opts *o, int c, const char *arg)
 	case OPT_LAUNCH_FD:
 		o->launch_stdout_fd = (int)num("--launch-stdout-fd", arg, 0, 1 << 20);
 		break;
+	case OPT_LAUNCH_ERR_FD:
+		o->launch_stderr_fd = (int)num("--launch-stderr-fd", arg, 0, 1 << 20);
+		break;
 	}
 }
 
@@ -168,6 +173,7 @@ opts_parse(int argc, char **argv, struct collect_opts *o)
 {
 	*o = (struct collect_opts){ .freq = DEFAULT_FREQ, .unwind = "auto", .kind = "pid",
 				    .max_threads = DEFAULT_MAX_THREADS, .launch_stdout_fd = -1,
+				    .launch_stderr_fd = -1,
 				    .window_ns = DEFAULT_WINDOW_NS };
 	offcpu_defaults(o);
 	int launch = 0;
