@@ -1,6 +1,8 @@
 /*
  * Module cache writer.  Files are written to a temporary name and renamed, so a reader
  * never sees a partial copy, and made 0644 in 0755 directories whatever our umask is.
+ * collect runs as root, but what it creates belongs to the owner of the output directory
+ * (the cache's parent): the user whose profiles these are can remove them without root.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,11 +18,19 @@
 #include "procfs.h"
 
 static int
-mkdir_0755(const char *path)
+mkdir_0755(const struct modcache *m, const char *path)
 {
-	if (mkdir(path, 0755) < 0 && errno != EEXIST)
+	if (mkdir(path, 0755) < 0) {
+		if (errno != EEXIST)
+			return -1;
+		return 0;
+	}
+	if (chmod(path, 0755) < 0 && errno != EPERM)
 		return -1;
-	return chmod(path, 0755) < 0 && errno != EPERM ? -1 : 0;
+	/* Not ours to give away (not root): it stays ours, which is as good. */
+	if (chown(path, m->uid, m->gid) < 0 && errno != EPERM)
+		return -1;
+	return 0;
 }
 
 int
@@ -30,7 +40,20 @@ modcache_init(struct modcache *m, const char *dir)
 	if (!dir)
 		return 0;
 	struct stat st;
-	if (stat(dir, &st) < 0 && mkdir_0755(dir) < 0)
+	char parent[PATH_MAX];
+	snprintf(parent, sizeof(parent), "%s", dir);
+	char *slash = strrchr(parent, '/');
+	if (!slash)
+		snprintf(parent, sizeof(parent), ".");
+	else if (slash == parent)
+		parent[1] = 0;
+	else
+		*slash = 0;
+	if (stat(parent, &st) < 0)
+		return -1;
+	m->uid = st.st_uid;
+	m->gid = st.st_gid;
+	if (stat(dir, &st) < 0 && mkdir_0755(m, dir) < 0)
 		return -1;
 	m->dir = strdup(dir);
 	return m->dir ? 0 : -1;
@@ -75,7 +98,7 @@ copy_fd(int in, int out)
 }
 
 static int
-modcache_copy(int in, const char *final, char *err, size_t errlen)
+modcache_copy(const struct modcache *m, int in, const char *final, char *err, size_t errlen)
 {
 	char tmp[PATH_MAX + 80];
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", final, (int)getpid()) >= sizeof(tmp)) {
@@ -90,6 +113,8 @@ modcache_copy(int in, const char *final, char *err, size_t errlen)
 	int rc = copy_fd(in, out);
 	if (rc == 0)
 		rc = fchmod(out, 0644);
+	if (rc == 0 && fchown(out, m->uid, m->gid) < 0 && errno != EPERM)
+		rc = -1;
 	if (close(out) < 0)
 		rc = -1;
 	if (rc == 0)
@@ -111,10 +136,10 @@ modcache_add(struct modcache *m, const uint8_t *bid, size_t len, pid_t pid,
 	for (size_t i = 0; i < len; i++)
 		snprintf(hex + 2 * i, 3, "%02x", bid[i]);
 	snprintf(dir, sizeof(dir), "%s/.build-id", m->dir);
-	if (mkdir_0755(dir) < 0)
+	if (mkdir_0755(m, dir) < 0)
 		goto dir_fail;
 	snprintf(dir, sizeof(dir), "%s/.build-id/%.2s", m->dir, hex);
-	if (mkdir_0755(dir) < 0)
+	if (mkdir_0755(m, dir) < 0)
 		goto dir_fail;
 	snprintf(final, sizeof(final), "%s/%s", dir, hex + 2);
 	if (access(final, F_OK) == 0)
@@ -133,7 +158,7 @@ modcache_add(struct modcache *m, const uint8_t *bid, size_t len, pid_t pid,
 		snprintf(err, errlen, "'%s' of pid %d no longer has build id %s", path, (int)pid,
 			 hex);
 	else
-		rc = modcache_copy(in, final, err, errlen);
+		rc = modcache_copy(m, in, final, err, errlen);
 	close(in);
 	return rc;
 dir_fail:

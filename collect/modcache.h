@@ -13,9 +13,12 @@ struct modcache {
 	char *dir;              /* NULL: no cache */
 	uint8_t (*done)[21];    /* build ids handled: length byte then the id */
 	size_t n, cap;
+	uid_t uid;              /* owner of what the cache holds: the owner of DIR's parent, */
+	gid_t gid;              /* the output directory, so that its user can remove it */
 };
 
-/* Creates DIR (0755) when missing.  0, or -1 with errno set. */
+/* Creates DIR (0755) when missing, owned as its parent directory is.  0, or -1 with errno
+ * set. */
 int modcache_init(struct modcache *m, const char *dir);
 /* Copies the mapped file into the cache unless it is there or was handled already.
  * 0, or -1 with a reason in err (collect goes on without that file). */
