@@ -19,7 +19,10 @@
  * the waiting: every window still held is published at once without the files of the
  * emitters that have not given it back, with a warning, and fanout exits without waiting
  * for those emitters, so a stopped emitter can hold up the end of a run only until the
- * user says stop.
+ * user says stop.  The completion budget (--completion-budget, 30 s) does the same by
+ * itself once the stream's end frame has waited that long, so a run ends within the budget
+ * after its recording ended.  Either way the exit status is 5 when a window went without
+ * some derived files.
  * An emitter that fails or ends early is an error: one line, exit 1, after forwarding what
  * was complete.
  */
@@ -39,6 +42,8 @@
 #define MAX_BRANCHES 8
 #define DEFAULT_MAX_PENDING 3
 #define MAX_MAX_PENDING 1000
+#define DEFAULT_BUDGET_NS 30000000000ull
+#define EXIT_SKIPPED 5 /* published, but some windows without a branch's files */
 
 /* A window end on its way out, with what it waits for. */
 struct held {
@@ -46,6 +51,7 @@ struct held {
 	size_t at;              /* offset of its FR_WINDOW_END in the out queue */
 	unsigned expect;        /* bit i: branch i got the window whole */
 	unsigned abandoned;     /* bit i: published without branch i's files */
+	unsigned shed_for;      /* bit i: shed for branch i, busy with an earlier window */
 	int at_stop;            /* abandoned because the run was stopped (SIGTERM) */
 	uint64_t shed, skipped_files, pending;
 };
@@ -62,10 +68,15 @@ static struct fanout {
 	struct held *held;
 	size_t nheld, capheld, held_pos;
 	unsigned max_pending;   /* windows that may wait for a branch at once */
-} F = { .max_pending = DEFAULT_MAX_PENDING };
+	uint64_t budget_ns;     /* how long the end may wait for the branches (0: forever) */
+	uint64_t deadline;      /* CLOCK_MONOTONIC ns when that ends, from the end frame */
+	int check;
+} F = { .max_pending = DEFAULT_MAX_PENDING, .budget_ns = DEFAULT_BUDGET_NS };
 
 /* Set by SIGTERM: windows stop waiting for the branches. */
 static volatile sig_atomic_t stopping;
+/* Set when the completion budget ran out (the warnings say so). */
+static int out_of_budget;
 /* Windows published without each branch because of the stop, for the closing message. */
 static unsigned stop_skipped[MAX_BRANCHES];
 
@@ -97,8 +108,15 @@ usage(FILE *f, int status)
 		"                           not given it back, with a warning, and the files they\n"
 		"                           write for it later are removed (commit)\n"
 		"\n"
+		"  --completion-budget DURATION  how long the windows still waiting at the end of\n"
+		"                           the stream may wait for the branches (default 30s;\n"
+		"                           0: no limit); then they are published as at SIGTERM\n"
+		"  --check                  validate the options and exit\n"
+		"\n"
 		"SIGTERM publishes every window still waiting at once, without the files of the\n"
-		"branches that have not given it back, and ends without waiting for them.\n",
+		"branches that have not given it back, and ends without waiting for them.\n"
+		"Exit status 5: every window was published, some without a branch's files because\n"
+		"of SIGTERM or the completion budget (the warnings name them).\n",
 		MAX_BRANCHES, MAX_MAX_PENDING, DEFAULT_MAX_PENDING);
 	exit(status);
 }
@@ -109,6 +127,8 @@ parse_args(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "branch", required_argument, NULL, 'b' },
 		{ "max-pending-windows", required_argument, NULL, 'p' },
+		{ "completion-budget", required_argument, NULL, 'B' },
+		{ "check", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -126,6 +146,16 @@ parse_args(int argc, char **argv)
 			F.max_pending = (unsigned)v;
 			continue;
 		}
+		if (c == 'B') {
+			char why[200];
+			if (parse_duration(optarg, &F.budget_ns, why, sizeof(why)) < 0)
+				errx(1, "--completion-budget: %s", why);
+			continue;
+		}
+		if (c == 'c') {
+			F.check = 1;
+			continue;
+		}
 		if (c != 'b')
 			errx(1, "unknown option or missing value '%s' (see --help)",
 			     argv[optind - 1]);
@@ -140,7 +170,7 @@ parse_args(int argc, char **argv)
 	}
 	if (optind < argc)
 		errx(1, "unexpected argument '%s' (see --help)", argv[optind]);
-	if (F.nbr == 0)
+	if (F.nbr == 0 && !F.check)
 		errx(1, "no --branch given (see --help)");
 }
 
@@ -188,6 +218,7 @@ submit(uint32_t index)
 			shed_copy(&F.window, &kept);
 			branch_send(b, &kept, 0);
 			h.shed = 1;
+			h.shed_for |= 1u << i;
 			h.skipped_files += files ? files : 1;
 		} else {
 			branch_send(b, &F.window, 1);
@@ -329,10 +360,15 @@ release(struct held *h, const struct frame *end)
 			set_stat(&we, r->stats[k].key, r->stats[k].value);
 	}
 	for (unsigned i = 0; i < F.nbr; i++) {
-		if (!(h->abandoned & (1u << i)))
+		if (!((h->abandoned | h->shed_for) & (1u << i)))
 			continue;
 		char text[300], when[80];
-		if (h->at_stop)
+		if (h->shed_for & (1u << i))
+			snprintf(when, sizeof(when), "as it was still writing an earlier window");
+		else if (h->at_stop && out_of_budget)
+			snprintf(when, sizeof(when), "within the completion budget of %.3g s",
+				 (double)F.budget_ns / 1e9);
+		else if (h->at_stop)
 			snprintf(when, sizeof(when), "when the run was stopped");
 		else
 			snprintf(when, sizeof(when), "when %u later windows had ended",
@@ -405,15 +441,36 @@ wait_branch(struct branch *b)
 	pthread_cond_timedwait(&b->cv, &b->mu, &t);
 }
 
+static uint64_t
+now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* SIGTERM came, or the completion budget has run out (which then counts as SIGTERM). */
+static int
+stop_now(void)
+{
+	if (!stopping && F.deadline && now_ns() >= F.deadline) {
+		out_of_budget = 1;
+		stopping = 1;
+	}
+	return stopping;
+}
+
 /* After the end frame: waits for the branches to give back the windows they were sent, or
- * for SIGTERM. */
+ * for SIGTERM, or for the completion budget to run out. */
 static void
 drain(void)
 {
+	if (F.budget_ns)
+		F.deadline = now_ns() + F.budget_ns;
 	for (unsigned i = 0; i < F.nbr; i++)
 		branch_close(&F.br[i]);
 	for (;;) {
-		if (stopping)
+		if (stop_now())
 			release_all_at_stop();
 		flush_ready();
 		if (F.outq.len == 0)
@@ -427,7 +484,7 @@ drain(void)
 				continue;
 			struct branch *b = &F.br[i];
 			pthread_mutex_lock(&b->mu);
-			while (b->nrets == 0 && !b->dead && !b->done && !stopping)
+			while (b->nrets == 0 && !b->dead && !b->done && !stop_now())
 				wait_branch(b);
 			pthread_mutex_unlock(&b->mu);
 		}
@@ -438,7 +495,7 @@ drain(void)
 		for (;;) {
 			discard_late(b);
 			pthread_mutex_lock(&b->mu);
-			int wait = b->discard > 0 && !b->dead && !b->done && !stopping;
+			int wait = b->discard > 0 && !b->dead && !b->done && !stop_now();
 			if (wait)
 				wait_branch(b);
 			pthread_mutex_unlock(&b->mu);
@@ -457,6 +514,8 @@ main(int argc, char **argv)
 	int rc, ended = 0;
 
 	parse_args(argc, argv);
+	if (F.check)
+		return 0;
 	signal(SIGINT, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGTERM, on_term);
@@ -517,8 +576,9 @@ main(int argc, char **argv)
 		int ended = F.br[i].done || F.br[i].dead;
 		pthread_mutex_unlock(&F.br[i].mu);
 		if (stopping && stop_skipped[i])
-			warnx("stopped with %s still behind: %u window%s published without its "
-			      "files", F.br[i].name, stop_skipped[i], stop_skipped[i] == 1 ? "" : "s");
+			warnx("%s with %s still behind: %u window%s published without its files",
+			      out_of_budget ? "completion budget ran out" : "stopped", F.br[i].name,
+			      stop_skipped[i], stop_skipped[i] == 1 ? "" : "s");
 		if (stopping && (!ended || F.br[i].dead))
 			continue;
 		branch_join(&F.br[i]);
@@ -532,5 +592,8 @@ main(int argc, char **argv)
 	rawbuf_free(&F.window);
 	rawbuf_free(&F.outq);
 	free(F.held);
+	for (unsigned i = 0; i < F.nbr; i++)
+		if (stop_skipped[i])
+			return EXIT_SKIPPED;
 	return 0;
 }
