@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # rustprofile: wires the profiler's stages into a pipeline for each subcommand.
 #
 # USAGE
@@ -9,10 +9,26 @@
 #
 # record/launch run, as root:
 #   collect ──▶ [tee FILE] ──▶ unwind ──▶ aggregate ──▶ emit-pprof ──▶ commit ──▶ "wrote PATH"
-# with every stage after collect started as an unprivileged user (the sudo caller, else
-# nobody) with no capabilities and no-new-privs.  replay feeds a saved stream to unwind;
-# import turns a perf.data or simpleperf capture into the same stream (import stage first).
-# The same pipeline can be typed by hand; see README.md.
+# Every stage after collect runs as whoever asked for the files (the sudo caller, else the
+# owner of the output directory), with no capabilities, no-new-privs, and, in the stage
+# itself, a Landlock ruleset that lets it write only beneath the output directory (README,
+# "Privileges").  replay feeds a saved stream to unwind; import turns a perf.data or
+# simpleperf capture into the same stream (import stage first).  The same pipeline can be
+# typed by hand; see README.md.
+#
+# Option values are kept as single arguments all the way to the stages: nothing is re-split.
+# Every stage's stderr goes to a file of its own; at the end the driver shows the warnings of
+# the stages that succeeded and the reason of the first stage that failed for a reason of its
+# own (a stage whose reader stopped exits 3 or dies of SIGPIPE, one whose input ended early
+# exits 4: those only echo another stage's failure).
+#
+# EXIT STATUS
+#   0  every window was published whole
+#   1  a stage or the driver failed (one line says which and why)
+#   2  usage: no command
+#   3  every window's pprof and diagnostics were published, but derived files (SVG, Firefox)
+#      of some windows were skipped: an emitter had not finished them within the completion
+#      budget after --duration or a stop (the warnings name them)
 #
 # EXAMPLE
 #   sudo ./rustprofile.sh record --pid 1234 --duration 10s --window 2s --output ./profiles
@@ -20,10 +36,20 @@
 #   wrote ./profiles/diagnostics-5f0c…-000000-1732870000000000000.json
 set -eu
 
+# A run started with SIGINT or SIGTERM ignored (a script's `cmd &`, nohup) could not trap
+# them (a shell may not trap what was ignored on entry): start again with both at default.
+case $(trap -p INT TERM) in
+*"''"*)
+	if [ -z "${RUSTPROFILE_SIGNALS_RESET:-}" ]; then
+		RUSTPROFILE_SIGNALS_RESET=1 exec env --default-signal=INT,TERM "$BASH" "$0" "$@"
+	fi ;;
+esac
+unset RUSTPROFILE_SIGNALS_RESET
+
 prog=rustprofile
 # Installed, PREFIX/bin/rustprofile is a link to PREFIX/libexec/rustprofile/rustprofile.sh.
-self=$(readlink -f "$0" 2>/dev/null || echo "$0")
-here=$(cd "$(dirname "$self")" && pwd)
+self=$(readlink -f -- "$0" 2>/dev/null || echo "$0")
+here=$(cd -- "$(dirname -- "$self")" && pwd)
 if [ -n "${RP_BIN:-}" ]; then
 	bin=$RP_BIN
 elif [ -f "$here/collect" ] && [ -x "$here/collect" ]; then
@@ -42,7 +68,7 @@ usage: $prog record --pid PID [OPTIONS]
 Options (defaults in brackets):
   --pid PID                      process to profile (record)
   --duration DURATION            how long to record; 0 = until exit or signal [60s]
-  --window DURATION              window length, > 0 [60s]
+  --window DURATION              window length, > 0 [60s; replay: the recorded length]
   --output DIR                   where windows are published [.]
   --profiles LIST                cpu and/or off-cpu (heap is not available in this build) [cpu]
   --offcpu-phase PHASE           off-cpu: blocked, runqueue or all [blocked]
@@ -61,18 +87,22 @@ Options (defaults in brackets):
   --max-stacks N                 distinct stacks per window [65536]
   --max-pending-events N         reorder buffer bound [262144]
   --event-reorder-window DUR     tolerated timestamp skew, <= window [100ms]
-  --symbol-dir DIR               extra debug-file directory (repeatable)
+  --symbol-dir DIR               extra debug-file directory, must exist (repeatable)
   --svg                          also write a static SVG flame graph per window
   --collapsed                    also write folded stacks (FlameGraph format) per window
   --firefox-profile FORMAT       also write a Firefox Profiler profile per window: json or jslb
   --max-timeline-samples N       timestamped samples kept per Firefox window [65536]
+  --completion-budget DURATION   record/launch with --svg or --firefox-profile: how long the
+                                 last windows may wait for those files after --duration or
+                                 a stop; then they are published without them [30s]
   --save-stream FILE             also keep collect's event stream in FILE (record, launch)
   --input FILE                   saved stream (replay) or perf.data/simpleperf capture (import)
   --format FORMAT                auto, perf-data or simpleperf (import) [auto]
   --event NAME                   the capture's sampling event to import (import)
   --module-cache DIR             module copies for replay [<input dir>/.modules]
   -h, --help                     this text
-Durations: 500ms, 10s, 2m, 1h30m.  See README.md and the manual for details.
+Durations (humantime): 500ms, 10s, 2m, 1h30m, '1h 30m', 2days, 1w.
+Exit status: 0 published, 1 failed, 3 published but derived files skipped (see README.md).
 EOF
 }
 
@@ -91,10 +121,10 @@ record | launch | replay | import) ;;
 *) err "unknown command '$cmd' (expected record, launch, replay or import)" ;;
 esac
 
-format=auto event='' pid='' duration=60s window=60s output=. profiles=cpu unwind=auto freq=49 keep=60
-max_stacks=65536 max_pending=262144 reorder=100ms save='' input='' cache='' max_threads=''
-selectors=0 partial='' svg='' collapsed='' firefox='' timeline=65536
-symdirs='' offcpu_opts=''
+format=auto event='' pid='' duration=60s window='' output=. profiles=cpu unwind=auto freq=49
+keep=60 max_stacks=65536 max_pending=262144 reorder=100ms save='' input='' cache=''
+max_threads='' selectors=0 partial='' svg='' collapsed='' firefox='' timeline=65536 budget=30s
+symdirs=() offcpu_opts=()
 need() { [ $# -ge 2 ] || err "option '$1' needs a value"; }
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -108,7 +138,7 @@ while [ $# -gt 0 ]; do
 	--profiles) need "$@"; profiles=$2; shift 2 ;;
 	--offcpu-phase | --offcpu-min-duration-us | --offcpu-ring-buffer | --offcpu-btf | \
 	--offcpu-probability)
-		need "$@"; offcpu_opts="$offcpu_opts $1 $2"; shift 2 ;;
+		need "$@"; offcpu_opts+=("$1" "$2"); shift 2 ;;
 	--unwind) need "$@"; unwind=$2; shift 2 ;;
 	--cpu-frequency) need "$@"; freq=$2; shift 2 ;;
 	--keep-windows) need "$@"; keep=$2; shift 2 ;;
@@ -116,14 +146,14 @@ while [ $# -gt 0 ]; do
 	--max-pending-events) need "$@"; max_pending=$2; shift 2 ;;
 	--event-reorder-window) need "$@"; reorder=$2; shift 2 ;;
 	--max-threads) need "$@"; max_threads=$2; shift 2 ;;
-	--symbol-dir) need "$@"; symdirs="$symdirs
-$2"; shift 2 ;;
+	--symbol-dir) need "$@"; symdirs+=("$2"); shift 2 ;;
 	--save-stream) need "$@"; save=$2; shift 2 ;;
 	--svg) svg=1; shift ;;
 	--allow-partial) partial=--allow-partial; shift ;;
 	--collapsed) collapsed=1; shift ;;
 	--firefox-profile) need "$@"; firefox=$2; shift 2 ;;
 	--max-timeline-samples) need "$@"; timeline=$2; shift 2 ;;
+	--completion-budget) need "$@"; budget=$2; shift 2 ;;
 	--input) need "$@"; input=$2; shift 2 ;;
 	--module-cache) need "$@"; cache=$2; shift 2 ;;
 	--format) need "$@"; format=$2; shift 2 ;;
@@ -138,14 +168,17 @@ case $cmd in
 record)
 	[ "$selectors" -eq 1 ] || err "record needs exactly one target selector (--pid PID)"
 	[ $# -eq 0 ] || err "record takes no command; use launch -- COMMAND"
-	[ -z "$input" ] || err "--input is only valid with replay" ;;
+	[ -z "$input" ] || err "--input is only valid with replay and import" ;;
 launch)
 	[ "$selectors" -eq 0 ] || err "launch takes a command, not --pid"
 	[ $# -gt 0 ] || err "launch needs a command after --"
-	[ -z "$input" ] || err "--input is only valid with replay" ;;
+	[ -z "$input" ] || err "--input is only valid with replay and import" ;;
 replay | import)
 	[ "$selectors" -eq 0 ] || err "$cmd reads a file, not --pid"
+	[ $# -eq 0 ] || err "$cmd takes no command ('$1')"
 	[ -n "$input" ] || err "$cmd needs --input FILE"
+	[ -f "$input" ] || [ -p "$input" ] || [ "$input" = /dev/stdin ] ||
+		err "--input '$input' is not a file"
 	[ -r "$input" ] || err "cannot read '$input'"
 	[ -z "$save" ] || err "--save-stream is only valid with record and launch" ;;
 esac
@@ -158,145 +191,168 @@ case $firefox in
 '' | json | jslb) ;;
 *) err "--firefox-profile must be json or jslb, not '$firefox'" ;;
 esac
-for s in collect unwind aggregate emit-pprof commit fanout ${svg:+emit-svg} \
-	${collapsed:+emit-collapsed} ${firefox:+emit-firefox}; do
-	[ -x "$bin/$s" ] || err "stage '$s' not found in $bin (run make)"
-done
-
-# Stage options are checked before anything starts, so a bad value leaves no trace.
-"$bin/aggregate" --check --window "$window" --event-reorder-window "$reorder" \
-	--max-stacks "$max_stacks" --max-pending-events "$max_pending" ||
-	exit 1
-"$bin/commit" --check --output "$output" --keep-windows "$keep" || exit 1
 case $timeline in
 '' | *[!0-9]* | 0 | 0*) err "--max-timeline-samples must be a positive integer, not '$timeline'" ;;
 esac
-[ "${#timeline}" -le 8 ] && [ "$timeline" -le 16777216 ] ||
+if [ "${#timeline}" -gt 8 ] || [ "$timeline" -gt 16777216 ]; then
 	err "--max-timeline-samples may not exceed 16777216"
-copts="--duration $duration --window $window --cpu-frequency $freq --unwind $unwind --profiles $profiles"
-copts="$copts ${max_threads:+--max-threads $max_threads} $partial$offcpu_opts"
-# collect checks its options and, for record, runs the preflight before anything starts.
-# shellcheck disable=SC2086 # copts is a list of options, split on purpose
+fi
+for d in ${symdirs[@]+"${symdirs[@]}"}; do
+	[ -n "$d" ] || err "--symbol-dir needs a directory, not ''"
+	[ -d "$d" ] || err "--symbol-dir '$d' is not a directory"
+done
+[ -z "$cache" ] || [ -d "$cache" ] || err "--module-cache '$cache' is not a directory"
+if [ -e "$output" ] && [ ! -d "$output" ]; then
+	err "--output '$output' exists and is not a directory"
+fi
+stages=(collect unwind aggregate emit-pprof commit fanout)
+[ -z "$svg" ] || stages+=(emit-svg)
+[ -z "$collapsed" ] || stages+=(emit-collapsed)
+[ -z "$firefox" ] || stages+=(emit-firefox)
+[ "$cmd" != import ] || stages+=(import)
+for s in "${stages[@]}"; do
+	[ -x "$bin/$s" ] || err "stage '$s' not found in $bin (run make)"
+done
+
+# Stage options are checked before anything starts, so a bad value leaves no trace.  The
+# window length of a replay is the recorded one unless --window says otherwise.
+wopt=()
 case $cmd in
-record) "$bin/collect" --check $copts --pid "$pid" || exit 1 ;;
-launch) "$bin/collect" --check $copts --launch || exit 1 ;;
+replay) [ -z "$window" ] || wopt=(--window "$window") ;;
+*) wopt=(--window "${window:-60s}") ;;
+esac
+aopts=(${wopt[@]+"${wopt[@]}"} --event-reorder-window "$reorder" --max-stacks "$max_stacks"
+	--max-pending-events "$max_pending")
+"$bin/aggregate" --check "${aopts[@]}" || exit 1
+"$bin/commit" --check --output "$output" --keep-windows "$keep" || exit 1
+fopts=(--completion-budget "$budget")
+"$bin/fanout" --check "${fopts[@]}" || exit 1
+copts=(--duration "$duration" --window "${window:-60s}" --cpu-frequency "$freq"
+	--unwind "$unwind" --profiles "$profiles")
+[ -z "$max_threads" ] || copts+=(--max-threads "$max_threads")
+[ -z "$partial" ] || copts+=(--allow-partial)
+copts+=(${offcpu_opts[@]+"${offcpu_opts[@]}"})
+# collect checks its options and, for record, runs the preflight before anything starts.
+case $cmd in
+record) "$bin/collect" --check "${copts[@]}" --pid "$pid" || exit 1 ;;
+launch) "$bin/collect" --check "${copts[@]}" --launch || exit 1 ;;
 esac
 
-# ---- the unprivileged user for every stage after collect ----
+# ---- who the stages after collect run as ----
+# Behind sudo, the caller; otherwise the owner of the output directory.  An owner of uid 0
+# keeps uid 0 without any capability, and only Landlock (applied by each stage to itself)
+# keeps such a stage out of the rest of the file system: without Landlock, nobody instead.
 uid=$(id -u)
-if [ "$uid" -eq 0 ]; then
-	if [ -n "${SUDO_UID:-}" ] && [ "${SUDO_UID}" != 0 ]; then
-		ruid=$SUDO_UID rgid=${SUDO_GID:-$SUDO_UID}
-	else
-		ruid=$(id -u nobody) rgid=$(id -g nobody)
-	fi
-	command -v setpriv >/dev/null || err "setpriv (util-linux) is needed to drop privileges"
-	# A command prefix, not a function: the stage must be the driver's direct child.
-	drop="setpriv --reuid=$ruid --regid=$rgid --clear-groups --inh-caps=-all"
-	drop="$drop --bounding-set=-all --no-new-privs --"
-else
+if [ "$uid" -ne 0 ]; then
 	case $cmd in replay | import) ;;
 	*) err "$cmd must run as root (perf events of another process)" ;; esac
-	ruid=$uid rgid=$(id -g) drop=
 fi
-
-if [ ! -d "$output" ]; then
-	mkdir -p "$output" || err "cannot create output directory '$output'"
-	[ "$uid" -ne 0 ] || chown "$ruid:$rgid" "$output"
+created=
+if [ ! -e "$output" ]; then
+	# The topmost directory created, so that the whole new tree can be given away.
+	created=$output
+	while p=$(dirname -- "$created") && [ ! -e "$p" ]; do created=$p; done
+	mkdir -p -- "$output" 2>/dev/null || err "cannot create output directory '$output'"
 fi
-$drop test -w "$output" -a -x "$output" ||
+drop=()
+ruid=$uid rgid=$(id -g)
+if [ "$uid" -eq 0 ]; then
+	command -v setpriv >/dev/null || err "setpriv (util-linux) is needed to drop privileges"
+	if [ -n "${SUDO_UID:-}" ] && [ "$SUDO_UID" != 0 ]; then
+		ruid=$SUDO_UID rgid=${SUDO_GID:-$SUDO_UID}
+		[ -z "$created" ] || chown -R -- "$ruid:$rgid" "$created"
+	else
+		ruid=$(stat -c %u -- "$output") rgid=$(stat -c %g -- "$output")
+		abi=$("$bin/commit" --landlock-abi 2>/dev/null) || abi=0
+		if [ "$ruid" -eq 0 ] && [ "$abi" -eq 0 ]; then
+			ruid=$(id -u nobody) rgid=$(id -g nobody)
+		fi
+	fi
+	# A command prefix, not a function: the stage must be the driver's direct child.
+	drop=(setpriv --reuid="$ruid" --regid="$rgid" --clear-groups --inh-caps=-all
+		--bounding-set=-all --no-new-privs --)
+fi
+${drop[@]+"${drop[@]}"} test -w "$output" -a -x "$output" ||
 	err "output directory '$output' is not writable by uid $ruid (the unprivileged stages)"
 
 # ---- wiring ----
 work=$(mktemp -d "${TMPDIR:-/tmp}/rustprofile.XXXXXX")
 chmod 711 "$work"
-pids=
+declare -A spid=() sname=() rc=() ended=()
+order=()
+# shellcheck disable=SC2317 # called by the trap
 cleanup() {
 	# A stopped stage (SIGSTOP) only acts on SIGTERM once continued.
-	for p in $pids; do kill "$p" 2>/dev/null && kill -CONT "$p" 2>/dev/null || true; done
-	rm -rf "$work"
+	for p in "${!sname[@]}"; do
+		[ -z "${rc[${sname[$p]}]+x}" ] || continue
+		if kill "$p" 2>/dev/null; then kill -CONT "$p" 2>/dev/null || true; fi
+	done
+	rm -rf -- "$work"
 }
 trap cleanup EXIT
 mkfifo "$work/s0" "$work/s1" "$work/s2" "$work/s3" "$work/s4" "$work/s5" "$work/s6" "$work/s7" \
 	"$work/s8"
-chown "$ruid:$rgid" "$work"/s*
+chown "$ruid:${rgid:-$(id -g)}" "$work"/s*
 
 # start NAME IN OUT CMD...: runs a stage in the background reading IN and writing OUT
-# ("-" keeps the driver's) and remembers its pid under NAME.  The redirections happen in the
-# background child: opening a FIFO blocks until its other end is opened.  The first stage
-# writes to the driver's stderr; the others to a file each, shown at the end, so that when
-# a stage fails the user reads its reason and not the complaints of the stages after it.
+# ("-" keeps the driver's) with its stderr in a file of its own, and remembers its pid.  The
+# redirections happen in the background child: opening a FIFO blocks until its other end is
+# opened.
 start() {
-	name=$1 in=$2 out=$3 err=$work/err.$1
+	local name=$1 in=$2 out=$3 errf=$work/err.$1
 	shift 3
-	[ -n "${names:-}" ] || err=/dev/stderr
 	if [ "$in" = - ] && [ "$out" = - ]; then
-		"$@" 2>"$err" &
+		"$@" 2>"$errf" &
 	elif [ "$in" = - ]; then
-		"$@" >"$out" 2>"$err" &
+		"$@" >"$out" 2>"$errf" &
 	elif [ "$out" = - ]; then
-		"$@" <"$in" 2>"$err" &
+		"$@" <"$in" 2>"$errf" &
 	else
-		"$@" <"$in" >"$out" 2>"$err" &
+		"$@" <"$in" >"$out" 2>"$errf" &
 	fi
-	# pid_NAME with "-" as "_", by parameter expansion: no subshell per stage.
-	v=$name
-	while :; do
-		case $v in *-*) v=${v%%-*}_${v#*-} ;; *) break ;; esac
-	done
-	eval "pid_$v=\$!"
-	pids="$pids $!"
-	names="${names:-} $name:$!"
+	spid[$name]=$!
+	sname[$!]=$name
+	order+=("$name")
 }
 
-symargs=
-set_symargs() {
-	old_ifs=$IFS
-	IFS='
-'
-	for d in $symdirs; do symargs="$symargs --symbol-dir=$d"; done
-	IFS=$old_ifs
-}
-set_symargs
+symargs=()
+for d in ${symdirs[@]+"${symdirs[@]}"}; do symargs+=(--symbol-dir "$d"); done
 
 if [ "$cmd" = replay ]; then
-	[ -n "$cache" ] || cache=$(dirname "$input")/.modules
+	[ -n "$cache" ] || cache=$(dirname -- "$input")/.modules
 	src=$input
 elif [ "$cmd" = import ]; then
 	cache=${cache:-$output/.modules}
-	# shellcheck disable=SC2086
-	start import "$input" "$work/s1" $drop "$bin/import" --input - --format "$format" \
-		${event:+--event "$event"}
+	eopt=()
+	[ -z "$event" ] || eopt=(--event "$event")
+	start import "$input" "$work/s1" ${drop[@]+"${drop[@]}"} "$bin/import" --input - \
+		--format "$format" ${eopt[@]+"${eopt[@]}"}
 	src=$work/s1
 else
 	cache=$output/.modules
-	copts="$copts --module-cache $cache"
+	copts+=(--module-cache "$cache")
 	first=$work/s1 src=$work/s1
 	[ -z "$save" ] || first=$work/s0
 	if [ "$cmd" = record ]; then
-		# shellcheck disable=SC2086
-		start collect - "$first" "$bin/collect" $copts --kind pid --pid "$pid"
+		start collect - "$first" "$bin/collect" "${copts[@]}" --kind pid --pid "$pid"
 	else
-		# The command keeps the driver's stdout through fd 3; collect's goes to the pipe.
-		exec 3>&1
-		# shellcheck disable=SC2086
-		start collect - "$first" "$bin/collect" $copts --kind launch \
-			--launch-stdout-fd 3 --launch -- "$@"
-		exec 3>&-
+		# The command keeps the driver's stdout and stderr through fds 3 and 4; collect's
+		# go to the pipe and its own file.
+		exec 3>&1 4>&2
+		start collect - "$first" "$bin/collect" "${copts[@]}" --kind launch \
+			--launch-stdout-fd 3 --launch-stderr-fd 4 --launch -- "$@"
+		exec 3>&- 4>&-
 	fi
 	if [ -n "$save" ]; then
 		# Created here so that a directory only root can write to still works.
 		: >"$save" || err "cannot create '$save'"
-		[ "$uid" -ne 0 ] || chown "$ruid:$rgid" "$save"
-		# shellcheck disable=SC2086
-		start save-stream "$work/s0" "$work/s1" $drop tee "$save"
+		[ "$uid" -ne 0 ] || chown -- "$ruid:$rgid" "$save"
+		start save-stream "$work/s0" "$work/s1" ${drop[@]+"${drop[@]}"} tee -- "$save"
 	fi
 fi
-# shellcheck disable=SC2086
-start unwind "$src" "$work/s2" $drop "$bin/unwind" --module-cache "$cache" $symargs $partial
-start aggregate "$work/s2" "$work/s3" $drop "$bin/aggregate" --window "$window" \
-	--event-reorder-window "$reorder" --max-stacks "$max_stacks" \
-	--max-pending-events "$max_pending"
+start unwind "$src" "$work/s2" ${drop[@]+"${drop[@]}"} "$bin/unwind" --module-cache "$cache" \
+	${symargs[@]+"${symargs[@]}"} $partial
+start aggregate "$work/s2" "$work/s3" ${drop[@]+"${drop[@]}"} "$bin/aggregate" "${aopts[@]}"
 # Emitters pass the stream on.  Live, the derived ones (SVG, Firefox) hang off fanout,
 # which never waits for them: a window that ends while one is still writing the previous
 # window goes without that output (output_backpressure in diagnostics).  replay and import
@@ -304,15 +360,16 @@ start aggregate "$work/s2" "$work/s3" $drop "$bin/aggregate" --window "$window" 
 live=
 case $cmd in record | launch) [ -z "$svg$firefox" ] || live=1 ;; esac
 start_svg() {
-	start emit-svg "$1" "$2" $drop "$bin/emit-svg" --output "$output"
+	start emit-svg "$1" "$2" ${drop[@]+"${drop[@]}"} "$bin/emit-svg" --output "$output"
 }
 start_firefox() {
-	start emit-firefox "$1" "$2" $drop "$bin/emit-firefox" --output "$output" \
-		--format "$firefox" --max-timeline-samples "$timeline"
+	start emit-firefox "$1" "$2" ${drop[@]+"${drop[@]}"} "$bin/emit-firefox" \
+		--output "$output" --format "$firefox" --max-timeline-samples "$timeline"
 }
 next=$work/s3
 if [ -n "$collapsed" ]; then
-	start emit-collapsed "$next" "$work/s6" $drop "$bin/emit-collapsed" --output "$output"
+	start emit-collapsed "$next" "$work/s6" ${drop[@]+"${drop[@]}"} "$bin/emit-collapsed" \
+		--output "$output"
 	next=$work/s6
 fi
 if [ -z "$live" ] && [ -n "$svg" ]; then
@@ -323,83 +380,108 @@ if [ -z "$live" ] && [ -n "$firefox" ]; then
 	start_firefox "$next" "$work/s7"
 	next=$work/s7
 fi
-start emit-pprof "$next" "$work/s4" $drop "$bin/emit-pprof" --output "$output"
+start emit-pprof "$next" "$work/s4" ${drop[@]+"${drop[@]}"} "$bin/emit-pprof" --output "$output"
 next=$work/s4
+branches=()
 if [ -n "$live" ]; then
-	branches=
 	mkfifo "$work/svg.in" "$work/svg.out" "$work/ff.in" "$work/ff.out"
-	chown "$ruid:$rgid" "$work"/*.in "$work"/*.out
+	chown "$ruid:${rgid:-$(id -g)}" "$work"/*.in "$work"/*.out
 	if [ -n "$svg" ]; then
 		start_svg "$work/svg.in" "$work/svg.out"
-		branches="$branches --branch emit-svg=$work/svg.in,$work/svg.out"
+		branches+=(emit-svg)
+		fopts+=(--branch "emit-svg=$work/svg.in,$work/svg.out")
 	fi
 	if [ -n "$firefox" ]; then
 		start_firefox "$work/ff.in" "$work/ff.out"
-		branches="$branches --branch emit-firefox=$work/ff.in,$work/ff.out"
+		branches+=(emit-firefox)
+		fopts+=(--branch "emit-firefox=$work/ff.in,$work/ff.out")
 	fi
-	# shellcheck disable=SC2086
-	start fanout "$work/s4" "$work/s8" $drop "$bin/fanout" $branches
+	start fanout "$work/s4" "$work/s8" ${drop[@]+"${drop[@]}"} "$bin/fanout" "${fopts[@]}"
 	next=$work/s8
 fi
-start commit "$next" - $drop "$bin/commit" --output "$output" --keep-windows "$keep"
+start commit "$next" - ${drop[@]+"${drop[@]}"} "$bin/commit" --output "$output" \
+	--keep-windows "$keep"
+
+# end_branches: the derived emitters behind fanout end (a stopped one once continued);
+# fanout has published without their files what they had not written.
+end_branches() {
+	local b p
+	for b in ${branches[@]+"${branches[@]}"}; do
+		p=${spid[$b]}
+		[ -z "${rc[$b]+x}" ] || continue
+		if kill -TERM "$p" 2>/dev/null; then kill -CONT "$p" 2>/dev/null || true; fi
+		ended[$b]=1
+	done
+}
 
 # SIGINT/SIGTERM: collect publishes the current window and stops; the rest drain.  Once
 # collect has gone (a second signal, or a run that had ended by itself), fanout is told to
 # stop waiting for a derived emitter that is behind (stopped, or stuck): the windows it
-# holds are published at once without that emitter's files.
-stops=0 ended=
+# holds are published at once without that emitter's files.  Without a signal, fanout
+# stops waiting by itself once the completion budget has passed.
+stops=0
+# shellcheck disable=SC2317 # called by the trap
 stop() {
 	stops=$((stops + 1))
-	if [ -n "${pid_collect:-}" ] && [ "$stops" -eq 1 ] && kill -0 "$pid_collect" 2>/dev/null; then
-		kill -TERM "$pid_collect" 2>/dev/null || true
-	elif [ -n "${pid_fanout:-}" ]; then
-		kill -TERM "$pid_fanout" 2>/dev/null || true
-		# The emitters behind end too (a stopped one once continued); fanout publishes
-		# without their files what they had not written.
-		for e in ${pid_emit_svg:-} ${pid_emit_firefox:-}; do
-			kill -TERM "$e" 2>/dev/null && kill -CONT "$e" 2>/dev/null || true
-			ended="$ended $e"
-		done
+	if [ -n "${spid[collect]:-}" ] && [ "$stops" -eq 1 ] && [ -z "${rc[collect]+x}" ]; then
+		kill -TERM "${spid[collect]}" 2>/dev/null || true
+	elif [ -n "${spid[fanout]:-}" ] && [ -z "${rc[fanout]+x}" ]; then
+		kill -TERM "${spid[fanout]}" 2>/dev/null || true
+		end_branches
 	fi
 }
 trap stop INT TERM
 
-failed='' rcs=''
-for entry in $names; do
-	name=${entry%%:*} p=${entry#*:}
-	while :; do
-		set +e
-		wait "$p" 2>/dev/null
-		rc=$?
-		set -e
-		# A trapped signal interrupts wait with a status above 128: wait again.
-		kill -0 "$p" 2>/dev/null || break
-	done
-	# An emitter the driver ended at a stop (SIGTERM) did as told.
-	case " $ended " in *" $p "*) [ "$rc" -ne 143 ] || rc=0 ;; esac
-	rcs="$rcs $name:$rc"
-	# The cause is the first stage that failed other than by writing to a stage that had
-	# stopped already ("Broken pipe", or killed by SIGPIPE: status 141; collect, whose
-	# stderr is the driver's, exits 3 then); the stages after it only echo its failure.
-	if [ "$rc" -ne 0 ] && [ "$rc" -ne 141 ] && [ -z "$failed" ] &&
-		! { [ "$name" = collect ] && [ "$rc" -eq 3 ]; } &&
-		! grep -qs 'Broken pipe' "$work/err.$name"; then
-		failed=$name status=$rc
-	fi
+# Every stage's exit status, as each ends.  When fanout ends, the emitters behind it are
+# done with or left behind.
+left=("${!sname[@]}")
+while [ ${#left[@]} -gt 0 ]; do
+	done_pid=
+	set +e
+	wait -n -p done_pid "${left[@]}" 2>/dev/null
+	s=$?
+	set -e
+	# A trapped signal interrupts wait with no pid: wait again.
+	[ -n "${done_pid:-}" ] || continue
+	name=${sname[$done_pid]}
+	rc[$name]=$s
+	rest=()
+	for p in "${left[@]}"; do [ "$p" = "$done_pid" ] || rest+=("$p"); done
+	left=(${rest[@]+"${rest[@]}"})
+	[ "$name" != fanout ] || end_branches
 done
-pids=
+
+# The cause of a failure is the first stage, in pipeline order, that failed for a reason of
+# its own.  Status 3 (collect's reader stopped), SIGPIPE (141) and 4 (the input ended early)
+# only echo another stage's failure; a derived emitter the driver ended did as told; fanout's
+# 5 says it published windows without some derived files.
+failed='' status=0 partial_run=
+for name in "${order[@]}"; do
+	s=${rc[$name]}
+	if [ -n "${ended[$name]:-}" ] && { [ "$s" -eq 143 ] || [ "$s" -eq 0 ]; }; then
+		rc[$name]=0 s=0
+	fi
+	[ "$name" != fanout ] || [ "$s" -ne 5 ] || { partial_run=1 rc[$name]=0 s=0; }
+	case $s in 0 | 3 | 4 | 141) ;; *) [ -n "$failed" ] || failed=$name status=$s ;; esac
+done
+if [ -z "$failed" ]; then
+	# Only echoes: the first of them in pipeline order (a truncated input file, say).
+	for name in "${order[@]}"; do
+		[ "${rc[$name]}" -eq 0 ] || { failed=$name status=${rc[$name]}; break; }
+	done
+fi
 # Warnings of the stages that succeeded, and the reason of the one that failed.
-for entry in $rcs; do
-	name=${entry%%:*} rc=${entry#*:}
+for name in "${order[@]}"; do
 	[ -s "$work/err.$name" ] || continue
-	if [ "$rc" -eq 0 ] || [ "$name" = "$failed" ]; then
-		cat "$work/err.$name" >&2
+	if [ "${rc[$name]}" -eq 0 ] || [ "$name" = "$failed" ]; then
+		cat -- "$work/err.$name" >&2
 	fi
 done
 if [ -z "$failed" ]; then
-	case " $rcs" in *:[1-9]*) err "a stage failed writing to a stage that had stopped" ;; esac
+	[ -z "$partial_run" ] || exit 3
 	exit 0
 fi
 # A stage that failed said why on its own line; one killed by a signal could not.
 [ "$status" -le 128 ] || err "stage $failed was killed by signal $((status - 128))"
+[ -s "$work/err.$failed" ] || err "stage $failed failed with exit status $status"
 exit 1

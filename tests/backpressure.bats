@@ -111,7 +111,12 @@ index() {
 	for d in "${ds[@]}"; do
 		i=$(index "$d")
 		svg=$(ls "$out" | grep -E "^cpu-[0-9a-f]{16}-0*$i-[0-9]+\.svg\$" || true)
-		if jq -e 'any(.warnings[]; startswith("emit-svg had not written window"))' \
+		# A window shed while emit-svg was busy says so, and has no SVG either.
+		if jq -e 'any(.warnings[]; endswith("as it was still writing an earlier window: its files for the window are skipped"))' \
+			"$out/$d" >/dev/null; then
+			[ -z "$svg" ]
+			run -0 jq -e '.output_backpressure.derived_outputs_shed' "$out/$d"
+		elif jq -e 'any(.warnings[]; startswith("emit-svg had not written window"))' \
 			"$out/$d" >/dev/null; then
 			warned=$((warned + 1))
 			[ -z "$svg" ]
@@ -182,7 +187,8 @@ wait_rp() {
 	kill -0 "$rp"
 	kill -TERM "$rp"
 	wait_rp 10
-	[ "$rc" -eq 0 ]
+	# Published, but derived files were skipped: the exit status says so.
+	[ "$rc" -eq 3 ]
 	check_stopped_run
 }
 
@@ -200,7 +206,8 @@ wait_rp() {
 	kill -0 "$rp"
 	kill -TERM "$rp"
 	wait_rp 10
-	[ "$rc" -eq 0 ]
+	# Published, but derived files were skipped: the exit status says so.
+	[ "$rc" -eq 3 ]
 	check_stopped_run
 }
 
