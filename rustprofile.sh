@@ -224,7 +224,6 @@ esac
 aopts=(${wopt[@]+"${wopt[@]}"} --event-reorder-window "$reorder" --max-stacks "$max_stacks"
 	--max-pending-events "$max_pending")
 "$bin/aggregate" --check "${aopts[@]}" || exit 1
-"$bin/commit" --check --output "$output" --keep-windows "$keep" || exit 1
 fopts=(--completion-budget "$budget")
 "$bin/fanout" --check "${fopts[@]}" || exit 1
 copts=(--duration "$duration" --window "${window:-60s}" --cpu-frequency "$freq"
@@ -239,20 +238,14 @@ launch) "$bin/collect" --check "${copts[@]}" --launch || exit 1 ;;
 esac
 
 # ---- who the stages after collect run as ----
-# Behind sudo, the caller; otherwise the owner of the output directory.  An owner of uid 0
-# keeps uid 0 without any capability, and only Landlock (applied by each stage to itself)
-# keeps such a stage out of the rest of the file system: without Landlock, nobody instead.
+# Behind sudo, the caller; otherwise the owner of the output directory (root, when the run
+# creates it).  An owner of uid 0 keeps uid 0 without any capability, and only Landlock
+# (applied by each stage to itself) keeps such a stage out of the rest of the file system:
+# without Landlock, nobody instead.
 uid=$(id -u)
 if [ "$uid" -ne 0 ]; then
 	case $cmd in replay | import) ;;
 	*) err "$cmd must run as root (perf events of another process)" ;; esac
-fi
-created=
-if [ ! -e "$output" ]; then
-	# The topmost directory created, so that the whole new tree can be given away.
-	created=$output
-	while p=$(dirname -- "$created") && [ ! -e "$p" ]; do created=$p; done
-	mkdir -p -- "$output" 2>/dev/null || err "cannot create output directory '$output'"
 fi
 drop=()
 ruid=$uid rgid=$(id -g)
@@ -260,20 +253,35 @@ if [ "$uid" -eq 0 ]; then
 	command -v setpriv >/dev/null || err "setpriv (util-linux) is needed to drop privileges"
 	if [ -n "${SUDO_UID:-}" ] && [ "$SUDO_UID" != 0 ]; then
 		ruid=$SUDO_UID rgid=${SUDO_GID:-$SUDO_UID}
-		[ -z "$created" ] || chown -R -- "$ruid:$rgid" "$created"
-	else
+	elif [ -e "$output" ]; then
 		ruid=$(stat -c %u -- "$output") rgid=$(stat -c %g -- "$output")
-		abi=$("$bin/commit" --landlock-abi 2>/dev/null) || abi=0
-		if [ "$ruid" -eq 0 ] && [ "$abi" -eq 0 ]; then
-			ruid=$(id -u nobody) rgid=$(id -g nobody)
-		fi
+	else
+		ruid=0 rgid=0
+	fi
+	abi=$("$bin/commit" --landlock-abi 2>/dev/null) || abi=0
+	if [ "$ruid" -eq 0 ] && [ "$abi" -eq 0 ]; then
+		ruid=$(id -u nobody) rgid=$(id -g nobody)
 	fi
 	# A command prefix, not a function: the stage must be the driver's direct child.
 	drop=(setpriv --reuid="$ruid" --regid="$rgid" --clear-groups --inh-caps=-all
 		--bounding-set=-all --no-new-privs --)
 fi
-${drop[@]+"${drop[@]}"} test -w "$output" -a -x "$output" ||
-	err "output directory '$output' is not writable by uid $ruid (the unprivileged stages)"
+# commit checks its options and, once the directory exists, confines itself as in the run
+# and creates and removes a file there: the check is the real thing.
+check_output() {
+	${drop[@]+"${drop[@]}"} "$bin/commit" --check --output "$output" --keep-windows "$keep" ||
+		exit 1
+}
+check_output
+if [ ! -e "$output" ]; then
+	# The topmost directory created, so that the whole new tree can be given away.
+	created=$output
+	while p=$(dirname -- "$created") && [ ! -e "$p" ]; do created=$p; done
+	mkdir -p -- "$output" 2>/dev/null || err "cannot create output directory '$output'"
+	[ "$uid" -ne 0 ] || chown -R -- "$ruid:$rgid" "$created"
+	# A directory the stages cannot use is not left behind.
+	(check_output) || { rm -rf -- "$created"; exit 1; }
+fi
 
 # ---- wiring ----
 work=$(mktemp -d "${TMPDIR:-/tmp}/rustprofile.XXXXXX")
