@@ -262,6 +262,8 @@ stream_read(struct stream_reader *r, struct frame *f)
 	f->data = r->buf + r->pos + 8;
 	r->pos += 8 + (size_t)len;
 	r->offset += 8 + (uint64_t)len;
+	if (stream_order_check(&r->order, f, r->err, sizeof(r->err)) < 0)
+		return -1;
 	r->seen_end |= type == FR_END;
 	return 1;
 }
@@ -274,6 +276,7 @@ stream_reader_release(struct stream_reader *r)
 	else
 		free(r->buf);
 	r->buf = r->map = NULL;
+	stream_order_release(&r->order);
 }
 
 /* ---- writing ---- */
