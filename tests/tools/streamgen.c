@@ -303,14 +303,15 @@ txt(int i)
 	return (struct str){ tokbuf[i], toklen[i] };
 }
 
-/* "raw TYPE HEX...": any payload, bytes in hex (blanks between them allowed). */
+/* "raw TYPE HEX...": any payload, bytes in hex (blanks between them allowed); "bytes
+ * HEX...": bytes outside any frame (a second header, say). */
 static void
-raw(void)
+raw(int framed)
 {
 	static uint8_t buf[1 << 16];
 	uint32_t n = 0;
 
-	for (int i = 2; i < ntok; i++)
+	for (int i = framed ? 2 : 1; i < ntok; i++)
 		for (const char *p = tokbuf[i]; p[0] && p[1]; p += 2) {
 			unsigned b;
 
@@ -318,6 +319,12 @@ raw(void)
 				errx(1, "line %d: bad hex", lineno);
 			buf[n++] = (uint8_t)b;
 		}
+	if (!framed) {
+		check(stream_flush(&w));
+		if (fwrite(buf, 1, n, stdout) != n || fflush(stdout) != 0)
+			err(1, "stdout");
+		return;
+	}
 	check(stream_write(&w, (uint32_t)num(1), buf, n));
 }
 
@@ -334,6 +341,7 @@ raw(void)
  *   round TIME
  *   end TIME REASON
  *   raw TYPE HEX...                           a frame of any type and payload
+ *   bytes HEX...                              bytes outside any frame
  * Blank lines and "#" comments are skipped. */
 static int
 pack(void)
@@ -386,8 +394,8 @@ pack(void)
 			check(stream_put_round(&w, &(struct fr_round){ num(1) }));
 		} else if (!strcmp(op, "end")) {
 			check(stream_put_end(&w, &(struct fr_end){ num(1), (uint32_t)num(2) }));
-		} else if (!strcmp(op, "raw")) {
-			raw();
+		} else if (!strcmp(op, "raw") || !strcmp(op, "bytes")) {
+			raw(!strcmp(op, "raw"));
 		} else {
 			errx(1, "line %d: unknown frame '%s'", lineno, op);
 		}
