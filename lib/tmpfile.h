@@ -27,9 +27,11 @@ int tmpfile_finish(struct tmpfile *t);
 void tmpfile_discard(struct tmpfile *t);
 /* Frees path and keeps the file (after tmpfile_finish handed it to someone else). */
 void tmpfile_release(struct tmpfile *t);
-/* Makes SIGTERM remove the files this process created and has not yet discarded or
- * released (at most 16), before it ends the process as usual: an emitter ended in the
- * middle of a window leaves no temporary file behind. */
+/* Makes SIGTERM, SIGHUP and SIGPIPE remove the files this process created and has not yet
+ * discarded or released (at most 16), before they end the process as usual, and so does
+ * exit(): an emitter ended in the middle of a window, or stopped by an error after one
+ * of its files was written, leaves no temporary file behind.  (SIGKILL cannot be caught:
+ * commit's end-of-run sweep removes what is left then.) */
 void tmpfile_remove_on_term(void);
 
 #endif
