@@ -333,7 +333,9 @@ stream_writer_open(struct stream_writer *w, int fd, const char *name,
 	le64(p + 24, (uint64_t)h->clock_offset_ns);
 	le64(p + 32, h->session_id);
 	w->len = STREAM_HEADER_SIZE;
-	return 0;
+	/* At once: the stages downstream learn the session (commit's sweep needs its id) even
+	 * when this one never gets to write a frame. */
+	return stream_flush(w);
 }
 
 int
