@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -36,6 +37,36 @@ disown(const char *path)
 			owned[i] = NULL;
 }
 
+/*
+ * The files handed on last (announced downstream), newest last.  They are the next stage's
+ * and commit's, unless the stream that carried their frames broke: a file frame still in a
+ * pipe when the stage behind it died reaches no commit, so when this stage's output has no
+ * reader any more (SIGPIPE, or at exit), those still under their temporary name go too.
+ * One that commit published is already renamed, and unlinking its old name does nothing.
+ */
+#define MAX_HANDED 32
+static char *volatile handed[MAX_HANDED];
+static unsigned nhanded;
+
+/* Async-signal-safe: 1 when stdout is a pipe or socket nobody reads any more. */
+static int
+output_gone(void)
+{
+	struct pollfd p = { .fd = 1, .events = POLLOUT };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
+}
+
+static void
+remove_handed(void)
+{
+	for (int i = 0; i < MAX_HANDED; i++) {
+		char *p = handed[i];
+		if (p)
+			unlink(p);
+	}
+}
+
 /* SIGINT is not here: the stages ignore it (collect ends the stream instead). */
 static const int fatal_signals[] = { SIGTERM, SIGHUP, SIGPIPE };
 #define NFATAL (sizeof(fatal_signals) / sizeof(fatal_signals[0]))
@@ -51,11 +82,21 @@ remove_owned(void)
 	}
 }
 
+static void
+at_exit(void)
+{
+	remove_owned();
+	if (output_gone())
+		remove_handed();
+}
+
 /* Unlink, then the default action (SA_RESETHAND) once this returns. */
 static void
 on_signal(int sig)
 {
 	remove_owned();
+	if (sig == SIGPIPE || output_gone())
+		remove_handed();
 	raise(sig);
 }
 
@@ -82,7 +123,7 @@ tmpfile_remove_on_term(void)
 		sigaction(fatal_signals[i], &sa, NULL);
 	/* Every errx() after a file was created, but before it was handed over (a second
 	 * profile of the window failed, a write error), exits through here. */
-	atexit(remove_owned);
+	atexit(at_exit);
 }
 
 /* mkostemp creates 0600; published profiles should get the permissions a normal create
@@ -165,15 +206,30 @@ tmpfile_discard(struct tmpfile *t)
 	if (t->created && t->path)
 		unlink(t->path);
 	t->created = 0;
-	tmpfile_release(t);
+	if (t->path)
+		disown(t->path);
+	free(t->path);
+	t->path = NULL;
+	t->name = NULL;
 }
 
 void
 tmpfile_release(struct tmpfile *t)
 {
-	if (t->path)
-		disown(t->path);
-	free(t->path);
+	char *old;
+
+	if (!t->path)
+		return;
+	signals(SIG_BLOCK);
+	disown(t->path);
+	if (t->created) {
+		old = handed[nhanded % MAX_HANDED];
+		handed[nhanded++ % MAX_HANDED] = t->path;
+		free(old);
+	} else {
+		free(t->path);
+	}
+	signals(SIG_UNBLOCK);
 	t->path = NULL;
 	t->name = NULL;
 }
