@@ -25,7 +25,7 @@ window_start(struct stream_order *o, const struct frame *f, char *err, size_t er
 	char what[96];
 
 	if (stream_get_window_start(f, &ws, err, errlen) < 0)
-		return -1;
+		return 0; /* corrupt: the stage's own decoder says so */
 	if (o->open) {
 		snprintf(what, sizeof(what), "for window %u inside window %u", ws.index, o->index);
 		return fail(err, errlen, f, what, "a window ends before the next starts");
@@ -52,7 +52,7 @@ window_end(struct stream_order *o, const struct frame *f, char *err, size_t errl
 	char what[64];
 
 	if (stream_get_window_end(f, &we, err, errlen) < 0)
-		return -1;
+		return 0;
 	snprintf(what, sizeof(what), "for window %u", we.index);
 	if (!o->open && o->next > 0 && we.index == o->next - 1)
 		return fail(err, errlen, f, what, "a window ends once");
@@ -64,7 +64,8 @@ window_end(struct stream_order *o, const struct frame *f, char *err, size_t errl
 }
 
 /* Window stacks: inside their window, and (ORDER_UNIQUE_STACKS) each distinct one once.
- * A frame too short for its fields is left to the stage's decoder to call corrupt. */
+ * Here as above, a frame too short for its fields is left to the stage's decoder to call
+ * corrupt (a stage that only forwards it, forwards it). */
 static int
 window_stack(struct stream_order *o, const struct frame *f, char *err, size_t errlen)
 {
@@ -108,7 +109,7 @@ file(struct stream_order *o, const struct frame *f, char *err, size_t errlen)
 	char what[128];
 
 	if (stream_get_file(f, &ff, err, errlen) < 0)
-		return -1;
+		return 0;
 	snprintf(what, sizeof(what), "of kind '%.*s' for window %u",
 		 ff.kind.len > 40 ? 40 : ff.kind.len, ff.kind.p, ff.index);
 	if (ff.flags & FILE_DISCARD)
