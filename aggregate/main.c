@@ -297,6 +297,7 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (stream_reader_open(&a.in, 0, "stdin", &h) < 0)
 		errx(1, "stdin: %s", a.in.err);
+	a.in.order.rules = ORDER_BEFORE_WINDOWS; /* a collect stream: no windows, no files */
 	if (stream_writer_open(&a.out, 1, "stdout", &h) < 0)
 		errx(1, "%s", a.out.err);
 	a.in.flush_on_wait = &a.out; /* output never waits for input */

@@ -31,9 +31,13 @@ struct commit_target {
 	char *scope_requested, *scope_effective, *scope_cgroup, *scope_reason;
 };
 
+/* An accepted file: name derived by commit, temp open (fd) and identified by dev/ino so
+ * that the file renamed is the one that was checked. */
 struct commit_file {
 	uint32_t index, flags;
 	char *kind, *name, *temp;
+	int fd;
+	uint64_t dev, ino;
 };
 
 struct commit_warning {
@@ -60,7 +64,7 @@ struct commit_batch {
 	char **warnings;
 	size_t nwarnings;
 	char diag_name[256];
-	char diag_temp[64];
+	char diag_temp[300];
 };
 
 struct commit {
@@ -78,6 +82,8 @@ struct commit {
 	uint64_t warnings_dropped;
 	struct commit_published *published;
 	size_t npublished, published_cap;
+	uint64_t *starts;               /* start of each ended window, by index */
+	size_t nstarts, starts_cap;
 };
 
 /* window.c: bookkeeping.  The functions that can meet bad input return -1 with err set. */
@@ -85,9 +91,9 @@ void commit_set_target(struct commit *c, const struct fr_target *t);
 void commit_add_warning(struct commit *c, const struct fr_warning *w);
 int commit_window_start(struct commit *c, const struct fr_window_start *w, char *err,
 			size_t errlen);
+/* A file of the open window, accepted through commit_accept_file. */
 int commit_add_file(struct commit *c, const struct fr_file *f, char *err, size_t errlen);
-/* A FILE_DISCARD file: removes its temporary file (a warning on stderr if that fails). */
-int commit_discard_file(struct commit *c, const struct fr_file *f, char *err, size_t errlen);
+void commit_file_release(struct commit_file *f);
 /* Takes the window's files and warnings out of c into b; -1 when it was never started. */
 int commit_take_window(struct commit *c, const struct fr_window_end *we,
 		       struct commit_batch *b, char *err, size_t errlen);
@@ -95,6 +101,29 @@ void commit_batch_release(struct commit_batch *b);
 /* Unlinks the temp of every announced file of a window not yet published. */
 void commit_remove_pending(struct commit *c);
 void commit_release(struct commit *c);
+
+/* accept.c: what commit acts on (docs/stream-format.md, "file").  commit_accept_file
+ * checks f, a file of the window that starts at start (event time), and fills out; -1 with
+ * err when its kind, flags, name or temporary file are not what an emitter of this run
+ * announces for the window. */
+int commit_accept_file(struct commit *c, const struct fr_file *f, uint64_t start,
+		       struct commit_file *out, char *err, size_t errlen);
+/* A FILE_DISCARD file of an ended window: removes its temporary file (checked as above;
+ * one already gone is no error). */
+int commit_discard_file(struct commit *c, const struct fr_file *f, char *err, size_t errlen);
+/* 1 when temp (tlen bytes) is "." + name + ".tmp-" + six letters or digits. */
+int commit_temp_of(const char *temp, size_t tlen, const char *name);
+/* s with bytes outside printable ASCII as \xHH, so an error stays one line. */
+void commit_quote(char *dst, size_t len, struct str s);
+
+/* sweep.c: removes the temporary files of this session left in the output directory
+ * (async-signal-safe once commit_sweep_init has run). */
+void commit_sweep_init(int dirfd, uint64_t session_id);
+void commit_sweep(void);
+/* Makes SIGTERM, SIGHUP and SIGPIPE sweep before they end the process as usual. */
+void commit_sweep_on_signals(void);
+/* Blocks (1) or unblocks (0) those signals around work that must finish whole. */
+void commit_sweep_block(int block);
 
 /* diag.c: the diagnostics JSON of b; 0, or -1 with err set. */
 int commit_diag_write(FILE *f, const struct commit *c, const struct commit_batch *b,

@@ -6,7 +6,10 @@
  * directory).  On each FR_WINDOW_END it writes the window's diagnostics JSON, renames all
  * of the window's files into place at once, applies --keep-windows, and only then prints
  * one "wrote PATH" line per file on stdout, nothing else.  On a truncated or corrupt stream
- * it removes the temps of unpublished windows and exits 1; published windows stay.
+ * it removes the temps of unpublished windows and exits 1; published windows stay.  At the
+ * end of a run, and at SIGTERM, SIGHUP or SIGPIPE, it removes every temporary file of this
+ * session still in DIR (sweep.c); file frames are checked before they are acted on
+ * (accept.c).
  * Writes no stream: it is the end of the pipeline.  SIGINT is ignored: collect handles it
  * and the stream ends with an END frame.
  */
@@ -94,13 +97,16 @@ parse_args(int argc, char **argv)
 		errx(1, "usage: commit --output DIR [--keep-windows N] [--check] [FILE]");
 }
 
-/* Stops on a stream or output error: no temp file of an unpublished window survives. */
+/* Stops on a stream or output error: no temp file of an unpublished window survives, nor
+ * one of this session that no stage handed over. */
 static void __attribute__((noreturn, format(printf, 2, 3)))
 die(struct commit *c, const char *fmt, ...)
 {
 	va_list ap;
 
+	commit_sweep_block(1);
 	commit_remove_pending(c);
+	commit_sweep();
 	va_start(ap, fmt);
 	verrx(1, fmt, ap);
 }
@@ -115,11 +121,14 @@ end_window(struct commit *c, const char *name, const struct frame *f)
 	if (stream_get_window_end(f, &we, err, sizeof(err)) < 0 ||
 	    commit_take_window(c, &we, &b, err, sizeof(err)) < 0)
 		die(c, "%s: %s", name, err);
+	/* A signal waits until the window is out whole, or undone. */
+	commit_sweep_block(1);
 	if (commit_publish(c, &b, err, sizeof(err)) < 0) {
 		commit_batch_release(&b);
 		die(c, "%s", err);
 	}
 	commit_batch_release(&b);
+	commit_sweep_block(0);
 }
 
 /* One frame; returns 1 at the END frame. */
@@ -176,9 +185,14 @@ run(struct commit *c, int fd, const char *name)
 
 	if (stream_reader_open(&r, fd, name, &c->header) < 0)
 		errx(1, "%s: %s", name, r.err);
+	commit_sweep_init(c->dirfd, c->header.session_id);
+	commit_sweep_on_signals();
 	while ((rc = stream_read(&r, &f)) > 0)
 		if (handle(c, name, &f))
 			break;
+	/* Nothing may follow the end frame: the reader says so if something does. */
+	if (rc > 0)
+		rc = stream_read(&r, &f) < 0 ? -1 : 1;
 	if (rc < 0)
 		die(c, "%s: %s", name, r.err);
 	if (rc == 0)
@@ -188,6 +202,10 @@ run(struct commit *c, int fd, const char *name)
 	if (c->nfiles)
 		die(c, "%s: file '%s' of window %u was never published", name, c->files[0].name,
 		    c->files[0].index);
+	/* What a killed emitter left, or an emitter no stage heard of any more. */
+	commit_sweep_block(1);
+	commit_sweep();
+	commit_sweep_block(0);
 	stream_reader_release(&r);
 }
 

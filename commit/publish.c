@@ -10,6 +10,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fsutil.h"
@@ -41,27 +43,61 @@ rollback(struct commit *c, struct commit_batch *b, size_t nrenamed)
 	fsync(c->dirfd);
 }
 
-/* The emitters fsync their files too; doing it here makes the guarantee this stage's. */
+/* The emitters fsync their files too; doing it here makes the guarantee this stage's.  The
+ * file was opened when its frame was accepted (accept.c). */
 static int
-sync_temp(struct commit *c, const char *temp, char *err, size_t errlen)
+sync_temp(struct commit *c, const struct commit_file *f, char *err, size_t errlen)
 {
-	int fd = openat(c->dirfd, temp, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-
-	if (fd < 0)
-		return fail(err, errlen, "cannot open '%s/%s': %s", c->dir, temp, strerror(errno));
-	if (fsync(fd) < 0) {
-		fail(err, errlen, "cannot sync '%s/%s': %s", c->dir, temp, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	close(fd);
+	if (fsync(f->fd) < 0)
+		return fail(err, errlen, "cannot sync '%s/%s': %s", c->dir, f->temp,
+			    strerror(errno));
 	return 0;
+}
+
+/* The name to be renamed is still the file that was checked, not one put in its place. */
+static int
+same_temp(struct commit *c, const struct commit_file *f, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (fstatat(c->dirfd, f->temp, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return fail(err, errlen, "cannot stat '%s/%s': %s", c->dir, f->temp,
+			    strerror(errno));
+	if ((uint64_t)st.st_dev != f->dev || (uint64_t)st.st_ino != f->ino)
+		return fail(err, errlen, "'%s/%s' was replaced before it was published", c->dir,
+			    f->temp);
+	return 0;
+}
+
+/* Creates the diagnostics temporary file as an emitter would (lib/tmpfile.c): ".NAME.tmp-"
+ * and six random letters or digits, so that the end-of-run sweep knows it as this
+ * session's. */
+static int
+create_diag_temp(struct commit *c, struct commit_batch *b)
+{
+	static const char alnum[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+	uint8_t r[6];
+	int fd = -1;
+
+	for (int tries = 0; tries < 100 && fd < 0; tries++) {
+		if (getrandom(r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+			for (int i = 0; i < 6; i++)
+				r[i] = (uint8_t)(getpid() + tries * 7 + i * 13);
+		snprintf(b->diag_temp, sizeof(b->diag_temp), ".%s.tmp-%c%c%c%c%c%c", b->diag_name,
+			 alnum[r[0] % 62], alnum[r[1] % 62], alnum[r[2] % 62], alnum[r[3] % 62],
+			 alnum[r[4] % 62], alnum[r[5] % 62]);
+		fd = openat(c->dirfd, b->diag_temp,
+			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	return fd;
 }
 
 static int
 write_diag(struct commit *c, struct commit_batch *b, char *err, size_t errlen)
 {
-	int fd = fs_temp_at(c->dirfd, "diagnostics", b->diag_temp, sizeof(b->diag_temp));
+	int fd = create_diag_temp(c, b);
 	FILE *f;
 	int rc;
 
@@ -94,6 +130,10 @@ rename_all(struct commit *c, struct commit_batch *b, char *err, size_t errlen)
 		const char *from = i < b->nfiles ? b->files[i].temp : b->diag_temp;
 		const char *to = i < b->nfiles ? b->files[i].name : b->diag_name;
 
+		if (i < b->nfiles && same_temp(c, &b->files[i], err, errlen) < 0) {
+			rollback(c, b, i);
+			return -1;
+		}
 		if (renameat(c->dirfd, from, c->dirfd, to) < 0) {
 			fail(err, errlen, "cannot rename '%s/%s' to '%s/%s': %s", c->dir, from,
 			     c->dir, to, strerror(errno));
@@ -160,7 +200,7 @@ commit_publish(struct commit *c, struct commit_batch *b, char *err, size_t errle
 			   c->header.session_id, we->index, commit_unix(c, we->start), "json") < 0)
 		return fail(err, errlen, "diagnostics name too long"); /* cannot happen */
 	for (size_t i = 0; i < b->nfiles; i++) {
-		if (sync_temp(c, b->files[i].temp, err, errlen) < 0) {
+		if (sync_temp(c, &b->files[i], err, errlen) < 0) {
 			rollback(c, b, 0);
 			return -1;
 		}

@@ -3,6 +3,7 @@
 
 #include <err.h>
 #include <stdarg.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,54 +142,32 @@ commit_window_start(struct commit *c, const struct fr_window_start *w, char *err
 	return 0;
 }
 
+/* The order rules (lib/order.c) have put f inside the open window, once for its kind. */
 int
 commit_add_file(struct commit *c, const struct fr_file *f, char *err, size_t errlen)
 {
-	struct commit_file *d;
-	char *kind = commit_xstrdup(f->kind), *name = commit_xstrdup(f->name);
-	char *temp = commit_xstrdup(f->temp);
-	int ok = fs_name_ok(name) && fs_name_ok(temp) && strcmp(name, temp) != 0 && kind[0];
+	struct commit_open *o = find_open(c, f->index);
+	struct commit_file d;
 
-	for (size_t i = 0; ok && i < c->nfiles; i++)
-		if (c->files[i].index == f->index && strcmp(c->files[i].kind, kind) == 0)
-			ok = 0;
-	if (!ok || strcmp(kind, "diagnostics") == 0) {
-		/* Never rename or unlink a path that could leave the output directory. */
-		fail(err, errlen, "bad file frame for window %u: kind '%s', name '%s', temp '%s'",
-		     f->index, kind, name, temp);
-		free(kind);
-		free(name);
-		free(temp);
+	if (!o)
+		return fail(err, errlen, "file frame for window %u outside that window", f->index);
+	if (commit_accept_file(c, f, o->start, &d, err, errlen) < 0)
 		return -1;
-	}
 	c->files = grow(c->files, c->nfiles, &c->files_cap, sizeof(*c->files));
-	d = &c->files[c->nfiles++];
-	*d = (struct commit_file){ f->index, f->flags, kind, name, temp };
+	c->files[c->nfiles++] = d;
 	return 0;
 }
 
-/* A file of a window published without it (FILE_DISCARD): its temporary file is removed.
- * Only a name an emitter's temporary file has, ".NAME.tmp-SUFFIX", is removed, so that a
- * corrupt stream cannot take a published file with it. */
-int
-commit_discard_file(struct commit *c, const struct fr_file *f, char *err, size_t errlen)
+void
+commit_file_release(struct commit_file *f)
 {
-	char *name = commit_xstrdup(f->name), *temp = commit_xstrdup(f->temp);
-	size_t n = strlen(name);
-	int rc = 0;
-
-	if (!fs_name_ok(name) || !fs_name_ok(temp) || strlen(temp) <= 1 + n + 5 ||
-	    temp[0] != '.' || memcmp(temp + 1, name, n) != 0 ||
-	    memcmp(temp + 1 + n, ".tmp-", 5) != 0)
-		rc = fail(err, errlen,
-			  "bad file frame for window %u: '%s' is not a temporary file of '%s'",
-			  f->index, temp, name);
-	else if (fs_unlink_at(c->dirfd, temp) < 0)
-		/* Not the stream's fault, and nothing published depends on it: said, not fatal. */
-		warn("cannot remove '%s/%s'", c->dir, temp);
-	free(name);
-	free(temp);
-	return rc;
+	if (f->fd >= 0)
+		close(f->fd);
+	free(f->kind);
+	free(f->name);
+	free(f->temp);
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
 }
 
 static int
@@ -254,6 +233,10 @@ commit_take_window(struct commit *c, const struct fr_window_end *we, struct comm
 	memset(b, 0, sizeof(*b));
 	if (!o)
 		return fail(err, errlen, "end of window %u without its start", we->index);
+	while (we->index >= c->starts_cap)
+		c->starts = grow(c->starts, we->index, &c->starts_cap, sizeof(*c->starts));
+	c->starts[we->index] = o->start;
+	c->nstarts = (size_t)we->index + 1;
 	*o = c->open[--c->nopen];
 	b->end = we;
 	take_files(c, we->index, b);
@@ -264,11 +247,8 @@ commit_take_window(struct commit *c, const struct fr_window_end *we, struct comm
 void
 commit_batch_release(struct commit_batch *b)
 {
-	for (size_t i = 0; i < b->nfiles; i++) {
-		free(b->files[i].kind);
-		free(b->files[i].name);
-		free(b->files[i].temp);
-	}
+	for (size_t i = 0; i < b->nfiles; i++)
+		commit_file_release(&b->files[i]);
 	for (size_t i = 0; i < b->nwarnings; i++)
 		free(b->warnings[i]);
 	free(b->files);
@@ -300,5 +280,6 @@ commit_release(struct commit *c)
 		free(c->published[i].names);
 	}
 	free(c->published);
+	free(c->starts);
 	target_free(&c->target);
 }

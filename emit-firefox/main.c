@@ -280,6 +280,8 @@ main(int argc, char **argv)
 	tmpfile_remove_on_term();
 	if (stream_reader_open(&s.in, 0, "stdin", &s.hdr) < 0)
 		errx(1, "%s: %s", s.in.name, s.in.err);
+	/* Behind fanout, the windows shed for it are missing. */
+	s.in.order.rules = ORDER_WINDOW_GAPS;
 	if (stream_writer_open(&s.out, 1, "stdout", &s.hdr) < 0)
 		errx(1, "%s: %s", s.out.name, s.out.err);
 	s.in.flush_on_wait = &s.out; /* output never waits for input */

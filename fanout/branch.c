@@ -116,6 +116,7 @@ reader_main(void *arg)
 		close(b->out_fd);
 		return NULL;
 	}
+	r.order.rules = ORDER_WINDOW_GAPS; /* the windows fanout shed for it are missing */
 	while ((rc = stream_read(&r, &f)) > 0) {
 		if (f.type == FR_FILE) {
 			rawbuf_put(&cur.files, f.type, f.data, f.len);

@@ -71,6 +71,8 @@ static struct fanout {
 	uint64_t budget_ns;     /* how long the end may wait for the branches (0: forever) */
 	uint64_t deadline;      /* CLOCK_MONOTONIC ns when that ends, from the end frame */
 	int check;
+	uint8_t *end;           /* the end frame's payload, written last */
+	uint32_t end_len;
 } F = { .max_pending = DEFAULT_MAX_PENDING, .budget_ns = DEFAULT_BUDGET_NS };
 
 /* Set by SIGTERM: windows stop waiting for the branches. */
@@ -189,6 +191,16 @@ window_only(uint32_t type)
 		return 1;
 	}
 	return 0;
+}
+
+/* Keeps the end frame f to write it last. */
+static void
+keep_end(const struct frame *f)
+{
+	if (!(F.end = malloc(f->len ? f->len : 1)))
+		errx(1, "out of memory");
+	memcpy(F.end, f->data, f->len);
+	F.end_len = f->len;
 }
 
 static void
@@ -539,8 +551,11 @@ main(int argc, char **argv)
 				errx(1, "stdin: %s", e);
 			submit(we.index);
 		}
-		/* Only frames behind a waiting window end wait; the rest go straight on. */
-		if (F.outq.len == 0 && f.type != FR_WINDOW_END)
+		/* Only frames behind a waiting window end wait; the rest go straight on.  The end
+		 * frame goes last, after the files of shed windows that drain() passes on. */
+		if (f.type == FR_END)
+			keep_end(&f);
+		else if (F.outq.len == 0 && f.type != FR_WINDOW_END)
 			put(&f);
 		else
 			rawbuf_put(&F.outq, f.type, f.data, f.len);
@@ -558,13 +573,8 @@ main(int argc, char **argv)
 		errx(1, "stdin: %s", F.in.err);
 	if (!ended)
 		errx(1, "stdin: truncated stream: it ended without an end frame");
-	/* The end frame and anything after it reach the branches too. */
-	while ((rc = stream_read(&F.in, &f)) > 0) {
-		if (f.type != FR_FILE)
-			rawbuf_put(&F.window, f.type, f.data, f.len);
-		rawbuf_put(&F.outq, f.type, f.data, f.len);
-	}
-	if (rc < 0)
+	/* Nothing may follow the end frame (the reader says so); it reaches the branches too. */
+	if ((rc = stream_read(&F.in, &f)) < 0)
 		errx(1, "stdin: %s", F.in.err);
 	for (unsigned i = 0; i < F.nbr; i++)
 		branch_send(&F.br[i], &F.window, 0);
@@ -585,13 +595,14 @@ main(int argc, char **argv)
 		if (F.br[i].dead)
 			errx(1, "%s: %s", F.br[i].name, F.br[i].err);
 	}
-	if (stream_flush(&F.out) < 0)
+	if (stream_write(&F.out, FR_END, F.end, F.end_len) < 0 || stream_flush(&F.out) < 0)
 		errx(1, "%s", F.out.err);
 	stream_writer_release(&F.out);
 	stream_reader_release(&F.in);
 	rawbuf_free(&F.window);
 	rawbuf_free(&F.outq);
 	free(F.held);
+	free(F.end);
 	for (unsigned i = 0; i < F.nbr; i++)
 		if (stop_skipped[i])
 			return EXIT_SKIPPED;

@@ -262,6 +262,8 @@ stream_read(struct stream_reader *r, struct frame *f)
 	f->data = r->buf + r->pos + 8;
 	r->pos += 8 + (size_t)len;
 	r->offset += 8 + (uint64_t)len;
+	if (stream_order_check(&r->order, f, r->err, sizeof(r->err)) < 0)
+		return -1;
 	r->seen_end |= type == FR_END;
 	return 1;
 }
@@ -274,6 +276,7 @@ stream_reader_release(struct stream_reader *r)
 	else
 		free(r->buf);
 	r->buf = r->map = NULL;
+	stream_order_release(&r->order);
 }
 
 /* ---- writing ---- */
@@ -330,7 +333,9 @@ stream_writer_open(struct stream_writer *w, int fd, const char *name,
 	le64(p + 24, (uint64_t)h->clock_offset_ns);
 	le64(p + 32, h->session_id);
 	w->len = STREAM_HEADER_SIZE;
-	return 0;
+	/* At once: the stages downstream learn the session (commit's sweep needs its id) even
+	 * when this one never gets to write a frame. */
+	return stream_flush(w);
 }
 
 int

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "order.h"
+
 #define STREAM_MAGIC "RPSTREAM"
 #define STREAM_VERSION 1
 #define STREAM_HEADER_SIZE 48
@@ -388,6 +390,9 @@ struct stream_reader {
 	 * never waits in a buffer while the stage waits for input (live windows publish on
 	 * time).  NULL: nothing to flush.  A failed flush is reported as a read error. */
 	struct stream_writer *flush_on_wait;
+	/* The order and repetition rules (lib/order.h): a stage sets order.rules after
+	 * stream_reader_open; a frame that breaks one is a read error. */
+	struct stream_order order;
 };
 
 /* Reads and checks the header.  0 on success, -1 with r->err set. */

@@ -25,11 +25,15 @@ int tmpfile_write(struct tmpfile *t, const void *p, size_t n);
 int tmpfile_finish(struct tmpfile *t);
 /* Closes if open and removes the file; frees path.  Safe on a released or failed tmpfile. */
 void tmpfile_discard(struct tmpfile *t);
-/* Frees path and keeps the file (after tmpfile_finish handed it to someone else). */
+/* Keeps the file (after tmpfile_finish handed it to someone else); its path is kept a
+ * while, to remove it should the output break before a commit got its frame. */
 void tmpfile_release(struct tmpfile *t);
-/* Makes SIGTERM remove the files this process created and has not yet discarded or
- * released (at most 16), before it ends the process as usual: an emitter ended in the
- * middle of a window leaves no temporary file behind. */
+/* Makes SIGTERM, SIGHUP and SIGPIPE remove the files this process created and has not yet
+ * discarded or released (at most 16), before they end the process as usual, and so does
+ * exit(): an emitter ended in the middle of a window, or stopped by an error after one
+ * of its files was written, leaves no temporary file behind; when stdout has no reader
+ * any more (SIGPIPE), the last 32 files handed on and not yet renamed go too.  (SIGKILL
+ * cannot be caught: commit's end-of-run sweep removes what is left then.) */
 void tmpfile_remove_on_term(void);
 
 #endif

@@ -145,7 +145,7 @@ jq_is() {
 	assert_failure 1
 	assert_output "$(wrote_lines 0 0 svg)"
 	assert_equal "${#stderr_lines[@]}" 1
-	assert_regex "$stderr" "^commit: cannot open '.*/\.cpu-.*-000001-.*\.pb\.gz\.tmp-gen': No such file or directory$"
+	assert_regex "$stderr" "^commit: stdin: cannot open '.*/\.cpu-.*-000001-.*\.pb\.gz\.tmp-gen000': No such file or directory$"
 	assert_no_temps
 	run ls -A "$OUT"
 	assert_output "$(printf '%s\n' "$(name cpu 0 pb.gz)" "$(name cpu 0 svg)" "$(name diagnostics 0 json)" | sort)"
@@ -156,7 +156,7 @@ jq_is() {
 	commit_run -- --windows 2 --svg
 	assert_failure 1
 	assert_output "$(wrote_lines 0 0 svg)"
-	assert_regex "$stderr" "^commit: cannot rename '[^[:cntrl:]]*svg\.tmp-gen' to '$OUT/$(name cpu 1 svg)': [^[:cntrl:]]*$"
+	assert_regex "$stderr" "^commit: cannot rename '[^[:cntrl:]]*svg\.tmp-gen000' to '$OUT/$(name cpu 1 svg)': [^[:cntrl:]]*$"
 	assert_no_temps
 	run bash -c 'ls -A "$1" | sort' _ "$OUT"
 	assert_output "$(printf '%s\n' "$(name cpu 0 pb.gz)" "$(name cpu 0 svg)" "$(name cpu 1 svg)" "$(name diagnostics 0 json)" | sort)"
@@ -182,7 +182,7 @@ jq_is() {
 	commit_run -- --windows 2 --discard-published 0
 	assert_failure 1
 	assert_output "$(wrote_lines 0 0)"
-	assert_regex "$stderr" "^commit: stdin: bad file frame for window 0: '$(name cpu 0 pb.gz)' is not a temporary file of '$(name cpu 0 svg)'$"
+	assert_regex "$stderr" "^commit: stdin: file frame for window 0: '$(name cpu 0 pb.gz)' is not a temporary file of '$(name cpu 0 svg)'$"
 	[ -f "$OUT/$(name cpu 0 pb.gz)" ]
 }
 
@@ -190,7 +190,7 @@ jq_is() {
 	commit_run -- --windows 2 --orphan-end
 	assert_failure 1
 	assert_output "$(wrote_lines 0 0)"
-	assert_equal "$stderr" "commit: stdin: end of window 7 without its start"
+	assert_equal "$stderr" "commit: stdin: window-end frame for window 7: a window ends after its window-start"
 	assert_no_temps
 }
 

@@ -172,3 +172,91 @@ make_stream() {
 	[[ "${stderr_lines[0]}" == *threads* ]]
 	[ -z "$(ls -A "$out")" ]
 }
+
+# ---- temporary files: none outlives its run ----
+
+teardown() {
+	if [ -n "${full:-}" ] && mountpoint -q "$full"; then umount "$full"; fi
+}
+
+# no_temps DIR: DIR holds no temporary output file (".NAME.tmp-XXXXXX")
+no_temps() {
+	local left
+	left=$(find "$1" -name '.*.tmp-*')
+	[ -z "$left" ] || { echo "left behind: $left"; return 1; }
+}
+
+@test "temporaries: a full disk in a replay with every output leaves one line and no temporary file" {
+	make_stream
+	full=$BATS_TEST_TMPDIR/full
+	mkdir -p "$full"
+	mount -t tmpfs -o size=64k,mode=0777 tmpfs "$full" || skip "cannot mount a tmpfs"
+	run --separate-stderr "$RP" replay --input "$stream" --window 100ms --svg --collapsed \
+		--firefox-profile json --module-cache "$BATS_TEST_TMPDIR/live/.modules" --output "$full"
+	echo "status $status, stderr: $stderr"
+	ls -la "$full"
+	[ "$status" -eq 1 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "${stderr_lines[0]}" == *"No space left on device"* ]]
+	no_temps "$full"
+	umount "$full"
+}
+
+# stall_lib: the LD_PRELOAD library that stalls one stage in the fsync of a temporary file.
+stall_lib() {
+	stall=$BATS_TEST_TMPDIR/stallfsync.so
+	"${CC:-cc}" -std=c17 -Wall -Wextra -Werror -D_GNU_SOURCE -O1 -shared -fPIC -o "$stall" \
+		"$BATS_TEST_DIRNAME/tools/stallfsync.c" -ldl
+	chmod a+rx "$stall"
+}
+
+@test "temporaries: an emitter killed while it writes its file leaves no temporary file" {
+	make_stream
+	stall_lib
+	mkdir -p "$BATS_TEST_TMPDIR/pids"
+	chmod 777 "$BATS_TEST_TMPDIR/pids"
+	for e in emit-pprof emit-svg emit-collapsed emit-firefox; do
+		local o=$BATS_TEST_TMPDIR/kill-$e pidf=$BATS_TEST_TMPDIR/pids/$e
+		RP_STALL_STAGE=$e RP_STALL_PIDFILE=$pidf LD_PRELOAD=$stall \
+			"$RP" replay --input "$stream" --window 1s --svg --collapsed \
+			--firefox-profile json --module-cache "$BATS_TEST_TMPDIR/live/.modules" \
+			--output "$o" >/dev/null 2>"$BATS_TEST_TMPDIR/err" &
+		local drv=$! i
+		for i in $(seq 300); do [ -s "$pidf" ] && break; sleep 0.1; done
+		[ -s "$pidf" ] || { echo "$e never wrote a temporary file"; kill "$drv"; return 1; }
+		# The stage holds its temporary file, stalled: SIGKILL cannot be caught.
+		find "$o" -name ".*.tmp-*" | grep -q . || { echo "$e: no temporary file"; return 1; }
+		kill -KILL "$(cat "$pidf")"
+		local rc=0
+		wait "$drv" || rc=$?
+		echo "$e: driver status $rc, stderr: $(cat "$BATS_TEST_TMPDIR/err")"
+		[ "$rc" -ne 0 ]
+		grep -qx "rustprofile: stage $e was killed by signal 9" "$BATS_TEST_TMPDIR/err"
+		no_temps "$o"
+	done
+}
+
+@test "streams: a file frame injected into a saved stream stops at unwind, the output unchanged" {
+	make_stream
+	local gen=$BATS_TEST_TMPDIR/streamgen o=$BATS_TEST_TMPDIR/victim/out
+	"${CC:-cc}" -std=c17 -D_GNU_SOURCE -O1 -I "$BATS_TEST_DIRNAME/../lib" -o "$gen" \
+		"$BATS_TEST_DIRNAME/tools/streamgen.c" "$RP_BIN/../lib/librp.a" -lz -lm
+	mkdir -p "$o"
+	chmod 755 "$o/.."
+	chmod 777 "$o"
+	echo victim >"$o/victim.txt"
+	echo other >"$o/other.txt"
+	# After the header (48 bytes): "rename other.txt over victim.txt".
+	head -c 48 "$stream" >"$BATS_TEST_TMPDIR/crafted"
+	echo 'file 0 1 cpu victim.txt other.txt' | "$gen" pack | tail -c +49 >>"$BATS_TEST_TMPDIR/crafted"
+	tail -c +49 "$stream" >>"$BATS_TEST_TMPDIR/crafted"
+	before=$(cd "$o" && find . -type f -exec sha256sum {} + | sort; ls -la --time-style=full-iso .)
+	run --separate-stderr "$RP" replay --input "$BATS_TEST_TMPDIR/crafted" --window 1s \
+		--module-cache "$BATS_TEST_TMPDIR/live/.modules" --output "$o"
+	echo "status $status, stderr: $stderr"
+	[ "$status" -eq 1 ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[ "${stderr_lines[0]}" = "unwind: stdin: file frame in the input of a stage before the emitters: only emitters write file frames" ]
+	after=$(cd "$o" && find . -type f -exec sha256sum {} + | sort; ls -la --time-style=full-iso .)
+	diff <(echo "$before") <(echo "$after")
+}

@@ -28,3 +28,99 @@ bats_require_minimum_version 1.5.0
 		}
 	done
 }
+
+# Crafted streams (tests/streams/README): each stage named fails with its one line, and the
+# output directory is byte for byte what it was.
+setup_file() {
+	local root
+	root=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+	export RP_BIN=${RP_BIN:-$root/.output/bin}
+	export STREAMGEN=$BATS_FILE_TMPDIR/streamgen
+	local build=(-std=c17 -Wall -Wextra -Werror -D_GNU_SOURCE -O1 -g -I "$root/lib"
+		-o "$STREAMGEN" "$root/tests/tools/streamgen.c" "$RP_BIN/../lib/librp.a" -lz -lm)
+	"${CC:-cc}" "${build[@]}" 2>/dev/null || clang -fsanitize=address,undefined "${build[@]}"
+}
+
+# snapshot DIR: every file's content and every entry's name, type, mode, size and time
+snapshot() {
+	(cd "$1" && find . -type f -exec sha256sum {} + | sort && ls -la --time-style=full-iso .)
+}
+
+# stage_to FILE CMD...: CMD on the crafted stream, its stream output into FILE
+stage_to() {
+	local to=$1
+	shift
+	"$@" <"$BATS_TEST_TMPDIR/stream" >"$to"
+}
+
+# crafted FIXTURE: runs the fixture's stages on it
+crafted() {
+	local fx=$BATS_TEST_DIRNAME/streams/$1.txt stage want dir line
+	[ -f "$fx" ]
+	"$STREAMGEN" pack <"$fx" >"$BATS_TEST_TMPDIR/stream"
+	for stage in $(sed -n 's/^# stage: //p' "$fx"); do
+		dir=$BATS_TEST_TMPDIR/$stage/out
+		mkdir -p "$dir"
+		echo victim >"$dir/victim.txt"
+		echo other >"$dir/other.txt"
+		while read -r kind a b; do
+			case $kind in
+			plant:) printf '%b\n' "${b}" >"$dir/$(printf '%b' "$a")" ;;
+			symlink:) ln -s "$b" "$dir/$a" ;;
+			hardlink:) ln "$dir/$b" "$dir/$a" ;;
+			esac
+		done < <(grep -E '^# (plant|symlink|hardlink): ' "$fx" | sed 's/^# //')
+		touch -d '2020-01-01 00:00:00' "$dir" "$dir"/* "$dir"/.[!.]* 2>/dev/null || true
+		snapshot "$dir" >"$BATS_TEST_TMPDIR/before"
+		# A stage's stream goes to a file; commit's stdout is what it published.
+		case $stage in
+		unwind) run --separate-stderr stage_to "$BATS_TEST_TMPDIR/out" "$RP_BIN/unwind" \
+			--module-cache "$BATS_TEST_TMPDIR/mc" ;;
+		aggregate) run --separate-stderr stage_to "$BATS_TEST_TMPDIR/out" "$RP_BIN/aggregate" ;;
+		commit) run --separate-stderr "$RP_BIN/commit" --output "$dir" <"$BATS_TEST_TMPDIR/stream" ;;
+		*) run --separate-stderr stage_to "$BATS_TEST_TMPDIR/out" "$RP_BIN/$stage" --output "$dir" ;;
+		esac
+		want=$(sed -n 's/^# error: //p' "$fx")
+		want=${want//\$STAGE/$stage}
+		want=${want//\$DIR/$dir}
+		echo "$stage: status $status, stderr: $stderr"
+		[ "$status" -eq 1 ]
+		[ "${#stderr_lines[@]}" -eq 1 ]
+		[ "${stderr_lines[0]}" = "$want" ] || { echo "expected: $want"; return 1; }
+		[ "$stage" = commit ] && [ -n "$output" ] && { echo "published: $output"; return 1; }
+		snapshot "$dir" | diff "$BATS_TEST_TMPDIR/before" -
+	done
+}
+
+@test "crafted: a file frame naming victim.txt does not replace it"   { crafted commit-victim; }
+@test "crafted: a file frame naming the window's diagnostics"         { crafted commit-own-diagnostics; }
+@test "crafted: a flipped byte in a file name"                        { crafted commit-flipped-byte; }
+@test "crafted: a temporary file that is a symbolic link"             { crafted commit-temp-symlink; }
+@test "crafted: a temporary file with another link"                   { crafted commit-temp-hardlink; }
+@test "crafted: a temporary file not named for its file"              { crafted commit-temp-name; }
+@test "crafted: a file kind no emitter announces"                     { crafted commit-kind; }
+@test "crafted: a file with another kind's flags"                     { crafted commit-flags; }
+@test "crafted: a discarded file of a window still open"              { crafted commit-discard-early; }
+@test "crafted: a repeated window-stack frame"                        { crafted window-stack-twice; }
+@test "crafted: a repeated end frame, in every stage"                 { crafted end-twice; }
+@test "crafted: a frame after the end frame"                          { crafted frame-after-end; }
+@test "crafted: a file frame into unwind and aggregate"               { crafted file-into-unwind; }
+@test "crafted: a window frame into unwind and aggregate"             { crafted window-into-aggregate; }
+@test "crafted: a second window-end of a window"                      { crafted window-end-twice; }
+@test "crafted: a window index skipped"                               { crafted window-skipped; }
+@test "crafted: a window index going back behind fanout"              { crafted window-backwards; }
+@test "crafted: nested windows"                                       { crafted window-nested; }
+@test "crafted: a window stack outside its window"                    { crafted window-stack-outside; }
+@test "crafted: a window end without its start"                       { crafted window-end-without-start; }
+@test "crafted: the end frame inside a window"                        { crafted end-inside-window; }
+@test "crafted: two files of one kind in a window"                    { crafted file-kind-twice; }
+@test "crafted: a file frame between windows"                         { crafted file-outside-window; }
+@test "crafted: a second stream header"                               { crafted header-twice; }
+
+@test "every crafted stream has a test" {
+	cd "$BATS_TEST_DIRNAME/streams"
+	for f in *.txt; do
+		grep -q "crafted ${f%.txt};" "$BATS_TEST_DIRNAME/stream-spec.bats" ||
+			{ echo "$f is not run"; return 1; }
+	done
+}

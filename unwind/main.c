@@ -192,6 +192,7 @@ main(int argc, char **argv)
 		errx(1, "out of memory");
 	if (stream_reader_open(&in, 0, "stdin", &h) < 0)
 		errx(1, "stdin: %s", in.err);
+	in.order.rules = ORDER_BEFORE_WINDOWS; /* a collect stream: no windows, no files */
 	if (stream_writer_open(&out, 1, "stdout", &h) < 0 || resolver_init(&r, &out, sym) < 0)
 		errx(1, "out of memory");
 	in.flush_on_wait = &out; /* output never waits for input */

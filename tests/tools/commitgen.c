@@ -73,7 +73,7 @@ put_file(uint32_t index, const char *kind, const char *name, uint32_t flags, int
 	char temp[300];
 	struct fr_file f = { index, flags, S(kind), S(name), { temp, 0 } };
 
-	snprintf(temp, sizeof(temp), ".%s.tmp-gen", name);
+	snprintf(temp, sizeof(temp), ".%s.tmp-gen000", name);
 	f.temp = S(temp);
 	if (create)
 		make_temp(temp, kind);

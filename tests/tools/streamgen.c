@@ -15,6 +15,8 @@
  *                 functions (flame graph caps)
  *   odd           one window whose names need escaping ("a;b", "<T&>", a byte that is not
  *                 UTF-8) and an unsymbolized libc frame (derived emitters)
+ *   pack          reads a text description of a stream on stdin (see pack() below) and
+ *                 writes it: crafted streams for the order and file-frame checks
  *   dump          reads a stream on stdin and prints one line per frame: its type name,
  *                 for a file frame "index flags kind name temp", for an offcpu or
  *                 offcpu-stack frame the number of intervals it carries
@@ -22,6 +24,7 @@
  * Built by tests/emit_pprof.bats against .output/lib/librp.a; not part of the product.
  */
 #include <err.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,6 +239,172 @@ dump(void)
 	return 0;
 }
 
+/* ---- pack: a stream from text ---- */
+
+#define MAX_TOKENS (8 + STREAM_MAX_LOCS)
+
+static char tokbuf[MAX_TOKENS][STREAM_MAX_STR + 1];
+static uint16_t toklen[MAX_TOKENS];
+static int ntok, lineno;
+
+/* Splits a line at blanks; "\xHH" in a token is that byte and "\\" a backslash. */
+static void
+tokenize(const char *line)
+{
+	ntok = 0;
+	for (const char *p = line; *p && *p != '\n';) {
+		uint16_t n = 0;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!*p || *p == '\n' || *p == '#')
+			break;
+		if (ntok == MAX_TOKENS)
+			errx(1, "line %d: too many fields", lineno);
+		while (*p && *p != ' ' && *p != '\t' && *p != '\n') {
+			unsigned b;
+
+			if (n == STREAM_MAX_STR)
+				errx(1, "line %d: field too long", lineno);
+			if (p[0] == '\\' && p[1] == 'x' && sscanf(p + 2, "%2x", &b) == 1) {
+				tokbuf[ntok][n++] = (char)b;
+				p += 4;
+			} else if (p[0] == '\\' && p[1] == '\\') {
+				tokbuf[ntok][n++] = '\\';
+				p += 2;
+			} else {
+				tokbuf[ntok][n++] = *p++;
+			}
+		}
+		tokbuf[ntok][n] = '\0';
+		toklen[ntok++] = n;
+	}
+}
+
+static uint64_t
+num(int i)
+{
+	char *end;
+	unsigned long long v;
+
+	if (i >= ntok)
+		errx(1, "line %d: field %d is missing", lineno, i);
+	v = strtoull(tokbuf[i], &end, 0);
+	if (*end || end == tokbuf[i])
+		errx(1, "line %d: '%s' is not a number", lineno, tokbuf[i]);
+	return v;
+}
+
+static struct str
+txt(int i)
+{
+	if (i >= ntok)
+		errx(1, "line %d: field %d is missing", lineno, i);
+	return (struct str){ tokbuf[i], toklen[i] };
+}
+
+/* "raw TYPE HEX...": any payload, bytes in hex (blanks between them allowed); "bytes
+ * HEX...": bytes outside any frame (a second header, say). */
+static void
+raw(int framed)
+{
+	static uint8_t buf[1 << 16];
+	uint32_t n = 0;
+
+	for (int i = framed ? 2 : 1; i < ntok; i++)
+		for (const char *p = tokbuf[i]; p[0] && p[1]; p += 2) {
+			unsigned b;
+
+			if (n == sizeof(buf) || sscanf(p, "%2x", &b) != 1)
+				errx(1, "line %d: bad hex", lineno);
+			buf[n++] = (uint8_t)b;
+		}
+	if (!framed) {
+		check(stream_flush(&w));
+		if (fwrite(buf, 1, n, stdout) != n || fflush(stdout) != 0)
+			err(1, "stdout");
+		return;
+	}
+	check(stream_write(&w, (uint32_t)num(1), buf, n));
+}
+
+/* One line, one frame:
+ *   defs                                      target, mappings, functions, locations 1-5
+ *                                             and thread names of "good"
+ *   target PID PROFILES                       a target frame
+ *   window-start INDEX START END
+ *   window-stack INDEX PID TID COUNT NANOS LOC...
+ *   window-offcpu-stack INDEX PID TID COUNT NANOS LOC...
+ *   window-end INDEX START END REASON
+ *   file INDEX FLAGS KIND NAME TEMP
+ *   warning TIME TEXT
+ *   round TIME
+ *   end TIME REASON
+ *   raw TYPE HEX...                           a frame of any type and payload
+ *   bytes HEX...                              bytes outside any frame
+ * Blank lines and "#" comments are skipped. */
+static int
+pack(void)
+{
+	static struct fr_window_stack st;
+	static struct fr_window_end we;
+	char line[16384];
+
+	while (fgets(line, sizeof(line), stdin)) {
+		const char *op;
+
+		lineno++;
+		tokenize(line);
+		if (!ntok)
+			continue;
+		op = tokbuf[0];
+		if (!strcmp(op, "defs")) {
+			definitions();
+		} else if (!strcmp(op, "target")) {
+			struct fr_target t = { .pid = (uint32_t)num(1), .cpu_frequency = 100,
+					       .kind = S("pid"), .profiles = txt(2) };
+			check(stream_put_target(&w, &t));
+		} else if (!strcmp(op, "window-start")) {
+			struct fr_window_start ws = { (uint32_t)num(1), num(2), num(3) };
+			check(stream_put_window_start(&w, &ws));
+		} else if (!strcmp(op, "window-stack") || !strcmp(op, "window-offcpu-stack")) {
+			st = (struct fr_window_stack){ .index = (uint32_t)num(1),
+						       .pid = (uint32_t)num(2),
+						       .tid = (uint32_t)num(3), .count = num(4),
+						       .nanos = num(5) };
+			for (int i = 6; i < ntok && st.nlocs < STREAM_MAX_LOCS; i++)
+				st.locs[st.nlocs++] = (uint32_t)num(i);
+			check(!strcmp(op, "window-stack") ? stream_put_window_stack(&w, &st)
+				: stream_put_window_offcpu_stack(&w, &st));
+		} else if (!strcmp(op, "window-end")) {
+			memset(&we, 0, sizeof(we));
+			we.index = (uint32_t)num(1);
+			we.start = num(2);
+			we.end = num(3);
+			we.reason = (uint32_t)num(4);
+			check(stream_put_window_end(&w, &we));
+		} else if (!strcmp(op, "file")) {
+			struct fr_file f = { (uint32_t)num(1), (uint32_t)num(2), txt(3), txt(4),
+					     txt(5) };
+			check(stream_put_file(&w, &f));
+		} else if (!strcmp(op, "warning")) {
+			struct fr_warning v = { num(1), txt(2) };
+			check(stream_put_warning(&w, &v));
+		} else if (!strcmp(op, "round")) {
+			check(stream_put_round(&w, &(struct fr_round){ num(1) }));
+		} else if (!strcmp(op, "end")) {
+			check(stream_put_end(&w, &(struct fr_end){ num(1), (uint32_t)num(2) }));
+		} else if (!strcmp(op, "raw") || !strcmp(op, "bytes")) {
+			raw(!strcmp(op, "raw"));
+		} else {
+			errx(1, "line %d: unknown frame '%s'", lineno, op);
+		}
+	}
+	check(stream_flush(&w));
+	stream_writer_release(&w);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -248,6 +417,8 @@ main(int argc, char **argv)
 		return dump();
 
 	check(stream_writer_open(&w, 1, "stdout", &h));
+	if (!strcmp(mode, "pack"))
+		return pack();
 	definitions();
 	if (!strcmp(mode, "redefine"))
 		location(1, 2, 0x7f0000002000ull, 4, 0, 0, 0);

@@ -109,6 +109,8 @@ fill_defs(struct stream_writer *w)
 	l.lines[0] = (struct fr_line){ 7, 10 };
 	l.lines[1] = (struct fr_line){ 8, 20 };
 	stream_put_location(w, &l);
+	struct fr_window_start ws = { 3, 10, 20 };
+	stream_put_window_start(w, &ws);
 	struct fr_window_end we = { .index = 3, .start = 10, .end = 20, .reason = 2, .nstats = 1 };
 	we.stats[0] = (struct fr_stat){ { "samples", 7 }, 42 };
 	stream_put_window_end(w, &we);
@@ -142,6 +144,8 @@ test_roundtrip(void)
 	CHECK(stream_get_location(&sf, &l, e, sizeof(e)) == -1 && strstr(e, "too short"));
 
 	static struct fr_window_end we;
+	r.order.rules = ORDER_WINDOW_GAPS; /* the window is number 3 */
+	CHECK(stream_read(&r, &f) == 1 && f.type == FR_WINDOW_START);
 	CHECK(stream_read(&r, &f) == 1 && stream_get_window_end(&f, &we, e, sizeof(e)) == 0);
 	CHECK(we.nstats == 1 && str_eq(we.stats[0].key, "samples") && we.stats[0].value == 42);
 

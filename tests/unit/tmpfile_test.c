@@ -1,5 +1,6 @@
-/* lib/tmpfile: temporary files are created beside their final name, and a SIGTERM after
- * tmpfile_remove_on_term removes the ones the process still owns, not the ones it handed on. */
+/* lib/tmpfile: temporary files are created beside their final name, and a SIGTERM, SIGHUP
+ * or SIGPIPE after tmpfile_remove_on_term, or an exit (an errx on an error path), removes
+ * the ones the process still owns, and SIGPIPE the ones it handed on too. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,19 +17,20 @@ exists(const char *path)
 	return access(path, F_OK) == 0;
 }
 
-int
-main(void)
+/* The child ends by signal sig, or by exit(1) when sig is 0. */
+static void
+one(int sig)
 {
 	char dir[] = "/tmp/tmpfile_test.XXXXXX";
 	if (!mkdtemp(dir)) {
 		perror("mkdtemp");
-		return 1;
+		exit(1);
 	}
 	/* The paths are made in the child; it sends them through a pipe. */
 	int fds[2];
 	if (pipe(fds) < 0) {
 		perror("pipe");
-		return 1;
+		exit(1);
 	}
 	pid_t pid = fork();
 	if (pid == 0) {
@@ -48,8 +50,10 @@ main(void)
 		if (write(fds[1], buf, (size_t)n) != n)
 			_exit(2);
 		close(fds[1]);
-		raise(SIGTERM);
-		_exit(3); /* not reached: SIGTERM ends the process */
+		if (!sig)
+			exit(1);
+		raise(sig);
+		_exit(3); /* not reached: the signal ends the process */
 	}
 	close(fds[1]);
 	char buf[2 * 300 + 1] = { 0 };
@@ -59,19 +63,31 @@ main(void)
 		got += (size_t)r;
 	int status = 0;
 	waitpid(pid, &status, 0);
-	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+	CHECK(sig ? WIFSIGNALED(status) && WTERMSIG(status) == sig :
+		    WIFEXITED(status) && WEXITSTATUS(status) == 1);
 	char *handed = buf, *nl = strchr(buf, '\n'), *kept = nl ? nl + 1 : NULL;
 	CHECK(nl && kept && strchr(kept, '\n'));
 	if (nl && kept && strchr(kept, '\n')) {
 		*nl = 0;
 		*strchr(kept, '\n') = 0;
 		CHECK(strstr(handed, "/.handed.svg.tmp-") != NULL);
-		CHECK(exists(handed));
+		/* Handed on, it is the next stage's, unless the output broke (SIGPIPE): then
+		 * no commit will get its frame. */
+		CHECK(exists(handed) == (sig != SIGPIPE));
 		CHECK(strstr(kept, "/.kept.svg.tmp-") != NULL);
 		CHECK(!exists(kept));
 		unlink(handed);
 	}
 	CHECK(rmdir(dir) == 0); /* nothing else was left: the discarded file went at once */
+}
+
+int
+main(void)
+{
+	one(SIGTERM);
+	one(SIGHUP);
+	one(SIGPIPE);
+	one(0);
 	printf("tmpfile_test: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }
