@@ -131,7 +131,7 @@ release_one(struct agg *a, struct pending *p, int forced)
 	if (forced)
 		a->win.st.forced++;
 	if (windows_add(&a->win, &stk) < 0 || stream_forward(&a->out, &f) < 0)
-		errx(1, "%s", a->win.err ? a->win.err : a->out.err[0] ? a->out.err : "out of memory");
+		errx(a->win.err ? 1 : stream_writer_status(&a->out), "%s", a->win.err ? a->win.err : a->out.err[0] ? a->out.err : "out of memory");
 	if (p->time > a->released)
 		a->released = p->time;
 	reorder_free(&a->ro, p);
@@ -153,11 +153,11 @@ release_until(struct agg *a, uint64_t t)
 {
 	drain_until(a, t);
 	if (offcpu_agg_release(&a->off, &a->win, t, UINT64_MAX) < 0)
-		errx(1, "%s", a->win.err ? a->win.err : a->out.err[0] ? a->out.err : "out of memory");
+		errx(a->win.err ? 1 : stream_writer_status(&a->out), "%s", a->win.err ? a->win.err : a->out.err[0] ? a->out.err : "out of memory");
 	if (t > a->released)
 		a->released = t;
 	if (windows_advance(&a->win, a->released) < 0)
-		errx(1, "%s", a->win.err ? a->win.err : a->out.err);
+		errx(a->win.err ? 1 : stream_writer_status(&a->out), "%s", a->win.err ? a->win.err : a->out.err);
 }
 
 /* Off-CPU pieces are queued apart from the CPU stacks; a full queue releases up to its
@@ -262,7 +262,7 @@ on_frame(struct agg *a, const struct frame *f)
 		release_until(a, r.time);
 		/* A round is where collect wrote its pieces: they go on as many frames. */
 		if (offcpu_agg_flush(&a->off, &a->out) < 0)
-			errx(1, "%s", a->out.err[0] ? a->out.err : "out of memory");
+			errx(stream_writer_status(&a->out), "%s", a->out.err[0] ? a->out.err : "out of memory");
 		break;
 	}
 	case FR_END: {
@@ -270,17 +270,17 @@ on_frame(struct agg *a, const struct frame *f)
 		stream_get_end(f, &end, e, sizeof(e));
 		drain_until(a, UINT64_MAX);
 		if (offcpu_agg_release(&a->off, &a->win, UINT64_MAX, end.time) < 0)
-			errx(1, "%s", a->win.err ? a->win.err : a->out.err[0] ? a->out.err :
+			errx(a->win.err ? 1 : stream_writer_status(&a->out), "%s", a->win.err ? a->win.err : a->out.err[0] ? a->out.err :
 			     "out of memory");
 		if (windows_finish(&a->win, end.time) < 0)
-			errx(1, "%s", a->win.err ? a->win.err : a->out.err);
+			errx(a->win.err ? 1 : stream_writer_status(&a->out), "%s", a->win.err ? a->win.err : a->out.err);
 		if (stream_forward(&a->out, f) < 0)
-			errx(1, "%s", a->out.err);
+			errx(stream_writer_status(&a->out), "%s", a->out.err);
 		return 1;
 	}
 	}
 	if (stream_forward(&a->out, f) < 0)
-		errx(1, "%s", a->out.err);
+		errx(stream_writer_status(&a->out), "%s", a->out.err);
 	return 0;
 }
 
@@ -296,10 +296,10 @@ main(int argc, char **argv)
 	signal(SIGINT, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
 	if (stream_reader_open(&a.in, 0, "stdin", &h) < 0)
-		errx(1, "stdin: %s", a.in.err);
+		errx(stream_reader_status(&a.in), "stdin: %s", a.in.err);
 	a.in.order.rules = ORDER_BEFORE_WINDOWS; /* a collect stream: no windows, no files */
 	if (stream_writer_open(&a.out, 1, "stdout", &h) < 0)
-		errx(1, "%s", a.out.err);
+		errx(stream_writer_status(&a.out), "%s", a.out.err);
 	a.in.flush_on_wait = &a.out; /* output never waits for input */
 	if (reorder_init(&a.ro, env.max_pending) < 0 ||
 	    windows_init(&a.win, &a.out, env.window_ns, env.max_stacks) < 0 ||
@@ -310,17 +310,17 @@ main(int argc, char **argv)
 	while (!ended && (rc = stream_read(&a.in, &f)) > 0)
 		ended = on_frame(&a, &f);
 	if (!ended && rc < 0)
-		errx(1, "stdin: %s", a.in.err);
+		errx(stream_reader_status(&a.in), "stdin: %s", a.in.err);
 	if (!ended)
-		errx(1, "stdin: truncated stream: it ended without an end frame");
+		errx(STREAM_EXIT_INPUT_ENDED, "stdin: truncated stream: it ended without an end frame");
 	/* Frames after the end (none are expected) are forwarded untouched. */
 	while ((rc = stream_read(&a.in, &f)) > 0)
 		if (stream_forward(&a.out, &f) < 0)
-			errx(1, "%s", a.out.err);
+			errx(stream_writer_status(&a.out), "%s", a.out.err);
 	if (rc < 0)
-		errx(1, "stdin: %s", a.in.err);
+		errx(stream_reader_status(&a.in), "stdin: %s", a.in.err);
 	if (stream_flush(&a.out) < 0)
-		errx(1, "%s", a.out.err);
+		errx(stream_writer_status(&a.out), "%s", a.out.err);
 	reorder_release(&a.ro);
 	windows_release(&a.win);
 	offcpu_agg_release_all(&a.off);

@@ -99,6 +99,9 @@ parse_args(int argc, char **argv)
 
 /* Stops on a stream or output error: no temp file of an unpublished window survives, nor
  * one of this session that no stage handed over. */
+/* Exit status of die(): 1, or STREAM_EXIT_INPUT_ENDED when the stage before stopped. */
+static int die_status = 1;
+
 static void __attribute__((noreturn, format(printf, 2, 3)))
 die(struct commit *c, const char *fmt, ...)
 {
@@ -108,7 +111,7 @@ die(struct commit *c, const char *fmt, ...)
 	commit_remove_pending(c);
 	commit_sweep();
 	va_start(ap, fmt);
-	verrx(1, fmt, ap);
+	verrx(die_status, fmt, ap);
 }
 
 static void
@@ -193,10 +196,14 @@ run(struct commit *c, int fd, const char *name)
 	/* Nothing may follow the end frame: the reader says so if something does. */
 	if (rc > 0)
 		rc = stream_read(&r, &f) < 0 ? -1 : 1;
-	if (rc < 0)
+	if (rc < 0) {
+		die_status = stream_reader_status(&r);
 		die(c, "%s: %s", name, r.err);
-	if (rc == 0)
+	}
+	if (rc == 0) {
+		die_status = STREAM_EXIT_INPUT_ENDED;
 		die(c, "%s: truncated stream: it ended without an end frame", name);
+	}
 	if (c->nopen)
 		die(c, "%s: window %u has no end frame", name, c->open[0].index);
 	if (c->nfiles)

@@ -150,10 +150,10 @@ main(int argc, char **argv)
 	signal(SIGINT, SIG_IGN);
 	tmpfile_remove_on_term();
 	if (stream_reader_open(&s.in, 0, "stdin", &s.hdr) < 0)
-		errx(1, "%s: %s", s.in.name, s.in.err);
+		errx(stream_reader_status(&s.in), "%s: %s", s.in.name, s.in.err);
 	s.in.order.rules = ORDER_UNIQUE_STACKS;
 	if (stream_writer_open(&s.out, 1, "stdout", &s.hdr) < 0)
-		errx(1, "%s: %s", s.out.name, s.out.err);
+		errx(stream_writer_status(&s.out), "%s: %s", s.out.name, s.out.err);
 	s.in.flush_on_wait = &s.out; /* output never waits for input */
 	winmodel_init(&s.wm);
 	winmodel_init(&s.off);
@@ -167,7 +167,7 @@ main(int argc, char **argv)
 			continue;
 		}
 		if (stream_forward(&s.out, &f) < 0)
-			errx(1, "%s: %s", s.out.name, s.out.err);
+			errx(stream_writer_status(&s.out), "%s: %s", s.out.name, s.out.err);
 		if (winmodel_take(&s.wm, &f) < 0)
 			errx(1, "%s: %s", s.in.name, s.wm.err);
 		/* Its own copy of the definitions, only when off-CPU windows will come. */
@@ -175,13 +175,13 @@ main(int argc, char **argv)
 			errx(1, "%s: %s", s.in.name, s.off.err);
 	}
 	if (rc < 0)
-		errx(1, "%s: %s", s.in.name, s.in.err);
+		errx(stream_reader_status(&s.in), "%s: %s", s.in.name, s.in.err);
 	if (s.wm.open)
-		errx(1, "%s: truncated stream: it ends inside window %u", s.in.name, s.wm.index);
+		errx(STREAM_EXIT_INPUT_ENDED, "%s: truncated stream: it ends inside window %u", s.in.name, s.wm.index);
 	if (!s.in.seen_end)
-		errx(1, "%s: truncated stream: it ended without an end frame", s.in.name);
+		errx(STREAM_EXIT_INPUT_ENDED, "%s: truncated stream: it ended without an end frame", s.in.name);
 	if (stream_flush(&s.out) < 0)
-		errx(1, "%s: %s", s.out.name, s.out.err);
+		errx(stream_writer_status(&s.out), "%s: %s", s.out.name, s.out.err);
 	fold_release(&s.fold);
 	winmodel_release(&s.wm);
 	winmodel_release(&s.off);

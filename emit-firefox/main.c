@@ -216,7 +216,7 @@ end_window(struct state *s, const struct frame *f)
 	if (stream_put_file(&s->out, &ff) < 0 || stream_put_window_end(&s->out, &we) < 0 ||
 	    stream_flush(&s->out) < 0) {
 		tmpfile_discard(&t);
-		errx(1, "%s: %s", s->out.name, s->out.err);
+		errx(stream_writer_status(&s->out), "%s: %s", s->out.name, s->out.err);
 	}
 	tmpfile_release(&t);
 	timeline_clear(&s->tl);
@@ -279,11 +279,11 @@ main(int argc, char **argv)
 	signal(SIGINT, SIG_IGN);
 	tmpfile_remove_on_term();
 	if (stream_reader_open(&s.in, 0, "stdin", &s.hdr) < 0)
-		errx(1, "%s: %s", s.in.name, s.in.err);
+		errx(stream_reader_status(&s.in), "%s: %s", s.in.name, s.in.err);
 	/* Behind fanout, the windows shed for it are missing. */
 	s.in.order.rules = ORDER_WINDOW_GAPS;
 	if (stream_writer_open(&s.out, 1, "stdout", &s.hdr) < 0)
-		errx(1, "%s: %s", s.out.name, s.out.err);
+		errx(stream_writer_status(&s.out), "%s: %s", s.out.name, s.out.err);
 	s.in.flush_on_wait = &s.out; /* output never waits for input */
 	defs_init(&s.defs);
 	timeline_init(&s.tl, env.max_samples);
@@ -294,17 +294,17 @@ main(int argc, char **argv)
 			continue;
 		}
 		if (stream_forward(&s.out, &f) < 0)
-			errx(1, "%s: %s", s.out.name, s.out.err);
+			errx(stream_writer_status(&s.out), "%s: %s", s.out.name, s.out.err);
 		take_frame(&s, &f);
 	}
 	if (rc < 0)
-		errx(1, "%s: %s", s.in.name, s.in.err);
+		errx(stream_reader_status(&s.in), "%s: %s", s.in.name, s.in.err);
 	if (s.open)
-		errx(1, "%s: truncated stream: it ends inside window %u", s.in.name, s.index);
+		errx(STREAM_EXIT_INPUT_ENDED, "%s: truncated stream: it ends inside window %u", s.in.name, s.index);
 	if (!s.in.seen_end)
-		errx(1, "%s: truncated stream: it ended without an end frame", s.in.name);
+		errx(STREAM_EXIT_INPUT_ENDED, "%s: truncated stream: it ended without an end frame", s.in.name);
 	if (stream_flush(&s.out) < 0)
-		errx(1, "%s: %s", s.out.name, s.out.err);
+		errx(stream_writer_status(&s.out), "%s: %s", s.out.name, s.out.err);
 	fxmodel_release(&s.model);
 	timeline_release(&s.tl);
 	defs_release(&s.defs);

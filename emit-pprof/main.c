@@ -226,10 +226,10 @@ main(int argc, char **argv)
 	signal(SIGINT, SIG_IGN);
 	tmpfile_remove_on_term();
 	if (stream_reader_open(&s.in, 0, "stdin", &s.hdr) < 0)
-		errx(1, "%s: %s", s.in.name, s.in.err);
+		errx(stream_reader_status(&s.in), "%s: %s", s.in.name, s.in.err);
 	s.in.order.rules = ORDER_UNIQUE_STACKS;
 	if (stream_writer_open(&s.out, 1, "stdout", &s.hdr) < 0)
-		errx(1, "%s: %s", s.out.name, s.out.err);
+		errx(stream_writer_status(&s.out), "%s: %s", s.out.name, s.out.err);
 	s.in.flush_on_wait = &s.out; /* output never waits for input */
 	defs_init(&s.defs);
 	profile_init(&s.prof, &s.defs);
@@ -241,17 +241,17 @@ main(int argc, char **argv)
 			continue;
 		}
 		if (stream_forward(&s.out, &f) < 0)
-			errx(1, "%s: %s", s.out.name, s.out.err);
+			errx(stream_writer_status(&s.out), "%s: %s", s.out.name, s.out.err);
 		take_frame(&s, &f);
 	}
 	if (rc < 0)
-		errx(1, "%s: %s", s.in.name, s.in.err);
+		errx(stream_reader_status(&s.in), "%s: %s", s.in.name, s.in.err);
 	if (s.prof.open)
-		errx(1, "%s: truncated stream: it ends inside window %u", s.in.name, s.prof.index);
+		errx(STREAM_EXIT_INPUT_ENDED, "%s: truncated stream: it ends inside window %u", s.in.name, s.prof.index);
 	if (!s.in.seen_end)
-		errx(1, "%s: truncated stream: it ended without an end frame", s.in.name);
+		errx(STREAM_EXIT_INPUT_ENDED, "%s: truncated stream: it ended without an end frame", s.in.name);
 	if (stream_flush(&s.out) < 0)
-		errx(1, "%s: %s", s.out.name, s.out.err);
+		errx(stream_writer_status(&s.out), "%s: %s", s.out.name, s.out.err);
 	profile_release(&s.prof);
 	profile_release(&s.off);
 	defs_release(&s.defs);

@@ -262,7 +262,7 @@ static void
 put(const struct frame *f)
 {
 	if (stream_forward(&F.out, f) < 0)
-		errx(1, "%s", F.out.err);
+		errx(stream_writer_status(&F.out), "%s", F.out.err);
 }
 
 /* The oldest window a branch gave back (the caller holds its lock, and nrets > 0). */
@@ -297,7 +297,7 @@ discard_late(struct branch *b)
 				errx(1, "%s: %s", b->name, e);
 			file.flags |= FILE_DISCARD;
 			if (stream_put_file(&F.out, &file) < 0)
-				errx(1, "%s", F.out.err);
+				errx(stream_writer_status(&F.out), "%s", F.out.err);
 		}
 		ret_free(&r);
 	}
@@ -392,14 +392,14 @@ release(struct held *h, const struct frame *end)
 		/* Stamped inside the window: a warning belongs to the window holding its time. */
 		struct fr_warning w = { we.end > we.start ? we.end - 1 : we.start, { text, len } };
 		if (stream_put_warning(&F.out, &w) < 0)
-			errx(1, "%s", F.out.err);
+			errx(stream_writer_status(&F.out), "%s", F.out.err);
 	}
 	set_stat(&we, "output_backpressure.derived_outputs_shed", h->shed);
 	set_stat(&we, "output_backpressure.pending_windows", h->pending);
 	set_stat(&we, "output_backpressure.skipped_derived_files", h->skipped_files);
 	set_stat(&we, "output_backpressure.otlp_skipped", 0); /* no OTLP export in this build */
 	if (stream_put_window_end(&F.out, &we) < 0)
-		errx(1, "%s", F.out.err);
+		errx(stream_writer_status(&F.out), "%s", F.out.err);
 	for (unsigned i = 0; i < have; i++)
 		ret_free(&got[i]);
 	return 1;
@@ -488,7 +488,7 @@ drain(void)
 		if (F.outq.len == 0)
 			break;
 		if (stream_flush(&F.out) < 0)
-			errx(1, "%s", F.out.err);
+			errx(stream_writer_status(&F.out), "%s", F.out.err);
 		/* Sleep until the branch the oldest held window waits for moves. */
 		struct held *h = &F.held[F.held_pos];
 		for (unsigned i = 0; i < F.nbr; i++) {
@@ -534,9 +534,9 @@ main(int argc, char **argv)
 	for (unsigned i = 0; i < F.nbr; i++)
 		branch_open(&F.br[i]);
 	if (stream_reader_open(&F.in, 0, "stdin", &F.hdr) < 0)
-		errx(1, "stdin: %s", F.in.err);
+		errx(stream_reader_status(&F.in), "stdin: %s", F.in.err);
 	if (stream_writer_open(&F.out, 1, "stdout", &F.hdr) < 0)
-		errx(1, "%s", F.out.err);
+		errx(stream_writer_status(&F.out), "%s", F.out.err);
 	F.in.flush_on_wait = &F.out; /* output never waits for input */
 	for (unsigned i = 0; i < F.nbr; i++)
 		branch_start(&F.br[i], &F.hdr);
@@ -570,12 +570,12 @@ main(int argc, char **argv)
 			release_all_at_stop();
 	}
 	if (!ended && rc < 0)
-		errx(1, "stdin: %s", F.in.err);
+		errx(stream_reader_status(&F.in), "stdin: %s", F.in.err);
 	if (!ended)
-		errx(1, "stdin: truncated stream: it ended without an end frame");
+		errx(STREAM_EXIT_INPUT_ENDED, "stdin: truncated stream: it ended without an end frame");
 	/* Nothing may follow the end frame (the reader says so); it reaches the branches too. */
 	if ((rc = stream_read(&F.in, &f)) < 0)
-		errx(1, "stdin: %s", F.in.err);
+		errx(stream_reader_status(&F.in), "stdin: %s", F.in.err);
 	for (unsigned i = 0; i < F.nbr; i++)
 		branch_send(&F.br[i], &F.window, 0);
 	drain();
@@ -596,7 +596,7 @@ main(int argc, char **argv)
 			errx(1, "%s: %s", F.br[i].name, F.br[i].err);
 	}
 	if (stream_write(&F.out, FR_END, F.end, F.end_len) < 0 || stream_flush(&F.out) < 0)
-		errx(1, "%s", F.out.err);
+		errx(stream_writer_status(&F.out), "%s", F.out.err);
 	stream_writer_release(&F.out);
 	stream_reader_release(&F.in);
 	rawbuf_free(&F.window);

@@ -111,7 +111,7 @@ main(int argc, char **argv)
 		/* Keep what is out: downstream publishes the windows already complete. */
 		if (m.opened)
 			(void)stream_flush(&m.out);
-		errx(1, "'%s': %s", env.input, m.err);
+		errx(m.opened ? stream_writer_status(&m.out) : 1, "'%s': %s", env.input, m.err);
 	}
 	imp_release(&m);
 	if (fd > 0)

@@ -178,6 +178,20 @@ fill(struct stream_reader *r, size_t want)
 }
 
 int
+stream_reader_status(const struct stream_reader *r)
+{
+	if (r->flush_on_wait && r->flush_on_wait->errnum == EPIPE)
+		return STREAM_EXIT_READER_GONE;
+	return r->eof ? STREAM_EXIT_INPUT_ENDED : 1;
+}
+
+int
+stream_writer_status(const struct stream_writer *w)
+{
+	return w->errnum == EPIPE ? STREAM_EXIT_READER_GONE : 1;
+}
+
+int
 stream_reader_open(struct stream_reader *r, int fd, const char *name, struct stream_header *h)
 {
 	memset(r, 0, sizeof(*r));

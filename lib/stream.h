@@ -395,6 +395,16 @@ struct stream_reader {
 	struct stream_order order;
 };
 
+/* Exit statuses that tell a driver a stage only echoes the failure of another: its reader
+ * stopped (the write failed with EPIPE), or its input ended early (the writer stopped). */
+#define STREAM_EXIT_READER_GONE 3
+#define STREAM_EXIT_INPUT_ENDED 4
+
+/* The exit status for a failed read of r: STREAM_EXIT_INPUT_ENDED when the input ended
+ * inside a frame or the header, STREAM_EXIT_READER_GONE when the flush of the stage's
+ * output before the read found its reader gone, else 1. */
+int stream_reader_status(const struct stream_reader *r);
+
 /* Reads and checks the header.  0 on success, -1 with r->err set. */
 int stream_reader_open(struct stream_reader *r, int fd, const char *name,
 		       struct stream_header *h);
@@ -417,6 +427,8 @@ struct stream_writer {
 
 int stream_writer_open(struct stream_writer *w, int fd, const char *name,
 		       const struct stream_header *h);
+/* The exit status for a failed write to w: STREAM_EXIT_READER_GONE on EPIPE, else 1. */
+int stream_writer_status(const struct stream_writer *w);
 int stream_write(struct stream_writer *w, uint32_t type, const void *payload, uint32_t len);
 int stream_forward(struct stream_writer *w, const struct frame *f);
 int stream_flush(struct stream_writer *w);

@@ -123,19 +123,19 @@ on_frame(struct resolver *r, struct stream_writer *out, const struct frame *f)
 		if (stream_get_sample(f, &s, e, sizeof(e)) < 0)
 			errx(1, "stdin: %s", e);
 		if (fpstack_resolve(r, &s, &st) < 0 || stream_put_stack(out, &st) < 0)
-			errx(1, "%s", out->err[0] ? out->err : "out of memory");
+			errx(stream_writer_status(out), "%s", out->err[0] ? out->err : "out of memory");
 		return 0;
 	case FR_SAMPLE_REGS:
 		if (stream_get_sample_regs(f, &sr, e, sizeof(e)) < 0)
 			errx(1, "stdin: %s", e);
 		if (dwarfstack_resolve(&dw, r, &sr, &st) < 0 || stream_put_stack(out, &st) < 0)
-			errx(1, "%s", out->err[0] ? out->err : "out of memory");
+			errx(stream_writer_status(out), "%s", out->err[0] ? out->err : "out of memory");
 		return 0;
 	case FR_OFFCPU: {
 		static struct fr_offcpu oc;
 		stream_get_offcpu(f, &oc, e, sizeof(e));
 		if (offcpu_resolve(r, &dw, &oc, out) < 0)
-			errx(1, "%s", out->err[0] ? out->err : "out of memory");
+			errx(stream_writer_status(out), "%s", out->err[0] ? out->err : "out of memory");
 		return 0;
 	}
 	case FR_TARGET:
@@ -169,7 +169,7 @@ on_frame(struct resolver *r, struct stream_writer *out, const struct frame *f)
 		break;
 	}
 	if (stream_forward(out, f) < 0)
-		errx(1, "%s", out->err);
+		errx(stream_writer_status(out), "%s", out->err);
 	return f->type == FR_END;
 }
 
@@ -191,7 +191,7 @@ main(int argc, char **argv)
 	if (!sym)
 		errx(1, "out of memory");
 	if (stream_reader_open(&in, 0, "stdin", &h) < 0)
-		errx(1, "stdin: %s", in.err);
+		errx(stream_reader_status(&in), "stdin: %s", in.err);
 	in.order.rules = ORDER_BEFORE_WINDOWS; /* a collect stream: no windows, no files */
 	if (stream_writer_open(&out, 1, "stdout", &h) < 0 || resolver_init(&r, &out, sym) < 0)
 		errx(1, "out of memory");
@@ -204,11 +204,11 @@ main(int argc, char **argv)
 	while ((rc = stream_read(&in, &f)) > 0)
 		ended |= on_frame(&r, &out, &f);
 	if (rc < 0)
-		errx(1, "stdin: %s", in.err);
+		errx(stream_reader_status(&in), "stdin: %s", in.err);
 	if (!ended)
-		errx(1, "stdin: truncated stream: it ended without an end frame");
+		errx(STREAM_EXIT_INPUT_ENDED, "stdin: truncated stream: it ended without an end frame");
 	if (stream_flush(&out) < 0)
-		errx(1, "%s", out.err);
+		errx(stream_writer_status(&out), "%s", out.err);
 	resolver_release(&r);
 	dwarfstack_release(&dw);
 	symbolizer_free(sym);
