@@ -189,13 +189,14 @@ on_stack(struct agg *a, const struct frame *f)
 	windows_origin(&a->win, stk.time);
 	if (stk.time > a->newest)
 		a->newest = stk.time;
-	if (reorder_push(&a->ro, stk.time, f->data, f->len) < 0)
+	/* A full buffer gives up ordering for its oldest event rather than memory. */
+	struct pending *evicted;
+	if (reorder_push(&a->ro, stk.time, f->data, f->len, &evicted) < 0)
 		errx(1, "out of memory");
 	if (a->ro.peak > a->win.peak_pending)
 		a->win.peak_pending = a->ro.peak;
-	/* A full buffer gives up ordering for its oldest event rather than memory. */
-	while (a->ro.n > a->ro.max)
-		release_one(a, reorder_pop(&a->ro), 1);
+	if (evicted)
+		release_one(a, evicted, 1);
 	if (a->newest > env.reorder_ns)
 		release_until(a, a->newest - env.reorder_ns);
 }

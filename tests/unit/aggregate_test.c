@@ -170,7 +170,9 @@ test_reorder(void)
 	enum { N = 500 };
 	uint64_t x = 12345;
 
-	CHECK(reorder_init(&r, 64) == 0);
+	struct pending *ev = NULL;
+
+	CHECK(reorder_init(&r, N) == 0);
 	/* A shuffled permutation of the times 0, 10, ..., with the index as payload;
 	 * more events than the initial capacity, so the heap grows. */
 	uint32_t idx[N];
@@ -183,7 +185,8 @@ test_reorder(void)
 		idx[j] = t;
 	}
 	for (uint32_t i = 0; i < N; i++)
-		CHECK(reorder_push(&r, idx[i] * 10ull, (const uint8_t *)&idx[i], 4) == 0);
+		CHECK(reorder_push(&r, idx[i] * 10ull, (const uint8_t *)&idx[i], 4, &ev) == 0 &&
+		      ev == NULL);
 	CHECK(r.n == N && r.peak == N && reorder_peek(&r)->time == 0);
 	int in_order = 1;
 	for (uint32_t i = 0; i < N; i++) {
@@ -196,7 +199,52 @@ test_reorder(void)
 	CHECK(in_order);
 	CHECK(reorder_peek(&r) == NULL && reorder_pop(&r) == NULL);
 	/* Pending events are freed by the release. */
-	CHECK(reorder_push(&r, 5, (const uint8_t *)"ab", 2) == 0);
+	CHECK(reorder_push(&r, 5, (const uint8_t *)"ab", 2, &ev) == 0 && ev == NULL);
+	reorder_release(&r);
+}
+
+/* The time and the one-byte payload of an evicted event, freed. */
+static int
+evicted_is(struct reorder *r, struct pending *p, uint64_t time, uint8_t tag)
+{
+	int ok = p && p->time == time && p->len == 1 && p->data[0] == tag;
+	reorder_free(r, p);
+	return ok;
+}
+
+/* A full buffer hands back the oldest of its events and the new one: it never holds more
+ * than --max-pending-events, so the peak it reports is bounded by it. */
+static void
+test_reorder_bound(void)
+{
+	struct reorder r;
+	struct pending *ev = NULL;
+	uint8_t tag[] = { 'a', 'b', 'c', 'd', 'e', 'f', 'g' };
+
+	CHECK(reorder_init(&r, 4) == 0);
+	CHECK(reorder_push(&r, 10, &tag[0], 1, &ev) == 0 && ev == NULL);
+	CHECK(reorder_push(&r, 30, &tag[1], 1, &ev) == 0 && ev == NULL);
+	CHECK(reorder_push(&r, 20, &tag[2], 1, &ev) == 0 && ev == NULL); /* out of order */
+	CHECK(reorder_push(&r, 40, &tag[3], 1, &ev) == 0 && ev == NULL);
+	CHECK(r.n == 4 && r.peak == 4);
+	/* Full: a newer event pushes the oldest out. */
+	CHECK(reorder_push(&r, 50, &tag[4], 1, &ev) == 0 && evicted_is(&r, ev, 10, 'a'));
+	CHECK(r.n == 4 && r.peak == 4);
+	/* An event older than every held one leaves itself. */
+	CHECK(reorder_push(&r, 5, &tag[5], 1, &ev) == 0 && evicted_is(&r, ev, 5, 'f'));
+	CHECK(r.n == 4 && r.peak == 4);
+	/* A tie goes to the event that came first: the held one. */
+	CHECK(reorder_push(&r, 20, &tag[6], 1, &ev) == 0 && evicted_is(&r, ev, 20, 'c'));
+	CHECK(r.n == 4 && r.peak == 4);
+	uint64_t want[] = { 20, 30, 40, 50 };
+	uint8_t wtag[] = { 'g', 'b', 'd', 'e' };
+	int in_order = 1;
+	for (int i = 0; i < 4; i++) {
+		struct pending *p = reorder_pop(&r);
+		in_order &= p && p->time == want[i] && p->data[0] == wtag[i];
+		reorder_free(&r, p);
+	}
+	CHECK(in_order && r.n == 0 && r.peak == 4);
 	reorder_release(&r);
 }
 
@@ -206,6 +254,7 @@ test_shuffled_windows(void)
 {
 	struct fixture fx;
 	struct reorder r;
+	struct pending *ev = NULL;
 	enum { N = 50 };
 	uint32_t order[N];
 
@@ -214,7 +263,8 @@ test_shuffled_windows(void)
 	fixture_open(&fx, 100);
 	CHECK(reorder_init(&r, N) == 0);
 	for (uint32_t i = 0; i < N; i++)
-		CHECK(reorder_push(&r, 1000 + order[i] * 10ull, (const uint8_t *)&order[i], 4) == 0);
+		CHECK(reorder_push(&r, 1000 + order[i] * 10ull, (const uint8_t *)&order[i], 4,
+				   &ev) == 0 && ev == NULL);
 	for (struct pending *p; (p = reorder_pop(&r)); reorder_free(&r, p))
 		CHECK(add(&fx, p->time, 1, 2 + p->data[0] % 3, STACK_USABLE) == 0);
 	CHECK(windows_finish(&fx.w, 1500) == 0);
@@ -450,6 +500,7 @@ int
 main(void)
 {
 	test_reorder();
+	test_reorder_bound();
 	test_shuffled_windows();
 	test_boundaries();
 	test_finish();
