@@ -156,7 +156,9 @@ release_until(struct agg *a, uint64_t t)
 		errx(1, "%s", a->win.err ? a->win.err : a->out.err[0] ? a->out.err : "out of memory");
 	if (t > a->released)
 		a->released = t;
-	if (windows_advance(&a->win, a->released) < 0)
+	/* A window that ends exactly at t waits for a later time: should the recording end
+	 * at t, it is the final window, and it must not go out as a complete one first. */
+	if (windows_close_before(&a->win, a->released) < 0)
 		errx(1, "%s", a->win.err ? a->win.err : a->out.err);
 }
 

@@ -271,7 +271,8 @@ test_shuffled_windows(void)
 	readback(&fx);
 	CHECK(nwins == 5);
 	for (int i = 0; i < nwins; i++) {
-		CHECK(is_window(i, 1000 + i * 100ull, 1100 + i * 100ull, WINDOW_COMPLETE, 3));
+		CHECK(is_window(i, 1000 + i * 100ull, 1100 + i * 100ull,
+				i == 4 ? WINDOW_FINAL : WINDOW_COMPLETE, 3));
 		CHECK(stat_of(&wins[i], "samples") == 10);
 		CHECK(stat_of(&wins[i], "event_order.late_events") == 0);
 	}
@@ -307,14 +308,15 @@ test_boundaries(void)
 	/* An event three windows on publishes the two empty windows in between. */
 	CHECK(add(&fx, 1350, 2, 4, STACK_EMPTY) == 0);
 	CHECK(add(&fx, 1250, 2, 4, STACK_OUT_OF_MAPPING) == 0); /* late */
-	/* Ending on a boundary closes the last window as complete and adds no empty one. */
+	/* Ending on a boundary makes the last window, whole, the final one, with no empty
+	 * one after it. */
 	CHECK(windows_finish(&fx.w, 1400) == 0);
 	readback(&fx);
 	CHECK(nwins == 4);
 	CHECK(is_window(1, 1100, 1200, WINDOW_COMPLETE, 1));
 	CHECK(is_window(2, 1200, 1300, WINDOW_COMPLETE, 0));
 	CHECK(stat_of(&wins[2], "samples") == 0 && stat_of(&wins[2], "distinct_stacks") == 0);
-	CHECK(is_window(3, 1300, 1400, WINDOW_COMPLETE, 1));
+	CHECK(is_window(3, 1300, 1400, WINDOW_FINAL, 1));
 	CHECK(stat_of(&wins[3], "samples") == 2 && stat_of(&wins[3], "event_order.late_events") == 1);
 	CHECK(stat_of(&wins[3], "empty_stacks") == 1);
 	CHECK(stat_of(&wins[3], "out_of_mapping_stacks") == 1);
@@ -353,6 +355,78 @@ test_finish(void)
 	readback(&fx);
 	CHECK(nwins == 2 && is_window(1, 1100, 1100, WINDOW_FINAL, 0));
 	CHECK(nwins == 2 && stat_of(&wins[1], "lost_samples") == 3);
+	fixture_close(&fx);
+}
+
+/* How many windows read back are final. */
+static int
+finals(void)
+{
+	int n = 0;
+	for (int i = 0; i < nwins; i++)
+		n += wins[i].reason == WINDOW_FINAL;
+	return n;
+}
+
+/* The last window of every run is the final one and no other is, however the end falls:
+ * on a boundary (--duration 4s --window 2s), inside a window, on a boundary that rounds
+ * reached first, or on an exec's cut. */
+static void
+test_final_window(void)
+{
+	struct fixture fx;
+
+	/* --duration 4s --window 2s: two whole windows, the second final. */
+	fixture_open(&fx, 100);
+	windows_origin(&fx.w, 1000);
+	CHECK(add(&fx, 1050, 1, 2, STACK_USABLE) == 0);
+	CHECK(add(&fx, 1150, 1, 2, STACK_USABLE) == 0);
+	CHECK(windows_close_before(&fx.w, 1199) == 0); /* rounds before the deadline */
+	CHECK(windows_finish(&fx.w, 1200) == 0);
+	readback(&fx);
+	CHECK(nwins == 2 && is_window(0, 1000, 1100, WINDOW_COMPLETE, 1));
+	CHECK(is_window(1, 1100, 1200, WINDOW_FINAL, 1) && finals() == 1);
+	fixture_close(&fx);
+
+	/* A round at exactly a boundary leaves that window open: the end may come there. */
+	fixture_open(&fx, 100);
+	windows_origin(&fx.w, 1000);
+	CHECK(add(&fx, 1050, 1, 2, STACK_USABLE) == 0);
+	CHECK(windows_close_before(&fx.w, 1100) == 0);
+	readback(&fx);
+	CHECK(nwins == 0);
+	CHECK(windows_finish(&fx.w, 1100) == 0);
+	readback(&fx);
+	CHECK(nwins == 1 && is_window(0, 1000, 1100, WINDOW_FINAL, 1));
+	fixture_close(&fx);
+
+	/* A later round closes it as complete, and the end inside the next is final. */
+	fixture_open(&fx, 100);
+	windows_origin(&fx.w, 1000);
+	CHECK(windows_close_before(&fx.w, 1101) == 0);
+	readback(&fx);
+	CHECK(nwins == 1 && is_window(0, 1000, 1100, WINDOW_COMPLETE, 0));
+	CHECK(windows_finish(&fx.w, 1170) == 0);
+	readback(&fx);
+	CHECK(nwins == 2 && is_window(1, 1100, 1170, WINDOW_FINAL, 0) && finals() == 1);
+	fixture_close(&fx);
+
+	/* The end exactly at an exec's cut: the window the exec ends is the final one. */
+	fixture_open(&fx, 100);
+	windows_origin(&fx.w, 1000);
+	CHECK(add(&fx, 1010, 1, 2, STACK_USABLE) == 0);
+	windows_exec(&fx.w, 1040);
+	CHECK(windows_finish(&fx.w, 1040) == 0);
+	readback(&fx);
+	CHECK(nwins == 1 && is_window(0, 1000, 1040, WINDOW_FINAL, 1));
+	fixture_close(&fx);
+
+	/* An end many windows on: the empty windows between are complete, the last final. */
+	fixture_open(&fx, 100);
+	windows_origin(&fx.w, 1000);
+	CHECK(windows_finish(&fx.w, 1300) == 0);
+	readback(&fx);
+	CHECK(nwins == 3 && is_window(2, 1200, 1300, WINDOW_FINAL, 0) && finals() == 1);
 	fixture_close(&fx);
 }
 
@@ -504,6 +578,7 @@ main(void)
 	test_shuffled_windows();
 	test_boundaries();
 	test_finish();
+	test_final_window();
 	test_cap();
 	test_growth();
 	test_jump();
