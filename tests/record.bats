@@ -61,6 +61,18 @@ teardown() {
 	for f in $cpus $diags; do echo "$output" | grep -qx "wrote $out/$f"; done
 }
 
+@test "record: --duration 4s --window 2s marks the second, whole window and only it final" {
+	start_workload cpu_split 30
+	run -0 "$RP" record --pid "$wpid" --duration 4s --window 2s --output "$out"
+	diags=$(outputs "$out" diagnostics json)
+	[ "$(echo "$diags" | wc -l)" -eq 2 ]
+	first=$out/$(echo "$diags" | head -n 1)
+	last=$out/$(echo "$diags" | tail -n 1)
+	run -0 jq -e '.final_window == false and .duration_nanos == 2000000000' "$first"
+	run -0 jq -e '.final_window == true and .duration_nanos == 2000000000
+		and .window_index == 1' "$last"
+}
+
 @test "record: --keep-windows 2 leaves only the newest two windows" {
 	start_workload cpu_split 30
 	run -0 "$RP" record --pid "$wpid" --duration 4s --window 1s --keep-windows 2 --output "$out"
