@@ -13,6 +13,8 @@
  * one with a `since` time (the unwind fallback) until the windows that start before it are.
  * FR_OFFCPU_STACK pieces wait in their own bounded queue and are cut at window ends
  * (offcpu.h); their windows' off-CPU stacks go out as FR_WINDOW_OFFCPU_STACK.
+ * Windows are --window long; without it, as long as the first FR_TARGET says the recording
+ * was made with (60 s when it does not say, as from import).
  */
 #include <err.h>
 #include <getopt.h>
@@ -29,6 +31,7 @@
 
 static struct {
 	uint64_t window_ns, reorder_ns, max_pending, max_stacks;
+	int window_given; /* --window given: it wins over the recorded window length */
 } env = {
 	.window_ns = 60000000000ull,
 	.reorder_ns = 100000000ull,
@@ -44,7 +47,8 @@ usage(FILE *f, int status)
 		"                 [--event-reorder-window DURATION] [--check] < stream > stream\n"
 		"\n"
 		"Cuts resolved stacks into time windows (see docs/stream-format.md).\n"
-		"  --window DURATION               window length, > 0 (default 60s)\n"
+		"  --window DURATION               window length, > 0 (default: the length the\n"
+		"                                  stream was recorded with, else 60s)\n"
 		"  --max-stacks N                  distinct stacks per window (default 65536)\n"
 		"  --max-pending-events N          reorder buffer bound (default 262144)\n"
 		"  --event-reorder-window DURATION tolerated timestamp skew, <= window "
@@ -76,6 +80,7 @@ parse_options(int argc, char **argv)
 				errx(1, "--window: %s", e);
 			if (env.window_ns == 0)
 				errx(1, "--window must be greater than zero");
+			env.window_given = 1;
 			break;
 		case 'r':
 			if (parse_duration(optarg, &env.reorder_ns, e, sizeof(e)) < 0)
@@ -203,6 +208,20 @@ on_stack(struct agg *a, const struct frame *f)
 		release_until(a, a->newest - env.reorder_ns);
 }
 
+/* Without --window, the windows are as long as the recording's (the first target frame
+ * says, when collect wrote it), so a replay cuts the windows of the live run.  A reorder
+ * window longer than those windows is cut to their length, as --window would require. */
+static void
+recorded_window(struct agg *a, const struct fr_target *t)
+{
+	if (env.window_given || a->win.have_origin || !t->window_nanos)
+		return;
+	a->win.width = t->window_nanos;
+	if (env.reorder_ns > a->win.width)
+		env.reorder_ns = a->win.reorder_ns = a->win.width;
+	env.window_given = 1; /* later target frames (an exec, the fallback) change nothing */
+}
+
 static int
 on_frame(struct agg *a, const struct frame *f)
 {
@@ -221,6 +240,7 @@ on_frame(struct agg *a, const struct frame *f)
 	case FR_TARGET: {
 		struct fr_target t;
 		stream_get_target(f, &t, e, sizeof(e));
+		recorded_window(a, &t);
 		windows_origin(&a->win, t.start_time);
 		a->target_pid = t.pid;
 		if (t.flags & TARGET_OFFCPU)

@@ -137,6 +137,31 @@ teardown() {
 	diff "$BATS_TEST_TMPDIR/a" "$BATS_TEST_TMPDIR/b"
 }
 
+@test "replay: without --window, aggregate cuts the windows the stream was recorded with" {
+	start_workload cpu_split 30
+	run -0 "$RP" record --pid "$wpid" --duration 4s --window 2s --output "$out" \
+		--save-stream "$out/rec.stream"
+	again=$BATS_TEST_TMPDIR/replay
+	mkdir -p "$again"
+	"$RP_BIN/unwind" --module-cache "$out/.modules" <"$out/rec.stream" | "$RP_BIN/aggregate" |
+		"$RP_BIN/emit-pprof" --output "$again" | "$RP_BIN/commit" --output "$again"
+	live=$(outputs "$out" diagnostics json)
+	[ "$(outputs "$again" diagnostics json)" = "$live" ]
+	[ "$(echo "$live" | wc -l)" -eq 2 ]
+	for d in $live; do
+		run -0 jq -e '.duration_nanos == 2000000000' "$again/$d"
+	done
+	# The end of the replayed stream makes the last of them final.
+	run -0 jq -s -e 'map(.final_window) == [false, true]' \
+		$(for d in $live; do echo "$again/$d"; done)
+	# An explicit --window still wins.
+	mkdir "$again/1s"
+	"$RP_BIN/unwind" --module-cache "$out/.modules" <"$out/rec.stream" |
+		"$RP_BIN/aggregate" --window 1s | "$RP_BIN/emit-pprof" --output "$again/1s" |
+		"$RP_BIN/commit" --output "$again/1s"
+	[ "$(outputs "$again/1s" diagnostics json | wc -l)" -eq 4 ]
+}
+
 @test "record: --max-stacks and --max-pending-events are enforced and reported" {
 	start_workload syscall_heavy 30
 	run -0 "$RP" record --pid "$wpid" --duration 3s --window 3s --cpu-frequency 499 \
