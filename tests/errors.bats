@@ -48,6 +48,17 @@ stage_rejects() {
 }
 
 @test "options: collect --window 0"         { stage_rejects "must be above zero" collect --pid 1 --window 0; }
+@test "options: unwind --symbol-dir that does not exist" {
+	stage_rejects "unwind: --symbol-dir '$BATS_TEST_TMPDIR/none': No such file or directory" \
+		unwind --symbol-dir "$BATS_TEST_TMPDIR" --symbol-dir "$BATS_TEST_TMPDIR/none"
+	stage_rejects "unwind: --symbol-dir '$BATS_TEST_TMPDIR/none': No such file or directory" \
+		unwind --check --symbol-dir "$BATS_TEST_TMPDIR/none"
+	: >"$BATS_TEST_TMPDIR/file"
+	stage_rejects "unwind: --symbol-dir '$BATS_TEST_TMPDIR/file': not a directory" \
+		unwind --symbol-dir "$BATS_TEST_TMPDIR/file"
+	# An existing directory passes the check.
+	run -0 "$RP_BIN/unwind" --check --symbol-dir "$BATS_TEST_TMPDIR"
+}
 @test "options: fanout without a branch"    { stage_rejects "no --branch" fanout; }
 @test "options: fanout malformed branch"    { stage_rejects "NAME=IN,OUT" fanout --branch svg=onlyin; }
 @test "options: fanout --max-pending-windows 0" { stage_rejects "--max-pending-windows: 0 is out of range 1..1000" fanout --branch s=i,o --max-pending-windows 0; }
