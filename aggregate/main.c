@@ -13,6 +13,8 @@
  * one with a `since` time (the unwind fallback) until the windows that start before it are.
  * FR_OFFCPU_STACK pieces wait in their own bounded queue and are cut at window ends
  * (offcpu.h); their windows' off-CPU stacks go out as FR_WINDOW_OFFCPU_STACK.
+ * Windows are --window long; without it, as long as the first FR_TARGET says the recording
+ * was made with (60 s when it does not say, as from import).
  */
 #include <err.h>
 #include <getopt.h>
@@ -29,6 +31,7 @@
 
 static struct {
 	uint64_t window_ns, reorder_ns, max_pending, max_stacks;
+	int window_given; /* --window given: it wins over the recorded window length */
 } env = {
 	.window_ns = 60000000000ull,
 	.reorder_ns = 100000000ull,
@@ -44,7 +47,8 @@ usage(FILE *f, int status)
 		"                 [--event-reorder-window DURATION] [--check] < stream > stream\n"
 		"\n"
 		"Cuts resolved stacks into time windows (see docs/stream-format.md).\n"
-		"  --window DURATION               window length, > 0 (default 60s)\n"
+		"  --window DURATION               window length, > 0 (default: the length the\n"
+		"                                  stream was recorded with, else 60s)\n"
 		"  --max-stacks N                  distinct stacks per window (default 65536)\n"
 		"  --max-pending-events N          reorder buffer bound (default 262144)\n"
 		"  --event-reorder-window DURATION tolerated timestamp skew, <= window "
@@ -76,6 +80,7 @@ parse_options(int argc, char **argv)
 				errx(1, "--window: %s", e);
 			if (env.window_ns == 0)
 				errx(1, "--window must be greater than zero");
+			env.window_given = 1;
 			break;
 		case 'r':
 			if (parse_duration(optarg, &env.reorder_ns, e, sizeof(e)) < 0)
@@ -156,8 +161,11 @@ release_until(struct agg *a, uint64_t t)
 		errx(a->win.err ? 1 : stream_writer_status(&a->out), "%s", a->win.err ? a->win.err : a->out.err[0] ? a->out.err : "out of memory");
 	if (t > a->released)
 		a->released = t;
-	if (windows_advance(&a->win, a->released) < 0)
-		errx(a->win.err ? 1 : stream_writer_status(&a->out), "%s", a->win.err ? a->win.err : a->out.err);
+	/* A window that ends exactly at t waits for a later time: should the recording end
+	 * at t, it is the final window, and it must not go out as a complete one first. */
+	if (windows_close_before(&a->win, a->released) < 0)
+		errx(a->win.err ? 1 : stream_writer_status(&a->out), "%s",
+		     a->win.err ? a->win.err : a->out.err);
 }
 
 /* Off-CPU pieces are queued apart from the CPU stacks; a full queue releases up to its
@@ -189,15 +197,30 @@ on_stack(struct agg *a, const struct frame *f)
 	windows_origin(&a->win, stk.time);
 	if (stk.time > a->newest)
 		a->newest = stk.time;
-	if (reorder_push(&a->ro, stk.time, f->data, f->len) < 0)
+	/* A full buffer gives up ordering for its oldest event rather than memory. */
+	struct pending *evicted;
+	if (reorder_push(&a->ro, stk.time, f->data, f->len, &evicted) < 0)
 		errx(1, "out of memory");
 	if (a->ro.peak > a->win.peak_pending)
 		a->win.peak_pending = a->ro.peak;
-	/* A full buffer gives up ordering for its oldest event rather than memory. */
-	while (a->ro.n > a->ro.max)
-		release_one(a, reorder_pop(&a->ro), 1);
+	if (evicted)
+		release_one(a, evicted, 1);
 	if (a->newest > env.reorder_ns)
 		release_until(a, a->newest - env.reorder_ns);
+}
+
+/* Without --window, the windows are as long as the recording's (the first target frame
+ * says, when collect wrote it), so a replay cuts the windows of the live run.  A reorder
+ * window longer than those windows is cut to their length, as --window would require. */
+static void
+recorded_window(struct agg *a, const struct fr_target *t)
+{
+	if (env.window_given || a->win.have_origin || !t->window_nanos)
+		return;
+	a->win.width = t->window_nanos;
+	if (env.reorder_ns > a->win.width)
+		env.reorder_ns = a->win.reorder_ns = a->win.width;
+	env.window_given = 1; /* later target frames (an exec, the fallback) change nothing */
 }
 
 static int
@@ -218,6 +241,7 @@ on_frame(struct agg *a, const struct frame *f)
 	case FR_TARGET: {
 		struct fr_target t;
 		stream_get_target(f, &t, e, sizeof(e));
+		recorded_window(a, &t);
 		windows_origin(&a->win, t.start_time);
 		a->target_pid = t.pid;
 		if (t.flags & TARGET_OFFCPU)

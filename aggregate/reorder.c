@@ -118,14 +118,25 @@ reorder_free(struct reorder *r, struct pending *p)
 }
 
 int
-reorder_push(struct reorder *r, uint64_t time, const uint8_t *data, uint32_t len)
+reorder_push(struct reorder *r, uint64_t time, const uint8_t *data, uint32_t len,
+	     struct pending **evicted)
 {
 	struct pending *p = pending_alloc(r, len);
+	*evicted = NULL;
 	if (!p)
 		return -1;
 	p->time = time;
 	p->len = len;
 	memcpy(p->data, data, len);
+	/* Full: the oldest of the held events and the new one leaves instead of being held, so
+	 * the buffer never holds more than max (ties go to the one that came first). */
+	if (r->max && r->n >= r->max) {
+		if (time < reorder_peek(r)->time) {
+			*evicted = p;
+			return 0;
+		}
+		*evicted = reorder_pop(r);
+	}
 	struct reorder_slot s = { time, r->seq++, p };
 	int in_order = r->fn == 0 || fifo_at(r, r->fn - 1)->time <= time;
 	if ((in_order ? fifo_push(r, s) : heap_push(r, s)) < 0) {

@@ -36,14 +36,18 @@ struct reorder {
 	struct reorder_slot *heap; /* the events that arrived out of order */
 	size_t hn, hcap;
 	uint64_t seq;
-	size_t n, max; /* n: events held in both; max: --max-pending-events */
+	size_t n, max; /* n: events held in both; max: --max-pending-events (0: no bound) */
 	size_t peak;
 	struct pending *spare[REORDER_CLASSES]; /* chained through their data */
 };
 
 int reorder_init(struct reorder *r, size_t max);
-/* Copies the payload in; -1 when out of memory. */
-int reorder_push(struct reorder *r, uint64_t time, const uint8_t *data, uint32_t len);
+/* Copies the payload in; -1 when out of memory.  When max events are held already, the
+ * oldest of them and the new one is handed back in *evicted instead of being held (the
+ * caller releases it, forced, and frees it), so n and peak never exceed max; otherwise
+ * *evicted is NULL. */
+int reorder_push(struct reorder *r, uint64_t time, const uint8_t *data, uint32_t len,
+		 struct pending **evicted);
 /* The oldest event, or NULL when empty. */
 const struct pending *reorder_peek(const struct reorder *r);
 /* Removes the oldest event; the caller hands it back with reorder_free. */

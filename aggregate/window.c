@@ -201,6 +201,12 @@ windows_advance(struct windows *w, uint64_t t)
 }
 
 int
+windows_close_before(struct windows *w, uint64_t t)
+{
+	return t > 0 ? windows_advance(w, t - 1) : 0;
+}
+
+int
 windows_add(struct windows *w, const struct fr_stack *s)
 {
 	windows_origin(w, s->time);
@@ -234,11 +240,14 @@ int
 windows_finish(struct windows *w, uint64_t t)
 {
 	windows_origin(w, t);
-	if (windows_advance(w, t) < 0)
+	/* Every window that ends before t is complete.  The one t falls in, or ends, is the
+	 * final one, also when the recording ends exactly on its boundary (a --duration that
+	 * is a multiple of --window): the last window of every run says it is the last. */
+	if (windows_close_before(w, t) < 0)
 		return -1;
-	/* The recording ended exactly on a boundary: the next window holds nothing and spans
-	 * no time, so there is nothing to publish unless no window was published at all. */
-	if (t <= w->start && w->st.samples == 0 && w->st.lost == 0 && w->published_any)
+	/* Only events stamped at or after the end (a corrupt or hand-made stream) can have
+	 * opened a window past t; an empty one of them spans no time and is not published. */
+	if (t < w->start && w->st.samples == 0 && w->st.lost == 0 && w->published_any)
 		return forward_held(w);
 	if (close_window(w, WINDOW_FINAL, t > w->start ? t : w->start) < 0)
 		return -1;

@@ -43,8 +43,12 @@ int windows_init(struct windows *w, struct stream_writer *out, uint64_t width,
 void windows_origin(struct windows *w, uint64_t t);
 /* Adds one released stack sample.  0, or -1 on a write error / out of memory. */
 int windows_add(struct windows *w, const struct fr_stack *s);
-/* Closes every window that ends at or before t. */
+/* Closes every window that ends at or before t (an event at t is past them). */
 int windows_advance(struct windows *w, uint64_t t);
+/* Closes every window that ends before t: what a round or the reorder window at t closes.
+ * A window that ends exactly at t stays open, because the recording may end at t and that
+ * window would then be the final one. */
+int windows_close_before(struct windows *w, uint64_t t);
 /* The target executed a new image at t: the window holding t ends there (a complete,
  * shorter window) and the next one starts at t with the usual length. */
 void windows_exec(struct windows *w, uint64_t t);
@@ -56,7 +60,8 @@ int windows_hold(struct windows *w, const struct frame *f);
 int windows_hold_until(struct windows *w, const struct frame *f, uint64_t since);
 /* Where the current window ends: its regular end, or an exec inside it. */
 uint64_t windows_current_end(struct windows *w);
-/* Ends the recording at t: closes the current window as the final one. */
+/* Ends the recording at t: closes the windows that end before t as complete and the one
+ * t falls in or ends as the final one (WINDOW_FINAL), the only one of the run. */
 int windows_finish(struct windows *w, uint64_t t);
 void windows_release(struct windows *w);
 

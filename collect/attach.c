@@ -7,8 +7,13 @@
  * events; opening more for it would count its samples twice.  Such a thread announced
  * itself with a FORK record in our rings (emitted by the creator's inherited-from event),
  * so the rings are searched, without consuming, before opening events for a newcomer.
+ *
+ * --max-threads bounds this per-thread backend: events are opened for at most that many
+ * threads (each costs one event and file per CPU); the threads past it are left out, with a
+ * warning, and so are the threads they create.  The preflight's own limit is separate.
  */
 #include <err.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "collect.h"
@@ -43,9 +48,12 @@ scan_forks(struct collect *c, struct tidlist *covered)
 		perf_ring_read(&c->perf, &c->perf.rings[i], fork_seen, &s, 0);
 }
 
-/* One pass: opens events for every listed thread not handled yet; returns how many new. */
+/* One pass: opens events for every listed thread not handled yet, up to --max-threads
+ * opened in all (*opened); the others are handled as left out (*skipped).  Returns how many
+ * threads were new. */
 static size_t
-attach_pass(struct collect *c, struct tidlist *done, const struct tidlist *now, int first)
+attach_pass(struct collect *c, struct tidlist *done, const struct tidlist *now, int first,
+	    size_t *opened, size_t *skipped)
 {
 	size_t fresh = 0;
 	char why[256];
@@ -56,12 +64,38 @@ attach_pass(struct collect *c, struct tidlist *done, const struct tidlist *now, 
 		if (tidlist_has(done, tid))
 			continue;
 		fresh++;
-		if (perf_set_add(&c->perf, tid, why, sizeof(why)) < 0)
-			errx(1, "%s", why);
+		if (*opened >= c->o.max_threads) {
+			(*skipped)++;
+		} else {
+			int rc = perf_set_add(&c->perf, tid, why, sizeof(why));
+			if (rc < 0)
+				errx(1, "%s", why);
+			*opened += (size_t)rc;
+		}
 		if (tidlist_add(done, tid) < 0)
 			errx(1, "out of memory");
 	}
 	return fresh;
+}
+
+/* The threads --max-threads left out: a line on stderr (once a run) and, once the stream
+ * started, a warning in the window. */
+static void
+warn_left_out(struct collect *c, size_t opened, size_t skipped)
+{
+	static int told;
+	char text[200];
+
+	snprintf(text, sizeof(text), "--max-threads %u: perf events opened for %zu of the "
+		 "target's %zu threads; %zu not sampled", c->o.max_threads, opened,
+		 opened + skipped, skipped);
+	if (!told || c->o.verbose)
+		warnx("%s", text);
+	told = 1;
+	if (c->recording) {
+		struct fr_warning w = { collect_now(), str_of(text) };
+		emit_warning(&c->out, &w);
+	}
 }
 
 void
@@ -90,12 +124,15 @@ collect_attach(struct collect *c)
 			      c->perf.nfds);
 		return;
 	}
+	size_t opened = 0, skipped = 0;
 	for (round = 0; round < ATTACH_ROUNDS; round++) {
 		if (procfs_tasks(c->o.pid, &now) < 0)
 			err(1, "cannot list the threads of pid %d", (int)c->o.pid);
-		if (attach_pass(c, &done, &now, round == 0) == 0)
+		if (attach_pass(c, &done, &now, round == 0, &opened, &skipped) == 0)
 			break;
 	}
+	if (skipped)
+		warn_left_out(c, opened, skipped);
 	if (c->o.verbose)
 		warnx("attached to %zu threads with %zu events in %zu rings (%s) after %d scans",
 		      done.n, c->perf.nfds, c->perf.nrings,

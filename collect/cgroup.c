@@ -1,6 +1,10 @@
 /*
  * cgroup v2 plumbing for launch.  The name carries the session id and the command's pid, so
- * two recordings never share a cgroup and a leftover one says where it came from.
+ * two recordings never share a cgroup and a leftover one says where it came from.  At the
+ * end, the processes still inside (a background child the command left running, or the
+ * command itself when the recording stopped first) go back to the cgroup collect was in
+ * when it made the launch cgroup, where the command came from, and keep running there; the
+ * launch cgroup is then removed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +21,7 @@
 #include "outname.h"
 
 #define REMOVE_TRIES 200        /* x 10 ms: a task that exited leaves its cgroup late */
+#define EXIT_TRIES 20           /* the same when collect dies on an error */
 
 /* The cgroup to remove should collect die on an error after creating it. */
 static struct launch_cgroup *live;
@@ -24,9 +29,12 @@ static struct launch_cgroup *live;
 static void
 remove_at_exit(void)
 {
-	/* Best effort: a cgroup that still holds tasks refuses, and is left as it is. */
+	char why[PATH_MAX + 200];
+	size_t moved;
+
+	/* Best effort: what fails is left as it is. */
 	if (live && live->path[0])
-		rmdir(live->path);
+		cgroup_empty_remove(live, EXIT_TRIES, &moved, why, sizeof(why));
 }
 
 static int
@@ -61,9 +69,10 @@ unescape(char *s)
 	*w = 0;
 }
 
-/* "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [TAGS...] - FSTYPE SOURCE SUPEROPTS" */
+/* "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [TAGS...] - FSTYPE SOURCE SUPEROPTS": the mount
+ * point of the cgroup v2 hierarchy, and (root not NULL) the cgroup it shows as its root. */
 static int
-mount_point(char *buf, size_t len)
+mount_point(char *buf, size_t len, char *root, size_t rootlen)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	char line[8192];
@@ -72,16 +81,48 @@ mount_point(char *buf, size_t len)
 		return 0;
 	while (!found && fgets(line, sizeof(line), f)) {
 		char *sep = strstr(line, " - ");
-		char mnt[4096];
+		char mnt[4096], top[4096];
 		if (!sep || strncmp(sep + 3, "cgroup2 ", 8) != 0)
 			continue;
-		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
+		if (sscanf(line, "%*s %*s %*s %4095s %4095s", top, mnt) != 2)
 			continue;
 		unescape(mnt);
-		found = snprintf(buf, len, "%s", mnt) < (int)len;
+		unescape(top);
+		found = snprintf(buf, len, "%s", mnt) < (int)len &&
+			(!root || snprintf(root, rootlen, "%s", top) < (int)rootlen);
 	}
 	fclose(f);
 	return found;
+}
+
+/* The directory of collect's own cgroup v2: the 0:: line of /proc/self/cgroup, a path from
+ * the hierarchy's root, under the mount point.  0, or -1 when it cannot be told. */
+static int
+self_cgroup(char *buf, size_t len)
+{
+	char mnt[PATH_MAX], root[PATH_MAX], line[PATH_MAX + 8];
+	const char *rel = NULL;
+	FILE *f = fopen("/proc/self/cgroup", "re");
+
+	if (!f)
+		return -1;
+	while (!rel && fgets(line, sizeof(line), f))
+		if (strncmp(line, "0::/", 4) == 0)
+			rel = line + 3;
+	fclose(f);
+	if (!rel || !mount_point(mnt, sizeof(mnt), root, sizeof(root)))
+		return -1;
+	line[strcspn(line, "\n")] = 0;
+	/* A mount of a sub-tree (a cgroup namespace's) shows the paths below its root. */
+	size_t n = strlen(root);
+	if (strcmp(root, "/") != 0) {
+		if (strncmp(rel, root, n) != 0 || (rel[n] && rel[n] != '/'))
+			return -1;
+		rel += n;
+	}
+	if (strcmp(rel, "/") == 0)
+		rel = "";
+	return snprintf(buf, len, "%s%s", mnt, rel) < (int)len ? 0 : -1;
 }
 
 int
@@ -93,7 +134,7 @@ cgroup_parent(char *buf, size_t len, char *err, size_t errlen)
 			snprintf(err, errlen, "%s is too long", CGROUP_PARENT_ENV);
 			return -1;
 		}
-	} else if (!mount_point(buf, len)) {
+	} else if (!mount_point(buf, len, NULL, 0)) {
 		snprintf(err, errlen, "no cgroup v2 hierarchy is mounted");
 		return -1;
 	}
@@ -128,6 +169,9 @@ cgroup_create(struct launch_cgroup *g, uint64_t session_id, pid_t pid, char *err
 	g->id = 0;
 	if (cgroup_parent(parent, sizeof(parent), err, errlen) < 0)
 		return -1;
+	/* Where the command was started from, for what it leaves running at the end. */
+	if (self_cgroup(g->origin, sizeof(g->origin)) < 0)
+		g->origin[0] = 0;
 	outname_session(session, session_id);
 	if (snprintf(g->path, sizeof(g->path), "%s/rustprofile-%s-%d", parent, session,
 		     (int)pid) >= (int)sizeof(g->path)) {
@@ -188,31 +232,76 @@ cgroup_procs(const struct launch_cgroup *g, pid_t **out, size_t *n)
 	return 0;
 }
 
+/* Moves every process in g to its origin: how many moved, or -1 with err. */
+static int
+move_back(struct launch_cgroup *g, size_t *moved, char *err, size_t errlen)
+{
+	pid_t *procs;
+	size_t n;
+
+	if (cgroup_procs(g, &procs, &n) < 0) {
+		snprintf(err, errlen, "cannot list the processes of cgroup '%s': %s", g->path,
+			 strerror(errno));
+		return -1;
+	}
+	if (n && !g->origin[0]) {
+		snprintf(err, errlen, "cgroup '%s' still holds %zu process%s and the cgroup "
+			 "collect started in is unknown; it is left in place", g->path, n,
+			 n == 1 ? "" : "es");
+		free(procs);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (write_pid(g->origin, procs[i]) == 0) {
+			(*moved)++;
+		} else if (errno != ESRCH) { /* one that ended meanwhile has left anyway */
+			snprintf(err, errlen, "cannot move pid %d from cgroup '%s' back to '%s': %s; "
+				 "it is left in place", (int)procs[i], g->path, g->origin,
+				 strerror(errno));
+			free(procs);
+			return -1;
+		}
+	}
+	free(procs);
+	return 0;
+}
+
 int
-cgroup_remove(struct launch_cgroup *g, char *err, size_t errlen)
+cgroup_empty_remove(struct launch_cgroup *g, int tries, size_t *moved, char *err,
+		    size_t errlen)
 {
 	struct timespec pause = { 0, 10000000 };
 	int e = 0;
 
+	*moved = 0;
 	if (!g->path[0])
 		return 0;
 	if (g->fd >= 0)
 		close(g->fd);
 	g->fd = -1;
-	for (int i = 0; i < REMOVE_TRIES; i++) {
-		pid_t *procs;
-		size_t n;
+	/* A process may fork into the cgroup while the others leave, and a task that just
+	 * ended leaves it late (rmdir says EBUSY meanwhile): move and retry for a while. */
+	for (int i = 0; i < tries; i++) {
+		if (move_back(g, moved, err, errlen) < 0)
+			return -1;
 		if (rmdir(g->path) == 0) {
 			g->path[0] = 0;
 			return 0;
 		}
-		if ((e = errno) != EBUSY || cgroup_procs(g, &procs, &n) < 0)
+		if ((e = errno) != EBUSY)
 			break;
-		free(procs);
-		if (n)
-			return (int)(n < 1000000 ? n : 1000000);
 		nanosleep(&pause, NULL);
 	}
 	snprintf(err, errlen, "cannot remove cgroup '%s': %s", g->path, strerror(e));
 	return -1;
+}
+
+int
+cgroup_remove(struct launch_cgroup *g, size_t *moved, char *err, size_t errlen)
+{
+	int rc = cgroup_empty_remove(g, REMOVE_TRIES, moved, err, errlen);
+
+	/* Warned about once: collect's exit does not try again. */
+	g->path[0] = 0;
+	return rc;
 }

@@ -1,8 +1,9 @@
 /*
  * The short-lived cgroup v2 of launch: created under the cgroup v2 hierarchy (or under
- * $RUSTPROFILE_CGROUP_PARENT), the stopped command moved into it, and removed at the end
- * once every task in it ended.  Tasks forked inside stay inside, so the cgroup holds the
- * command and all its descendants.
+ * $RUSTPROFILE_CGROUP_PARENT), the stopped command moved into it, and removed at the end.
+ * Tasks forked inside stay inside, so the cgroup holds the command and all its descendants.
+ * The processes still inside at the end go back to the cgroup collect was in when it made
+ * the launch cgroup (where the command was started from) and keep running.
  */
 #ifndef COLLECT_CGROUP_H
 #define COLLECT_CGROUP_H
@@ -18,6 +19,7 @@ struct launch_cgroup {
 	char path[PATH_MAX];    /* "" when none was created */
 	int fd;                 /* the directory, for perf_event_open; -1 when none */
 	uint64_t id;            /* the cgroup id (inode of the directory), for BPF filters */
+	char origin[PATH_MAX];  /* collect's own cgroup v2 at creation; "" when unknown */
 };
 
 /* The parent directory new cgroups go under: $RUSTPROFILE_CGROUP_PARENT, else the mount
@@ -29,8 +31,14 @@ int cgroup_create(struct launch_cgroup *g, uint64_t session_id, pid_t pid, char 
 		  size_t errlen);
 /* The processes in the cgroup now; -1 with errno when cgroup.procs cannot be read. */
 int cgroup_procs(const struct launch_cgroup *g, pid_t **out, size_t *n);
-/* Removes the cgroup once empty (tasks that just exited may take a moment to leave).
- * 0 when removed, the number of processes still inside, or -1 with err. */
-int cgroup_remove(struct launch_cgroup *g, char *err, size_t errlen);
+/* Moves every process still in the cgroup back to g->origin, then removes the cgroup,
+ * retrying up to tries x 10 ms while it is busy (a task that just ended leaves it late, a
+ * process may fork meanwhile).  *moved counts the processes moved.  0 when removed, or -1
+ * with err naming the cgroup (it is left in place). */
+int cgroup_empty_remove(struct launch_cgroup *g, int tries, size_t *moved, char *err,
+			size_t errlen);
+/* The same at the end of a recording, for up to 2 s; the cgroup is forgotten either way,
+ * so collect's exit does not try again. */
+int cgroup_remove(struct launch_cgroup *g, size_t *moved, char *err, size_t errlen);
 
 #endif

@@ -1,6 +1,7 @@
 /*
  * Preflight: root, kernel 5.4+, the target exists, runs our architecture, has at most
- * --max-threads threads, and perf_event_open works on it.
+ * PREFLIGHT_MAX_THREADS threads, and perf_event_open works on it.  The thread limit is the
+ * manual's fixed one: --max-threads bounds the perf backend (attach.c), not this check.
  */
 #include <err.h>
 #include <errno.h>
@@ -70,9 +71,9 @@ check_threads(const struct collect_opts *o, struct preflight *pf)
 		err(1, "preflight threads: cannot list /proc/%d/task", (int)o->pid);
 	pf->nthreads = (int)t.n;
 	tidlist_free(&t);
-	if ((unsigned)pf->nthreads > o->max_threads)
-		errx(1, "preflight threads: target has %d threads, more than the limit %u",
-		     pf->nthreads, o->max_threads);
+	if (pf->nthreads > PREFLIGHT_MAX_THREADS)
+		errx(1, "preflight threads: target has %d threads, more than the limit %d",
+		     pf->nthreads, PREFLIGHT_MAX_THREADS);
 }
 
 void

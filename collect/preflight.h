@@ -6,6 +6,9 @@
 
 #include "collect.h"
 
+/* Targets with more threads are refused, whatever --max-threads says. */
+#define PREFLIGHT_MAX_THREADS 1024
+
 struct preflight {
 	char release[sizeof(((struct utsname *)0)->release)];
 	int e_machine;          /* the target's, equal to ours */

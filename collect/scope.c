@@ -178,19 +178,16 @@ scope_each_process(struct collect *c, void (*fn)(struct collect *c, pid_t pid))
 void
 scope_finish(struct collect *c, uint64_t time)
 {
-	char why[PATH_MAX + 100], text[PATH_MAX + 200];
+	char why[3 * PATH_MAX + 200], text[3 * PATH_MAX + 220];
 	if (!c->scope.cgroup)
 		return;
-	int left = cgroup_remove(&c->scope.cg, why, sizeof(why));
-	if (left == 0) {
+	size_t moved = 0;
+	if (cgroup_remove(&c->scope.cg, &moved, why, sizeof(why)) == 0) {
 		if (c->o.verbose)
-			warnx("removed the launch cgroup");
+			warnx("removed the launch cgroup, %zu process%s moved back to %s", moved,
+			      moved == 1 ? "" : "es", c->scope.cg.origin);
 	} else {
-		if (left > 0)
-			snprintf(text, sizeof(text), "launch cgroup %s still holds %d process%s; "
-				 "it is left in place", c->scope.cg.path, left, left == 1 ? "" : "es");
-		else
-			snprintf(text, sizeof(text), "launch: %s; it is left in place", why);
+		snprintf(text, sizeof(text), "launch: %s", why);
 		warnx("%s", text);
 		struct fr_warning w = { time ? time - 1 : 0, str_of(text) };
 		emit_warning(&c->out, &w);

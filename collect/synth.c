@@ -134,6 +134,7 @@ synth_target(struct collect *c, const char *release)
 		.scope_cgroup = str_of(c->scope.cgroup ? c->scope.cg.path : ""),
 		.scope_reason = str_of(c->scope.reason),
 		.offcpu_percent = c->o.offcpu_percent ? c->o.offcpu_percent : 100,
+		.window_nanos = c->o.window_ns,
 	};
 	emit_target(&c->out, &t);
 }

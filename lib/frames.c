@@ -299,6 +299,7 @@ stream_put_target(struct stream_writer *w, const struct fr_target *v)
 	put_str(e, v->scope_cgroup);
 	put_str(e, v->scope_reason);
 	put_u32(e, v->offcpu_percent ? v->offcpu_percent : 100);
+	put_u64(e, v->window_nanos);
 	return enc_done(e, FR_TARGET);
 }
 
@@ -349,6 +350,9 @@ stream_get_target(const struct frame *f, struct fr_target *v, char *err, size_t 
 		if (!d->bad && (v->offcpu_percent < 1 || v->offcpu_percent > 100))
 			d->bad = "off-CPU probability outside 1..100 percent";
 	}
+	v->window_nanos = 0;
+	if (!d->bad && d->pos < d->len)
+		v->window_nanos = get_u64(d);
 	return dec_done(f, d, err, errlen);
 }
 

@@ -6,71 +6,114 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define SEC 1000000000ull
+
+/* The unit words of the Rust humantime crate, whose grammar the manual's durations follow.
+ * A unit is matched whole and case matters: "M" is months, "m" minutes. */
 static const struct {
 	const char *name;
 	uint64_t ns;
 } units[] = {
-	/* Longest names first so that "ms" is not read as "m" followed by junk. */
-	{ "nsec", 1 }, { "ns", 1 },
-	{ "usec", 1000 }, { "us", 1000 },
-	{ "msec", 1000000 }, { "millis", 1000000 }, { "ms", 1000000 },
-	{ "seconds", 1000000000ull }, { "second", 1000000000ull }, { "secs", 1000000000ull },
-	{ "sec", 1000000000ull }, { "s", 1000000000ull },
-	{ "minutes", 60000000000ull }, { "minute", 60000000000ull }, { "mins", 60000000000ull },
-	{ "min", 60000000000ull }, { "m", 60000000000ull },
-	{ "hours", 3600000000000ull }, { "hour", 3600000000000ull }, { "hrs", 3600000000000ull },
-	{ "hr", 3600000000000ull }, { "h", 3600000000000ull },
-	{ "days", 86400000000000ull }, { "day", 86400000000000ull }, { "d", 86400000000000ull },
+	{ "nanos", 1 }, { "nsec", 1 }, { "ns", 1 },
+	{ "usec", 1000 }, { "us", 1000 }, { "\xc2\xb5s", 1000 }, /* µs, U+00B5 */
+	{ "millis", 1000000 }, { "msec", 1000000 }, { "ms", 1000000 },
+	{ "seconds", SEC }, { "second", SEC }, { "secs", SEC }, { "sec", SEC }, { "s", SEC },
+	{ "minutes", 60 * SEC }, { "minute", 60 * SEC }, { "mins", 60 * SEC },
+	{ "min", 60 * SEC }, { "m", 60 * SEC },
+	{ "hours", 3600 * SEC }, { "hour", 3600 * SEC }, { "hrs", 3600 * SEC },
+	{ "hr", 3600 * SEC }, { "h", 3600 * SEC },
+	{ "days", 86400 * SEC }, { "day", 86400 * SEC }, { "d", 86400 * SEC },
+	{ "weeks", 604800 * SEC }, { "week", 604800 * SEC }, { "wks", 604800 * SEC },
+	{ "wk", 604800 * SEC }, { "w", 604800 * SEC },
+	/* 30.44 and 365.25 days, as humantime counts them */
+	{ "months", 2630016 * SEC }, { "month", 2630016 * SEC }, { "M", 2630016 * SEC },
+	{ "years", 31557600 * SEC }, { "year", 31557600 * SEC }, { "yrs", 31557600 * SEC },
+	{ "yr", 31557600 * SEC }, { "y", 31557600 * SEC },
 };
 
+/* Bytes of the unit character at p: an ASCII letter or µ (U+00B5); 0 for anything else. */
+static size_t
+unit_char(const char *p)
+{
+	if (isalpha((unsigned char)*p))
+		return 1;
+	return (unsigned char)p[0] == 0xc2 && (unsigned char)p[1] == 0xb5 ? 2 : 0;
+}
+
+static int
+bad(char *err, size_t errlen, const char *s, const char *why, size_t off)
+{
+	snprintf(err, errlen, "invalid duration '%s': %s at offset %zu", s, why, off);
+	return -1;
+}
+
+/*
+ * humantime's grammar: terms of a number and a unit, "1h30m" or "1h 30m".  Whitespace may
+ * surround a term, stand between its number and unit, and even inside the number ("1 0s" is
+ * ten seconds, as the crate reads it).  A term ends at the first character after its unit's
+ * letters, which must be whitespace or the digit of the next term.  "0" (any run of zeros)
+ * alone is zero without a unit.
+ */
 int
 parse_duration(const char *s, uint64_t *ns, char *err, size_t errlen)
 {
 	uint64_t total = 0;
-	const char *p = s;
+	const char *p;
 
-	if (!s || !*s) {
+	if (!s)
+		s = "";
+	p = s + strspn(s, " \t\n\v\f\r");
+	if (!*p) {
 		snprintf(err, errlen, "empty duration");
 		return -1;
 	}
-	if (strcmp(s, "0") == 0) {
+	if (strspn(s, "0") == strlen(s)) {
 		*ns = 0;
 		return 0;
 	}
 	while (*p) {
-		while (*p == ' ')
-			p++;
-		if (!isdigit((unsigned char)*p)) {
-			snprintf(err, errlen, "invalid duration '%s': expected a number", s);
+		uint64_t n = 0;
+		if (!isdigit((unsigned char)*p))
+			return bad(err, errlen, s, "expected a number", (size_t)(p - s));
+		for (; isdigit((unsigned char)*p) || isspace((unsigned char)*p); p++) {
+			if (isspace((unsigned char)*p))
+				continue;
+			unsigned d = (unsigned)(*p - '0');
+			if (n > (UINT64_MAX - d) / 10) {
+				snprintf(err, errlen, "invalid duration '%s': number too large", s);
+				return -1;
+			}
+			n = n * 10 + d;
+		}
+		const char *u = p;
+		for (size_t k; (k = unit_char(p)) != 0; p += k)
+			;
+		if (p == u && *p)
+			return bad(err, errlen, s, "unexpected character", (size_t)(p - s));
+		if (p == u) {
+			snprintf(err, errlen, "invalid duration '%s': time unit needed, for example "
+				 "%llus or %llums", s, (unsigned long long)n, (unsigned long long)n);
 			return -1;
 		}
-		errno = 0;
-		char *end;
-		unsigned long long n = strtoull(p, &end, 10);
-		if (errno) {
-			snprintf(err, errlen, "invalid duration '%s': number too large", s);
-			return -1;
-		}
-		p = end;
-		while (*p == ' ')
-			p++;
-		size_t i, k = 0;
-		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-			k = strlen(units[i].name);
-			if (strncmp(p, units[i].name, k) == 0 && !isalpha((unsigned char)p[k]))
+		size_t i, len = (size_t)(p - u);
+		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (strlen(units[i].name) == len && memcmp(units[i].name, u, len) == 0)
 				break;
-		}
 		if (i == sizeof(units) / sizeof(units[0])) {
-			snprintf(err, errlen, "invalid duration '%s': missing or unknown unit "
-				 "(use ns, us, ms, s, m, h or d)", s);
+			snprintf(err, errlen, "invalid duration '%s': unknown unit '%.*s' (ns, us, "
+				 "ms, s, m, h, d, w, M, y and their long forms)", s, (int)len, u);
 			return -1;
 		}
-		if (n > UINT64_MAX / units[i].ns || total + n * units[i].ns < total) {
-			snprintf(err, errlen, "invalid duration '%s': too long", s);
+		if (n > UINT64_MAX / units[i].ns || total > UINT64_MAX - n * units[i].ns) {
+			snprintf(err, errlen, "invalid duration '%s': too long (at most about 584 "
+				 "years)", s);
 			return -1;
 		}
 		total += n * units[i].ns;
-		p += k;
+		if (isspace((unsigned char)*p))
+			p += strspn(p, " \t\n\v\f\r");
+		else if (*p && !isdigit((unsigned char)*p))
+			return bad(err, errlen, s, "unexpected character", (size_t)(p - s));
 	}
 	*ns = total;
 	return 0;

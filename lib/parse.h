@@ -8,8 +8,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* "10s", "2m", "1h30m", "500ms", "250us", "1500ns", "1d", "0"; a bare number other than 0
- * is refused, as humantime does, because its unit would be a guess. */
+/* The Rust humantime crate's grammar: terms of a number and a unit, optionally separated by
+ * whitespace ("10s", "1h30m", "1h 30m", "2days", "1w", "500us", "3M", "1y"); units ns, us/µs,
+ * ms, s, m, h, d, w, M (30.44 days), y (365.25 days) and their long forms.  "0" is zero; a
+ * bare number other than 0 is refused, as humantime does, because its unit would be a guess.
+ * A total past UINT64_MAX nanoseconds (about 584 years) is refused. */
 int parse_duration(const char *s, uint64_t *ns, char *err, size_t errlen);
 
 /* A decimal integer in [min, max]. */

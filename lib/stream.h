@@ -107,6 +107,9 @@ struct fr_target {
 	/* Appended: the percentage of off-CPU switch-outs recorded (--offcpu-probability),
 	 * 1..100; a frame without it records them all (100). */
 	uint32_t offcpu_percent;
+	/* Appended: the window length the recording was made with (collect's --window), which
+	 * aggregate uses when it is given no --window; 0 (or absent): not recorded. */
+	uint64_t window_nanos;
 };
 
 struct fr_mmap {

@@ -9,6 +9,10 @@ setup() {
 	mkdir -p "$out"
 }
 
+teardown() {
+	stop_workload
+}
+
 # rejects MESSAGE ARGS...: the driver refuses with MESSAGE on one stderr line and no files.
 rejects() {
 	local msg=$1
@@ -48,6 +52,17 @@ stage_rejects() {
 }
 
 @test "options: collect --window 0"         { stage_rejects "must be above zero" collect --pid 1 --window 0; }
+@test "options: unwind --symbol-dir that does not exist" {
+	stage_rejects "unwind: --symbol-dir '$BATS_TEST_TMPDIR/none': No such file or directory" \
+		unwind --symbol-dir "$BATS_TEST_TMPDIR" --symbol-dir "$BATS_TEST_TMPDIR/none"
+	stage_rejects "unwind: --symbol-dir '$BATS_TEST_TMPDIR/none': No such file or directory" \
+		unwind --check --symbol-dir "$BATS_TEST_TMPDIR/none"
+	: >"$BATS_TEST_TMPDIR/file"
+	stage_rejects "unwind: --symbol-dir '$BATS_TEST_TMPDIR/file': not a directory" \
+		unwind --symbol-dir "$BATS_TEST_TMPDIR/file"
+	# An existing directory passes the check.
+	run -0 "$RP_BIN/unwind" --check --symbol-dir "$BATS_TEST_TMPDIR"
+}
 @test "options: fanout without a branch"    { stage_rejects "no --branch" fanout; }
 @test "options: fanout malformed branch"    { stage_rejects "NAME=IN,OUT" fanout --branch svg=onlyin; }
 @test "options: fanout --max-pending-windows 0" { stage_rejects "--max-pending-windows: 0 is out of range 1..1000" fanout --branch s=i,o --max-pending-windows 0; }
@@ -161,16 +176,42 @@ make_stream() {
 	[ -z "$(ls -A "$out")" ]
 }
 
-@test "preflight: a target with more threads than --max-threads is refused" {
+@test "preflight: a target with more than 1024 threads is refused, whatever --max-threads says" {
+	require_root
+	start_workload many_threads 30 1100
+	for _ in $(seq 100); do
+		[ "$(ls "/proc/$wpid/task" | wc -l)" -lt 1100 ] || break
+		sleep 0.1
+	done
+	for limit in '' 2000; do
+		run --separate-stderr "$RP" record --pid "$wpid" ${limit:+--max-threads $limit} \
+			--duration 1s --output "$out"
+		echo "$stderr"
+		[ "$status" -ne 0 ]
+		[ "${#stderr_lines[@]}" -eq 1 ]
+		[ "${stderr_lines[0]}" = "collect: preflight threads: target has 1100 threads, more than the limit 1024" ]
+		[ -z "$(ls -A "$out")" ]
+	done
+	stop_workload
+}
+
+@test "--max-threads bounds the threads the perf backend opens events for, with a warning" {
 	require_root
 	start_workload busy2 10
 	sleep 0.3
-	run --separate-stderr "$RP" record --pid "$wpid" --max-threads 2 --duration 1s --output "$out"
+	out=$BATS_TEST_TMPDIR/rec # made by the driver, for the unprivileged stages
+	run -0 --separate-stderr "$RP" record --pid "$wpid" --max-threads 2 --unwind fp \
+		--duration 2s --window 2s --output "$out"
 	stop_workload
-	[ "$status" -ne 0 ]
-	[ "${#stderr_lines[@]}" -eq 1 ]
-	[[ "${stderr_lines[0]}" == *threads* ]]
-	[ -z "$(ls -A "$out")" ]
+	text="--max-threads 2: perf events opened for 2 of the target's 3 threads; 1 not sampled"
+	echo "$stderr"
+	echo "$stderr" | grep -qxF "collect: $text"
+	d=$out/$(outputs "$out" diagnostics json)
+	run -0 jq -e --arg t "$text" '.warnings == [$t]' "$d"
+	# The main thread and the first worker are sampled; the second worker is not.
+	run -0 pprof -tags "$out/$(outputs "$out" cpu pb.gz)"
+	assert_output --partial rp-busy-1
+	refute_output --partial rp-busy-2
 }
 
 # ---- temporary files: none outlives its run ----

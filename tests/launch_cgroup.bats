@@ -14,9 +14,15 @@ setup() {
 
 teardown() {
 	stop_workload
-	# A parent made full on purpose, and a cgroup left on purpose once its task ended.
+	# A parent made full on purpose.
 	[ -z "${full:-}" ] || rmdir "$full" 2>/dev/null || true
-	[ -z "${left:-}" ] || { sleep 2; rmdir "$left" 2>/dev/null; } || true
+	# The test's own cgroup: the shell goes back where it was; what the test left running
+	# there on purpose (moved back from the launch cgroup) ends, and the cgroup goes.
+	if [ -n "${origin:-}" ]; then
+		echo "$BASHPID" >"$cgroot$before/cgroup.procs" || true
+		for p in $(cat "$origin/cgroup.procs" 2>/dev/null); do kill "$p" 2>/dev/null || true; done
+		for _ in $(seq 50); do rmdir "$origin" 2>/dev/null && break; sleep 0.1; done
+	fi
 }
 
 need_cgroup2() {
@@ -80,15 +86,66 @@ pids_of() {
 	for w in $workers; do echo "$got" | grep -qx "$w"; done
 }
 
-@test "launch: tasks still in the cgroup at the end leave it in place with a warning" {
+# The cgroup v2 path (from the hierarchy's root) of process $1.
+cgroup_of() {
+	awk -F: '$1 == 0 { print $3 }' "/proc/$1/cgroup"
+}
+
+# Runs the test's shell, and so the driver and collect, in a cgroup of its own, so that the
+# cgroup the command was started from is not the hierarchy's root.
+own_cgroup() {
+	before=$(cgroup_of "$BASHPID")
+	origin=$cgroot/rp-test-origin-$$
+	mkdir "$origin"
+	echo "$BASHPID" >"$origin/cgroup.procs"
+	[ "$(cgroup_of "$BASHPID")" = "/rp-test-origin-$$" ]
+}
+
+# no_cgroup_of DIAGNOSTICS: the launch cgroup the diagnostics name is gone, with no other
+# cgroup of that session beside it.
+no_cgroup_of() {
+	local session cg
+	session=$(jq -r .session_id "$1")
+	cg=$(jq -r .scope.cgroup "$1")
+	[ "$cg" = "$cgroot/rustprofile-$session-$(jq -r .pid "$1")" ]
+	[ ! -e "$cg" ]
+	[ -z "$(find "$cgroot" -maxdepth 3 -type d -name "rustprofile-$session-*")" ]
+}
+
+@test "launch: a background child left running goes back to the command's cgroup, the launch cgroup goes" {
 	need_cgroup2
+	own_cgroup
 	run -0 --separate-stderr "$RP" launch --unwind fp --duration 0 --window 30s \
-		--output "$out" -- sh -c 'sleep 1 >/dev/null 2>&1 & echo started'
+		--output "$out" -- sh -c 'sleep 30 </dev/null >/dev/null 2>&1 & echo "child $!"'
+	child=$(echo "$output" | awk '$1 == "child" { print $2 }')
+	[ -n "$child" ]
+	echo "stderr: $stderr"
 	d=$out/$(outputs "$out" diagnostics json)
-	left=$(jq -r .scope.cgroup "$d")
-	[ -d "$left" ]
-	run -0 jq -e --arg cg "$left" \
-		'.warnings == ["launch cgroup \($cg) still holds 1 process; it is left in place"]' "$d"
+	no_cgroup_of "$d"
+	run -0 jq -e '.warnings == [] and .scope.effective == "cgroup"' "$d"
+	[[ "$stderr" != *cgroup* ]]
+	# The child still runs, in the cgroup the command was started from.
+	kill -0 "$child"
+	[ "$(cgroup_of "$child")" = "/rp-test-origin-$$" ]
+}
+
+@test "launch: a command still running when --duration ends goes back and keeps running" {
+	need_cgroup2
+	own_cgroup
+	run -0 --separate-stderr "$RP" launch --unwind fp --duration 2s --window 2s \
+		--output "$out" -- sh -c 'sleep 30 </dev/null >/dev/null 2>&1 & echo "child $!"
+			exec sleep 30 </dev/null >/dev/null 2>&1'
+	child=$(echo "$output" | awk '$1 == "child" { print $2 }')
+	# The exec of sleep cuts a window: the last one is the final one.
+	d=$out/$(outputs "$out" diagnostics json | tail -n 1)
+	cmd=$(jq -r .pid "$d")
+	echo "stderr: $stderr"
+	no_cgroup_of "$d"
+	run -0 jq -e '.warnings == [] and .final_window == true' "$d"
+	for p in "$child" "$cmd"; do
+		kill -0 "$p"
+		[ "$(cgroup_of "$p")" = "/rp-test-origin-$$" ]
+	done
 }
 
 @test "launch: without a cgroup v2 parent, launch fails with one line before the command runs" {

@@ -10,11 +10,13 @@
  * paths, /usr/lib/debug and --symbol-dir.
  */
 #include <err.h>
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "dwarfstack.h"
 #include "fpstack.h"
@@ -39,15 +41,29 @@ usage(FILE *f, int status)
 {
 	fprintf(f,
 		"usage: unwind [--symbol-dir DIR]... [--module-cache DIR] [--allow-partial]\n"
-		"              < stream > stream\n"
+		"              [--check] < stream > stream\n"
 		"\n"
 		"Validates frame-pointer stacks against executable mappings, unwinds DWARF samples\n"
 		"(registers and stack copies) with the modules' CFI, and symbolizes them.\n"
 		"  --allow-partial     a failed DWARF unwind keeps its leaf address (not usable)\n"
 		"  --symbol-dir DIR    extra debug-file directory (repeatable): DIR/<name>,\n"
 		"                      DIR/<name>.debug and DIR/.build-id/xx/rest.debug\n"
-		"  --module-cache DIR  build-id keyed copies of the target's ELF files\n");
+		"  --module-cache DIR  build-id keyed copies of the target's ELF files\n"
+		"  --check             validate the options (each --symbol-dir must exist) and exit\n");
 	exit(status);
+}
+
+/* A --symbol-dir that does not exist is a mistake in the command line, not a directory
+ * that happens to hold no debug file: refused at once, as the manual's check does. */
+static void
+check_symbol_dir(const char *dir)
+{
+	struct stat st;
+
+	if (stat(dir, &st) < 0)
+		errx(1, "--symbol-dir '%s': %s", dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		errx(1, "--symbol-dir '%s': not a directory", dir);
 }
 
 static void
@@ -57,17 +73,22 @@ parse_options(int argc, char **argv)
 		{ "symbol-dir", required_argument, NULL, 'd' },
 		{ "module-cache", required_argument, NULL, 'c' },
 		{ "allow-partial", no_argument, NULL, 'p' },
+		{ "check", no_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int c, check = 0;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			if (env.nsymbol_dirs == MAX_SYMBOL_DIRS)
 				errx(1, "at most %d --symbol-dir options", MAX_SYMBOL_DIRS);
+			check_symbol_dir(optarg);
 			env.symbol_dirs[env.nsymbol_dirs++] = optarg;
+			break;
+		case 'k':
+			check = 1;
 			break;
 		case 'c':
 			env.module_cache = optarg;
@@ -84,6 +105,8 @@ parse_options(int argc, char **argv)
 	}
 	if (optind != argc)
 		errx(1, "unexpected argument '%s'", argv[optind]);
+	if (check)
+		exit(0);
 }
 
 static void

@@ -170,7 +170,9 @@ test_reorder(void)
 	enum { N = 500 };
 	uint64_t x = 12345;
 
-	CHECK(reorder_init(&r, 64) == 0);
+	struct pending *ev = NULL;
+
+	CHECK(reorder_init(&r, N) == 0);
 	/* A shuffled permutation of the times 0, 10, ..., with the index as payload;
 	 * more events than the initial capacity, so the heap grows. */
 	uint32_t idx[N];
@@ -183,7 +185,8 @@ test_reorder(void)
 		idx[j] = t;
 	}
 	for (uint32_t i = 0; i < N; i++)
-		CHECK(reorder_push(&r, idx[i] * 10ull, (const uint8_t *)&idx[i], 4) == 0);
+		CHECK(reorder_push(&r, idx[i] * 10ull, (const uint8_t *)&idx[i], 4, &ev) == 0 &&
+		      ev == NULL);
 	CHECK(r.n == N && r.peak == N && reorder_peek(&r)->time == 0);
 	int in_order = 1;
 	for (uint32_t i = 0; i < N; i++) {
@@ -196,7 +199,52 @@ test_reorder(void)
 	CHECK(in_order);
 	CHECK(reorder_peek(&r) == NULL && reorder_pop(&r) == NULL);
 	/* Pending events are freed by the release. */
-	CHECK(reorder_push(&r, 5, (const uint8_t *)"ab", 2) == 0);
+	CHECK(reorder_push(&r, 5, (const uint8_t *)"ab", 2, &ev) == 0 && ev == NULL);
+	reorder_release(&r);
+}
+
+/* The time and the one-byte payload of an evicted event, freed. */
+static int
+evicted_is(struct reorder *r, struct pending *p, uint64_t time, uint8_t tag)
+{
+	int ok = p && p->time == time && p->len == 1 && p->data[0] == tag;
+	reorder_free(r, p);
+	return ok;
+}
+
+/* A full buffer hands back the oldest of its events and the new one: it never holds more
+ * than --max-pending-events, so the peak it reports is bounded by it. */
+static void
+test_reorder_bound(void)
+{
+	struct reorder r;
+	struct pending *ev = NULL;
+	uint8_t tag[] = { 'a', 'b', 'c', 'd', 'e', 'f', 'g' };
+
+	CHECK(reorder_init(&r, 4) == 0);
+	CHECK(reorder_push(&r, 10, &tag[0], 1, &ev) == 0 && ev == NULL);
+	CHECK(reorder_push(&r, 30, &tag[1], 1, &ev) == 0 && ev == NULL);
+	CHECK(reorder_push(&r, 20, &tag[2], 1, &ev) == 0 && ev == NULL); /* out of order */
+	CHECK(reorder_push(&r, 40, &tag[3], 1, &ev) == 0 && ev == NULL);
+	CHECK(r.n == 4 && r.peak == 4);
+	/* Full: a newer event pushes the oldest out. */
+	CHECK(reorder_push(&r, 50, &tag[4], 1, &ev) == 0 && evicted_is(&r, ev, 10, 'a'));
+	CHECK(r.n == 4 && r.peak == 4);
+	/* An event older than every held one leaves itself. */
+	CHECK(reorder_push(&r, 5, &tag[5], 1, &ev) == 0 && evicted_is(&r, ev, 5, 'f'));
+	CHECK(r.n == 4 && r.peak == 4);
+	/* A tie goes to the event that came first: the held one. */
+	CHECK(reorder_push(&r, 20, &tag[6], 1, &ev) == 0 && evicted_is(&r, ev, 20, 'c'));
+	CHECK(r.n == 4 && r.peak == 4);
+	uint64_t want[] = { 20, 30, 40, 50 };
+	uint8_t wtag[] = { 'g', 'b', 'd', 'e' };
+	int in_order = 1;
+	for (int i = 0; i < 4; i++) {
+		struct pending *p = reorder_pop(&r);
+		in_order &= p && p->time == want[i] && p->data[0] == wtag[i];
+		reorder_free(&r, p);
+	}
+	CHECK(in_order && r.n == 0 && r.peak == 4);
 	reorder_release(&r);
 }
 
@@ -206,6 +254,7 @@ test_shuffled_windows(void)
 {
 	struct fixture fx;
 	struct reorder r;
+	struct pending *ev = NULL;
 	enum { N = 50 };
 	uint32_t order[N];
 
@@ -214,14 +263,16 @@ test_shuffled_windows(void)
 	fixture_open(&fx, 100);
 	CHECK(reorder_init(&r, N) == 0);
 	for (uint32_t i = 0; i < N; i++)
-		CHECK(reorder_push(&r, 1000 + order[i] * 10ull, (const uint8_t *)&order[i], 4) == 0);
+		CHECK(reorder_push(&r, 1000 + order[i] * 10ull, (const uint8_t *)&order[i], 4,
+				   &ev) == 0 && ev == NULL);
 	for (struct pending *p; (p = reorder_pop(&r)); reorder_free(&r, p))
 		CHECK(add(&fx, p->time, 1, 2 + p->data[0] % 3, STACK_USABLE) == 0);
 	CHECK(windows_finish(&fx.w, 1500) == 0);
 	readback(&fx);
 	CHECK(nwins == 5);
 	for (int i = 0; i < nwins; i++) {
-		CHECK(is_window(i, 1000 + i * 100ull, 1100 + i * 100ull, WINDOW_COMPLETE, 3));
+		CHECK(is_window(i, 1000 + i * 100ull, 1100 + i * 100ull,
+				i == 4 ? WINDOW_FINAL : WINDOW_COMPLETE, 3));
 		CHECK(stat_of(&wins[i], "samples") == 10);
 		CHECK(stat_of(&wins[i], "event_order.late_events") == 0);
 	}
@@ -257,14 +308,15 @@ test_boundaries(void)
 	/* An event three windows on publishes the two empty windows in between. */
 	CHECK(add(&fx, 1350, 2, 4, STACK_EMPTY) == 0);
 	CHECK(add(&fx, 1250, 2, 4, STACK_OUT_OF_MAPPING) == 0); /* late */
-	/* Ending on a boundary closes the last window as complete and adds no empty one. */
+	/* Ending on a boundary makes the last window, whole, the final one, with no empty
+	 * one after it. */
 	CHECK(windows_finish(&fx.w, 1400) == 0);
 	readback(&fx);
 	CHECK(nwins == 4);
 	CHECK(is_window(1, 1100, 1200, WINDOW_COMPLETE, 1));
 	CHECK(is_window(2, 1200, 1300, WINDOW_COMPLETE, 0));
 	CHECK(stat_of(&wins[2], "samples") == 0 && stat_of(&wins[2], "distinct_stacks") == 0);
-	CHECK(is_window(3, 1300, 1400, WINDOW_COMPLETE, 1));
+	CHECK(is_window(3, 1300, 1400, WINDOW_FINAL, 1));
 	CHECK(stat_of(&wins[3], "samples") == 2 && stat_of(&wins[3], "event_order.late_events") == 1);
 	CHECK(stat_of(&wins[3], "empty_stacks") == 1);
 	CHECK(stat_of(&wins[3], "out_of_mapping_stacks") == 1);
@@ -303,6 +355,78 @@ test_finish(void)
 	readback(&fx);
 	CHECK(nwins == 2 && is_window(1, 1100, 1100, WINDOW_FINAL, 0));
 	CHECK(nwins == 2 && stat_of(&wins[1], "lost_samples") == 3);
+	fixture_close(&fx);
+}
+
+/* How many windows read back are final. */
+static int
+finals(void)
+{
+	int n = 0;
+	for (int i = 0; i < nwins; i++)
+		n += wins[i].reason == WINDOW_FINAL;
+	return n;
+}
+
+/* The last window of every run is the final one and no other is, however the end falls:
+ * on a boundary (--duration 4s --window 2s), inside a window, on a boundary that rounds
+ * reached first, or on an exec's cut. */
+static void
+test_final_window(void)
+{
+	struct fixture fx;
+
+	/* --duration 4s --window 2s: two whole windows, the second final. */
+	fixture_open(&fx, 100);
+	windows_origin(&fx.w, 1000);
+	CHECK(add(&fx, 1050, 1, 2, STACK_USABLE) == 0);
+	CHECK(add(&fx, 1150, 1, 2, STACK_USABLE) == 0);
+	CHECK(windows_close_before(&fx.w, 1199) == 0); /* rounds before the deadline */
+	CHECK(windows_finish(&fx.w, 1200) == 0);
+	readback(&fx);
+	CHECK(nwins == 2 && is_window(0, 1000, 1100, WINDOW_COMPLETE, 1));
+	CHECK(is_window(1, 1100, 1200, WINDOW_FINAL, 1) && finals() == 1);
+	fixture_close(&fx);
+
+	/* A round at exactly a boundary leaves that window open: the end may come there. */
+	fixture_open(&fx, 100);
+	windows_origin(&fx.w, 1000);
+	CHECK(add(&fx, 1050, 1, 2, STACK_USABLE) == 0);
+	CHECK(windows_close_before(&fx.w, 1100) == 0);
+	readback(&fx);
+	CHECK(nwins == 0);
+	CHECK(windows_finish(&fx.w, 1100) == 0);
+	readback(&fx);
+	CHECK(nwins == 1 && is_window(0, 1000, 1100, WINDOW_FINAL, 1));
+	fixture_close(&fx);
+
+	/* A later round closes it as complete, and the end inside the next is final. */
+	fixture_open(&fx, 100);
+	windows_origin(&fx.w, 1000);
+	CHECK(windows_close_before(&fx.w, 1101) == 0);
+	readback(&fx);
+	CHECK(nwins == 1 && is_window(0, 1000, 1100, WINDOW_COMPLETE, 0));
+	CHECK(windows_finish(&fx.w, 1170) == 0);
+	readback(&fx);
+	CHECK(nwins == 2 && is_window(1, 1100, 1170, WINDOW_FINAL, 0) && finals() == 1);
+	fixture_close(&fx);
+
+	/* The end exactly at an exec's cut: the window the exec ends is the final one. */
+	fixture_open(&fx, 100);
+	windows_origin(&fx.w, 1000);
+	CHECK(add(&fx, 1010, 1, 2, STACK_USABLE) == 0);
+	windows_exec(&fx.w, 1040);
+	CHECK(windows_finish(&fx.w, 1040) == 0);
+	readback(&fx);
+	CHECK(nwins == 1 && is_window(0, 1000, 1040, WINDOW_FINAL, 1));
+	fixture_close(&fx);
+
+	/* An end many windows on: the empty windows between are complete, the last final. */
+	fixture_open(&fx, 100);
+	windows_origin(&fx.w, 1000);
+	CHECK(windows_finish(&fx.w, 1300) == 0);
+	readback(&fx);
+	CHECK(nwins == 3 && is_window(2, 1200, 1300, WINDOW_FINAL, 0) && finals() == 1);
 	fixture_close(&fx);
 }
 
@@ -450,9 +574,11 @@ int
 main(void)
 {
 	test_reorder();
+	test_reorder_bound();
 	test_shuffled_windows();
 	test_boundaries();
 	test_finish();
+	test_final_window();
 	test_cap();
 	test_growth();
 	test_jump();

@@ -287,10 +287,11 @@ test_target_percent(void)
 	CHECK(stream_put_target(&w, &in) == 0);
 	struct frame f = last_frame(buf, sizeof(buf));
 	CHECK(stream_get_target(&f, &out, err, sizeof(err)) == 0 && out.offcpu_percent == 25);
-	struct frame older = { FR_TARGET, f.len - 4, buf };
+	/* The percentage is followed by the window length (8 bytes). */
+	struct frame older = { FR_TARGET, f.len - 8 - 4, buf };
 	CHECK(stream_get_target(&older, &out, err, sizeof(err)) == 0 && out.offcpu_percent == 100);
 	uint32_t forged = 101;
-	memcpy(buf + f.len - 4, &forged, 4);
+	memcpy(buf + f.len - 8 - 4, &forged, 4);
 	CHECK(stream_get_target(&f, &out, err, sizeof(err)) < 0 && strstr(err, "probability"));
 	in.offcpu_percent = 0;
 	CHECK(stream_put_target(&w, &in) == 0);

@@ -237,12 +237,47 @@ test_target_scope(void)
 	CHECK(str_eq(t.scope_effective, "process") && str_eq(t.scope_cgroup, "/x/y"));
 	CHECK(t.scope_reason.len == 0);
 	struct frame old = f;
-	old.len -= 4 + (2 + 6) + (2 + 7) + (2 + 4) + (2 + 0); /* offcpu_percent, the scope */
+	/* window_nanos, offcpu_percent, the scope */
+	old.len -= 8 + 4 + (2 + 6) + (2 + 7) + (2 + 4) + (2 + 0);
 	CHECK(stream_get_target(&old, &t, e, sizeof(e)) == 0);
 	CHECK(t.pid == 42 && str_eq(t.kind, "launch") && t.scope_requested.len == 0);
 	CHECK(t.scope_effective.len == 0 && t.scope_cgroup.len == 0);
 	/* Cut inside the scope: corrupt, not silently short. */
-	old.len = f.len - 4 - 3;
+	old.len = f.len - 8 - 4 - 3;
+	CHECK(stream_get_target(&old, &t, e, sizeof(e)) == -1);
+	stream_reader_release(&r);
+	free(b);
+}
+
+static void
+fill_target_window(struct stream_writer *w)
+{
+	struct fr_target t = { .pid = 42, .kind = { "pid", 3 }, .window_nanos = 2000000000 };
+	stream_put_target(w, &t);
+}
+
+/* The recorded window length comes back; a frame that ends before it (an older writer)
+ * reads as 0, not recorded; a frame cut inside it is corrupt. */
+static void
+test_target_window(void)
+{
+	size_t len;
+	uint8_t *b = capture(fill_target_window, &len);
+	struct stream_reader r;
+	struct stream_header h;
+	struct frame f;
+	struct fr_target t;
+	char e[200];
+
+	CHECK(reader_on(b, len, &r, &h) == 0);
+	CHECK(stream_read(&r, &f) == 1 && stream_get_target(&f, &t, e, sizeof(e)) == 0);
+	CHECK(t.pid == 42 && t.window_nanos == 2000000000 && t.offcpu_percent == 100);
+	struct frame old = f;
+	old.len -= 8;
+	t.window_nanos = 7;
+	CHECK(stream_get_target(&old, &t, e, sizeof(e)) == 0 && t.window_nanos == 0);
+	CHECK(t.offcpu_percent == 100);
+	old.len = f.len - 3;
 	CHECK(stream_get_target(&old, &t, e, sizeof(e)) == -1);
 	stream_reader_release(&r);
 	free(b);
@@ -289,6 +324,7 @@ main(void)
 	test_roundtrip();
 	test_regs_and_usym();
 	test_target_scope();
+	test_target_window();
 	test_corrupt();
 	printf("stream: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
