@@ -273,6 +273,10 @@ check_output() {
 		exit 1
 }
 check_output
+# The symbol directories must be there for the stages' user (Landlock opens them).
+symargs=()
+for d in ${symdirs[@]+"${symdirs[@]}"}; do symargs+=(--symbol-dir "$d"); done
+${drop[@]+"${drop[@]}"} "$bin/unwind" --check ${symargs[@]+"${symargs[@]}"} || exit 1
 if [ ! -e "$output" ]; then
 	# The topmost directory created, so that the whole new tree can be given away.
 	created=$output
@@ -322,9 +326,6 @@ start() {
 	sname[$!]=$name
 	order+=("$name")
 }
-
-symargs=()
-for d in ${symdirs[@]+"${symdirs[@]}"}; do symargs+=(--symbol-dir "$d"); done
 
 if [ "$cmd" = replay ]; then
 	[ -n "$cache" ] || cache=$(dirname -- "$input")/.modules

@@ -12,8 +12,9 @@
  * With off-CPU data (a target flagged TARGET_OFFCPU) "off-cpu-...collapsed" (kind
  * "collapsed-off-cpu") holds the off-CPU stacks the same way, values in off-CPU
  * nanoseconds (interval counts with --samples); with --profiles off-cpu alone, only it.
- * A corrupt or truncated stream stops it with a one-line reason and exit status 1, after
- * removing the temporary file it was writing, if any.
+ * A corrupt or truncated stream stops it with a one-line reason and exit status 1 (4 when
+ * the stream ended early, 3 when its reader stopped: lib/stream.h), after removing the
+ * temporary file it was writing, if any.
  */
 #include <err.h>
 #include <limits.h>

@@ -9,8 +9,9 @@
  * With off-CPU data (a target flagged TARGET_OFFCPU) the window's FR_WINDOW_OFFCPU_STACK
  * frames make a second, required profile "off-cpu-..." (intervals/count,
  * off_cpu/nanoseconds); a target whose profiles leave out cpu gets no CPU profile.
- * A corrupt or truncated stream stops it with a one-line reason and exit status 1, after
- * removing the temporary file it was writing, if any.
+ * A corrupt or truncated stream stops it with a one-line reason and exit status 1 (4 when
+ * the stream ended early, 3 when its reader stopped: lib/stream.h), after removing the
+ * temporary file it was writing, if any.
  */
 #include <err.h>
 #include <limits.h>

@@ -11,8 +11,9 @@
  * "off-cpu-<session>-<index>-<start>.svg" (kind "svg-off-cpu"); with --profiles off-cpu
  * alone, only that.
  * With --folded FILE it instead draws FlameGraph folded text and writes the SVG to stdout.
- * A corrupt or truncated stream stops it with a one-line reason and exit status 1, after
- * removing the temporary file it was writing, if any.
+ * A corrupt or truncated stream stops it with a one-line reason and exit status 1 (4 when
+ * the stream ended early, 3 when its reader stopped: lib/stream.h), after removing the
+ * temporary file it was writing, if any.
  */
 #include <err.h>
 #include <limits.h>
