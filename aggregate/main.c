@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "confine.h"
 #include "parse.h"
 #include "reorder.h"
 #include "stream.h"
@@ -290,9 +291,13 @@ main(int argc, char **argv)
 	static struct agg a;
 	struct stream_header h;
 	struct frame f;
+	char e[200];
 	int rc, ended = 0;
 
 	parse_options(argc, argv);
+	/* No file at all: its stdin and stdout are all it uses. */
+	if (rp_confine("aggregate", &(struct rp_confine_spec){ 0 }, e, sizeof(e)) < 0)
+		errx(1, "%s", e);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
 	if (stream_reader_open(&a.in, 0, "stdin", &h) < 0)

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "confine.h"
 #include "fsutil.h"
 #include "bufout.h"
 #include "flame.h"
@@ -105,6 +106,23 @@ parse_args(int argc, char **argv)
 	if (env.folded)
 		return;
 	if (fs_check_dir(env.output, why, sizeof(why)) < 0)
+		errx(1, "%s", why);
+}
+
+/* Writes beneath the output directory only; with --folded it writes no file and reads
+ * only FILE. */
+static void
+confine(void)
+{
+	struct rp_confine_path p[] = { { env.output, RP_CONFINE_READ | RP_CONFINE_WRITE } };
+	struct rp_confine_spec spec = { p, 1, 0 };
+	char why[PATH_MAX + 100];
+
+	if (env.folded)
+		p[0] = (struct rp_confine_path){ env.folded, RP_CONFINE_READ };
+	if (env.folded && !strcmp(env.folded, "-"))
+		spec.npaths = 0;
+	if (rp_confine("emit-svg", &spec, why, sizeof(why)) < 0)
 		errx(1, "%s", why);
 }
 
@@ -244,6 +262,7 @@ main(int argc, char **argv)
 	int rc;
 
 	parse_args(argc, argv);
+	confine();
 	/* Ctrl-C stops collect, which ends the stream; this stage finishes at end of input. */
 	signal(SIGINT, SIG_IGN);
 	tmpfile_remove_on_term();
