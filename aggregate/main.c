@@ -13,6 +13,7 @@
  * one with a `since` time (the unwind fallback) until the windows that start before it are.
  * FR_OFFCPU_STACK pieces wait in their own bounded queue and are cut at window ends
  * (offcpu.h); their windows' off-CPU stacks go out as FR_WINDOW_OFFCPU_STACK.
+ * Confined (lib/confine.h, docs/privileges.md) to its stdin and stdout: no file at all.
  */
 #include <err.h>
 #include <getopt.h>

@@ -14,6 +14,7 @@
  * nanoseconds (interval counts with --samples); with --profiles off-cpu alone, only it.
  * A corrupt or truncated stream stops it with a one-line reason and exit status 1, after
  * removing the temporary file it was writing, if any.
+ * Confined (lib/confine.h, docs/privileges.md) to files beneath the output directory.
  */
 #include <err.h>
 #include <limits.h>

@@ -13,6 +13,7 @@
  * to a fsynced temporary file in the output directory and announces it with FR_FILE, kind
  * "firefox", not required: commit renames it into place.  A corrupt stream stops it with a one-line
  * reason and exit status 1, after removing the temporary file it was writing, if any.
+ * Confined (lib/confine.h, docs/privileges.md) to files beneath the output directory.
  */
 #include <err.h>
 #include <limits.h>

@@ -11,6 +11,7 @@
  * off_cpu/nanoseconds); a target whose profiles leave out cpu gets no CPU profile.
  * A corrupt or truncated stream stops it with a one-line reason and exit status 1, after
  * removing the temporary file it was writing, if any.
+ * Confined (lib/confine.h, docs/privileges.md) to files beneath the output directory.
  */
 #include <err.h>
 #include <limits.h>

@@ -22,6 +22,7 @@
  * user says stop.
  * An emitter that fails or ends early is an error: one line, exit 1, after forwarding what
  * was complete.
+ * Confined (lib/confine.h, docs/privileges.md) to its branches' FIFOs.
  */
 #include <err.h>
 #include <getopt.h>

@@ -9,6 +9,7 @@
  * FR_SAMPLE for the chosen event, FR_LOST, FR_ROUND at perf's FINISHED_ROUND, FR_WARNING
  * lines for the diagnostics, FR_END.  A truncated or corrupt capture stops with one line
  * naming the byte offset and status 1; the frames already written stay written.
+ * Confined (lib/confine.h, docs/privileges.md) to reading the capture.
  */
 #include <err.h>
 #include <fcntl.h>
