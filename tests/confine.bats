@@ -291,3 +291,9 @@ refused() {
 
 @test "confine: a missing --symbol-dir is one line" { refused "unwind: cannot open '/nonexistent/syms': No such file or directory" unwind --symbol-dir /nonexistent/syms; }
 @test "confine: a missing commit FILE is one line"  { refused "commit: cannot open '/nonexistent/s': No such file or directory" commit --output "$BATS_TEST_TMPDIR" /nonexistent/s; }
+
+@test "confine: a file named through /dev/fd (a pipe) is still read" {
+	run -0 --separate-stderr "$RP_BIN/emit-svg" --folded <(printf 'main;hot 30\nmain;cold 10\n')
+	assert_output --partial '<svg'
+	assert_output --partial 'hot'
+}
