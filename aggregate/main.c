@@ -15,6 +15,7 @@
  * (offcpu.h); their windows' off-CPU stacks go out as FR_WINDOW_OFFCPU_STACK.
  * Windows are --window long; without it, as long as the first FR_TARGET says the recording
  * was made with (60 s when it does not say, as from import).
+ * Confined (lib/confine.h, docs/privileges.md) to its stdin and stdout: no file at all.
  */
 #include <err.h>
 #include <getopt.h>
@@ -24,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "confine.h"
 #include "parse.h"
 #include "reorder.h"
 #include "stream.h"
@@ -314,9 +316,13 @@ main(int argc, char **argv)
 	static struct agg a;
 	struct stream_header h;
 	struct frame f;
+	char e[200];
 	int rc, ended = 0;
 
 	parse_options(argc, argv);
+	/* No file at all: its stdin and stdout are all it uses. */
+	if (rp_confine("aggregate", &(struct rp_confine_spec){ 0 }, e, sizeof(e)) < 0)
+		errx(1, "%s", e);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
 	if (stream_reader_open(&a.in, 0, "stdin", &h) < 0)

@@ -8,6 +8,8 @@
  * Drops: records of processes other than the target (inherited events follow children),
  * except in launch's cgroup scope, which keeps every process of the launch cgroup.
  * Ends on --duration, SIGINT/SIGTERM or target exit with an END frame and status 0.
+ * Non-dumpable from the start; after setup it keeps only the capabilities its loop still
+ * uses, with no-new-privs (privdrop.c).
  */
 #include <err.h>
 #include <signal.h>
@@ -24,6 +26,7 @@
 #include "offcpu.h"
 #include "opts.h"
 #include "preflight.h"
+#include "privdrop.h"
 
 /* SIGINT/SIGTERM are read from a signalfd, so they must never be delivered; blocking them
  * before setup keeps an early Ctrl-C pending until the loop writes its END frame. */
@@ -86,6 +89,7 @@ main(int argc, char **argv)
 	int resumed = 0;
 
 	opts_parse(argc, argv, &c.o);
+	privdrop_nondumpable();
 	signals_setup();
 	c.exit_status = -1;
 	scope_init(&c);
@@ -135,6 +139,8 @@ main(int argc, char **argv)
 	else if (c.o.resume && kill(c.o.pid, SIGCONT) < 0)
 		warn("cannot resume pid %d", (int)c.o.pid);
 	load_ksyms(&c);
+	/* Setup is over: what the loop still needs stays (privdrop.c). */
+	privdrop_keep_needed(c.o.verbose);
 
 	int reason = collect_loop(&c, pidfd);
 	if (c.o.verbose)

@@ -12,19 +12,26 @@
  * (accept.c).
  * Writes no stream: it is the end of the pipeline.  SIGINT is ignored: collect handles it
  * and the stream ends with an END frame.
+ * Confined (lib/confine.h) to the output directory and FILE.  --check applies the same
+ * confinement and then makes and removes a temporary file in DIR, so a driver's check
+ * tries what the run will do; --landlock-abi tells a driver whether Landlock is there.
  */
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "commit.h"
+#include "confine.h"
+#include "fsutil.h"
 #include "stream.h"
 
 static struct env {
@@ -46,7 +53,10 @@ static const char usage_text[] =
 	"  -o, --output DIR        output directory; the emitters' temp files are in it\n"
 	"  -k, --keep-windows N    keep only the newest N windows written by this run\n"
 	"                          (default 60); older runs' files are never removed\n"
-	"      --check             validate the options and exit (DIR need not exist yet)\n"
+	"      --check             validate the options and exit; when DIR exists, also\n"
+	"                          confine as a run would and make and remove a temporary\n"
+	"                          file in DIR (DIR need not exist yet)\n"
+	"      --landlock-abi      print the kernel's Landlock ABI version (0: none), exit\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"example: ... | emit-pprof --output out | commit --output out\n";
@@ -58,6 +68,7 @@ parse_args(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "keep-windows", required_argument, NULL, 'k' },
 		{ "check", no_argument, NULL, 'c' },
+		{ "landlock-abi", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -85,6 +96,10 @@ parse_args(int argc, char **argv)
 		case 'h':
 			fputs(usage_text, stdout);
 			exit(0);
+		case 'L':
+			/* For a driver deciding whether a stage as uid 0 can be confined. */
+			printf("%d\n", rp_landlock_abi());
+			exit(fclose(stdout) != 0);
 		default:
 			errx(1, "usage: commit --output DIR [--keep-windows N] [--check] [FILE]");
 		}
@@ -97,11 +112,50 @@ parse_args(int argc, char **argv)
 		errx(1, "usage: commit --output DIR [--keep-windows N] [--check] [FILE]");
 }
 
-/* Stops on a stream or output error: no temp file of an unpublished window survives, nor
- * one of this session that no stage handed over. */
+/* Writes beneath the output directory, reads FILE; nothing else. */
+static void
+confine(void)
+{
+	const struct rp_confine_path p[] = {
+		{ env.output, RP_CONFINE_READ | RP_CONFINE_WRITE },
+		{ env.input, RP_CONFINE_READ },
+	};
+	const struct rp_confine_spec spec = { p, env.input ? 2 : 1, 0 };
+	char why[PATH_MAX + 100];
+
+	if (rp_confine("commit", &spec, why, sizeof(why)) < 0)
+		errx(1, "%s", why);
+}
+
+/* --check: DIR, when it exists, takes a temporary file from the confined stage. */
+static int
+check_output(void)
+{
+	char name[64];
+	struct stat st;
+
+	if (stat(env.output, &st) < 0 && errno == ENOENT)
+		return 0; /* made by the driver later: the options are all there is to check */
+	confine();
+	int dirfd = open(env.output, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd = -1;
+	if (dirfd < 0)
+		err(1, "cannot open output directory '%s'", env.output);
+	snprintf(name, sizeof(name), ".rustprofile-check.%d.tmp", (int)getpid());
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		err(1, "cannot create a file in output directory '%s'", env.output);
+	close(fd);
+	if (fs_unlink_at(dirfd, name) < 0)
+		err(1, "cannot remove '%s/%s'", env.output, name);
+	close(dirfd);
+	return 0;
+}
+
 /* Exit status of die(): 1, or STREAM_EXIT_INPUT_ENDED when the stage before stopped. */
 static int die_status = 1;
 
+/* Stops on a stream or output error: no temp file of an unpublished window survives, nor
+ * one of this session that no stage handed over. */
 static void __attribute__((noreturn, format(printf, 2, 3)))
 die(struct commit *c, const char *fmt, ...)
 {
@@ -225,7 +279,8 @@ main(int argc, char **argv)
 
 	parse_args(argc, argv);
 	if (env.check)
-		return 0;
+		return check_output();
+	confine();
 	signal(SIGINT, SIG_IGN);
 	if (env.input && (fd = open(env.input, O_RDONLY | O_CLOEXEC)) < 0)
 		err(1, "cannot open '%s'", env.input);

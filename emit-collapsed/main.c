@@ -15,6 +15,7 @@
  * A corrupt or truncated stream stops it with a one-line reason and exit status 1 (4 when
  * the stream ended early, 3 when its reader stopped: lib/stream.h), after removing the
  * temporary file it was writing, if any.
+ * Confined (lib/confine.h, docs/privileges.md) to files beneath the output directory.
  */
 #include <err.h>
 #include <limits.h>
@@ -25,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "confine.h"
 #include "fsutil.h"
 #include "bufout.h"
 #include "fold.h"
@@ -108,6 +110,18 @@ parse_args(int argc, char **argv)
 		errx(1, "%s", why);
 }
 
+/* Writes beneath the output directory only; reads nothing but its stdin. */
+static void
+confine(void)
+{
+	const struct rp_confine_path p[] = { { env.output, RP_CONFINE_READ | RP_CONFINE_WRITE } };
+	const struct rp_confine_spec spec = { p, 1, 0 };
+	char why[PATH_MAX + 100];
+
+	if (rp_confine("emit-collapsed", &spec, why, sizeof(why)) < 0)
+		errx(1, "%s", why);
+}
+
 /* Folds model m's window into a temporary file named after prefix; *ff announces it. */
 static void
 write_one(void *arg, struct winmodel *m, const char *prefix, const char *kind,
@@ -147,6 +161,7 @@ main(int argc, char **argv)
 	int rc;
 
 	parse_args(argc, argv);
+	confine();
 	/* Ctrl-C stops collect, which ends the stream; this stage finishes at end of input. */
 	signal(SIGINT, SIG_IGN);
 	tmpfile_remove_on_term();

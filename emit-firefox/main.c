@@ -13,6 +13,7 @@
  * to a fsynced temporary file in the output directory and announces it with FR_FILE, kind
  * "firefox", not required: commit renames it into place.  A corrupt stream stops it with a one-line
  * reason and exit status 1, after removing the temporary file it was writing, if any.
+ * Confined (lib/confine.h, docs/privileges.md) to files beneath the output directory.
  */
 #include <err.h>
 #include <limits.h>
@@ -24,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "confine.h"
 #include "fsutil.h"
 #include "defs.h"
 #include "fxfile.h"
@@ -119,6 +121,18 @@ parse_args(int argc, char **argv)
 	if (optind != argc)
 		errx(1, "unexpected argument '%s'", argv[optind]);
 	if (fs_check_dir(env.output, why, sizeof(why)) < 0)
+		errx(1, "%s", why);
+}
+
+/* Writes beneath the output directory only; reads nothing but its stdin. */
+static void
+confine(void)
+{
+	const struct rp_confine_path p[] = { { env.output, RP_CONFINE_READ | RP_CONFINE_WRITE } };
+	const struct rp_confine_spec spec = { p, 1, 0 };
+	char why[PATH_MAX + 100];
+
+	if (rp_confine("emit-firefox", &spec, why, sizeof(why)) < 0)
 		errx(1, "%s", why);
 }
 
@@ -275,6 +289,7 @@ main(int argc, char **argv)
 	int rc;
 
 	parse_args(argc, argv);
+	confine();
 	/* Ctrl-C stops collect, which ends the stream; this stage finishes at end of input. */
 	signal(SIGINT, SIG_IGN);
 	tmpfile_remove_on_term();

@@ -14,6 +14,8 @@
  * A corrupt or truncated stream stops it with a one-line reason and exit status 1 (4 when
  * the stream ended early, 3 when its reader stopped: lib/stream.h), after removing the
  * temporary file it was writing, if any.
+ * Confined (lib/confine.h, docs/privileges.md) to files beneath the output directory,
+ * or with --folded to reading FILE.
  */
 #include <err.h>
 #include <limits.h>
@@ -26,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "confine.h"
 #include "fsutil.h"
 #include "bufout.h"
 #include "flame.h"
@@ -106,6 +109,23 @@ parse_args(int argc, char **argv)
 	if (env.folded)
 		return;
 	if (fs_check_dir(env.output, why, sizeof(why)) < 0)
+		errx(1, "%s", why);
+}
+
+/* Writes beneath the output directory only; with --folded it writes no file and reads
+ * only FILE. */
+static void
+confine(void)
+{
+	struct rp_confine_path p[] = { { env.output, RP_CONFINE_READ | RP_CONFINE_WRITE } };
+	struct rp_confine_spec spec = { p, 1, 0 };
+	char why[PATH_MAX + 100];
+
+	if (env.folded)
+		p[0] = (struct rp_confine_path){ env.folded, RP_CONFINE_READ };
+	if (env.folded && !strcmp(env.folded, "-"))
+		spec.npaths = 0;
+	if (rp_confine("emit-svg", &spec, why, sizeof(why)) < 0)
 		errx(1, "%s", why);
 }
 
@@ -245,6 +265,7 @@ main(int argc, char **argv)
 	int rc;
 
 	parse_args(argc, argv);
+	confine();
 	/* Ctrl-C stops collect, which ends the stream; this stage finishes at end of input. */
 	signal(SIGINT, SIG_IGN);
 	tmpfile_remove_on_term();

@@ -25,9 +25,11 @@
  * some derived files.
  * An emitter that fails or ends early is an error: one line, exit 1, after forwarding what
  * was complete.
+ * Confined (lib/confine.h, docs/privileges.md) to its branches' FIFOs.
  */
 #include <err.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +37,7 @@
 #include <time.h>
 
 #include "branch.h"
+#include "confine.h"
 #include "grow.h"
 #include "parse.h"
 #include "stream.h"
@@ -174,6 +177,22 @@ parse_args(int argc, char **argv)
 		errx(1, "unexpected argument '%s' (see --help)", argv[optind]);
 	if (F.nbr == 0 && !F.check)
 		errx(1, "no --branch given (see --help)");
+}
+
+/* Opens nothing but the branches' FIFOs: it writes each IN and reads each OUT. */
+static void
+confine(void)
+{
+	struct rp_confine_path p[2 * MAX_BRANCHES];
+	struct rp_confine_spec spec = { p, 0, 0 };
+	char why[PATH_MAX + 100];
+
+	for (unsigned i = 0; i < F.nbr; i++) {
+		p[spec.npaths++] = (struct rp_confine_path){ F.br[i].in_path, RP_CONFINE_WRITE };
+		p[spec.npaths++] = (struct rp_confine_path){ F.br[i].out_path, RP_CONFINE_READ };
+	}
+	if (rp_confine("fanout", &spec, why, sizeof(why)) < 0)
+		errx(1, "%s", why);
 }
 
 /* Frames that only the window they belong to needs: a shed window's branch skips them. */
@@ -528,6 +547,7 @@ main(int argc, char **argv)
 	parse_args(argc, argv);
 	if (F.check)
 		return 0;
+	confine(); /* before the branch threads start: Landlock binds this thread */
 	signal(SIGINT, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGTERM, on_term);

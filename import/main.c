@@ -9,10 +9,12 @@
  * FR_SAMPLE for the chosen event, FR_LOST, FR_ROUND at perf's FINISHED_ROUND, FR_WARNING
  * lines for the diagnostics, FR_END.  A truncated or corrupt capture stops with one line
  * naming the byte offset and status 1; the frames already written stay written.
+ * Confined (lib/confine.h, docs/privileges.md) to reading the capture.
  */
 #include <err.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "confine.h"
 #include "import.h"
 
 static struct {
@@ -95,6 +98,12 @@ main(int argc, char **argv)
 	char e[200];
 
 	parse_options(argc, argv);
+	/* It reads the capture (or stdin) and writes stdout: no other file. */
+	const struct rp_confine_path in[] = { { env.input, RP_CONFINE_READ } };
+	const struct rp_confine_spec spec = { in, strcmp(env.input, "-") != 0, 0 };
+	char why[PATH_MAX + 100];
+	if (rp_confine("import", &spec, why, sizeof(why)) < 0)
+		errx(1, "%s", why);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
 	int fd = strcmp(env.input, "-") ? open(env.input, O_RDONLY | O_CLOEXEC) : 0;

@@ -8,9 +8,13 @@
  * written before their first use.  Every other frame is forwarded untouched.  Runs without
  * privileges: ELF and debug files come from the module cache collect filled, the original
  * paths, /usr/lib/debug and --symbol-dir.
+ * Confined (lib/confine.h) to reading the module cache, the --symbol-dir directories and
+ * /usr/lib/debug; the ELF files elsewhere (recorded paths, debug links beside them) come
+ * through the module opener (opener.h), which hands out regular ELF files only.
  */
 #include <err.h>
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,9 +22,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "confine.h"
 #include "dwarfstack.h"
 #include "fpstack.h"
 #include "offcpu.h"
+#include "opener.h"
 #include "resolve.h"
 #include "stream.h"
 #include "symbolize.h"
@@ -107,6 +113,29 @@ parse_options(int argc, char **argv)
 		errx(1, "unexpected argument '%s'", argv[optind]);
 	if (check)
 		exit(0);
+}
+
+/* Reads beneath each --symbol-dir, the module cache and /usr/lib/debug, and writes nothing.
+ * A missing cache is no error: an import has none, and collect may create it only after
+ * this stage started; its files then come through the module opener like any ELF file. */
+static void
+confine(void)
+{
+	struct rp_confine_path p[MAX_SYMBOL_DIRS + 2];
+	struct rp_confine_spec spec = { p, 0, 0 };
+	char why[PATH_MAX + 100];
+
+	if (opener_start(why, sizeof(why)) < 0)
+		errx(1, "%s", why);
+	for (size_t i = 0; i < env.nsymbol_dirs; i++)
+		p[spec.npaths++] = (struct rp_confine_path){ env.symbol_dirs[i], RP_CONFINE_READ };
+	if (env.module_cache)
+		p[spec.npaths++] = (struct rp_confine_path){ env.module_cache,
+							     RP_CONFINE_READ | RP_CONFINE_OPTIONAL };
+	p[spec.npaths++] = (struct rp_confine_path){ "/usr/lib/debug",
+						     RP_CONFINE_READ | RP_CONFINE_OPTIONAL };
+	if (rp_confine("unwind", &spec, why, sizeof(why)) < 0)
+		errx(1, "%s", why);
 }
 
 static void
@@ -207,6 +236,7 @@ main(int argc, char **argv)
 	int rc, ended = 0;
 
 	parse_options(argc, argv);
+	confine();
 	signal(SIGINT, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
 	struct symbolizer *sym = symbolizer_new(env.symbol_dirs, env.nsymbol_dirs,
