@@ -173,7 +173,8 @@ as_nocaps() {
 	# The driver gives the stages to nobody, so /proc/PID of a dumpable stage would be
 	# nobody's; it runs with group nogroup here, so a dumpable collect's would be
 	# root:nogroup.  A non-dumpable process's /proc/PID belongs to root:root.
-	setpriv --regid=nogroup --keep-groups "$RP" record --pid "$wpid" --unwind fp \
+	SUDO_UID=$(id -u nobody) SUDO_GID=$(id -g nobody) \
+		setpriv --regid=nogroup --keep-groups "$RP" record --pid "$wpid" --unwind fp \
 		--duration 8s --window 2s --svg --collapsed --firefox-profile json \
 		--output "$out" >"$BATS_TEST_TMPDIR/log" 2>&1 3>&- &
 	driver=$!
@@ -289,7 +290,7 @@ refused() {
 	[ "$stderr" = "$text" ]
 }
 
-@test "confine: a missing --symbol-dir is one line" { refused "unwind: cannot open '/nonexistent/syms': No such file or directory" unwind --symbol-dir /nonexistent/syms; }
+@test "confine: a missing --symbol-dir is one line" { refused "unwind: --symbol-dir '/nonexistent/syms': No such file or directory" unwind --symbol-dir /nonexistent/syms; }
 @test "confine: a missing commit FILE is one line"  { refused "commit: cannot open '/nonexistent/s': No such file or directory" commit --output "$BATS_TEST_TMPDIR" /nonexistent/s; }
 
 @test "confine: a file named through /dev/fd (a pipe) is still read" {

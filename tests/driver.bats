@@ -38,6 +38,39 @@ pprof_ok() {
 	rm -rf "$dir"
 }
 
+@test "driver: stages that stay uid 0 hold no capability, have no-new-privs and are not dumpable" {
+	require_root
+	start_workload cpu_split 30
+	dir=$(mktemp -d)
+	"$RP" record --pid "$wpid" --duration 6s --window 2s --svg --output "$dir" \
+		>"$BATS_TEST_TMPDIR/log" 2>&1 &
+	rp=$!
+	for _ in $(seq 100); do pgrep -P "$rp" -x commit >/dev/null && break; sleep 0.1; done
+	sleep 1
+	n=0
+	for p in $(pgrep -P "$rp"); do
+		c=$(cat "/proc/$p/comm")
+		[ "$c" != collect ] || continue
+		st=$(tr -s '\t' ' ' <"/proc/$p/status")
+		echo "$p $c: $(echo "$st" | grep -E '^(Uid|Cap|NoNewPrivs)' | tr '\n' ' ')"
+		echo "$st" | grep -qx 'Uid: 0 0 0 0'
+		for k in CapInh CapPrm CapEff CapBnd CapAmb; do
+			echo "$st" | grep -qx "$k: 0000000000000000"
+		done
+		echo "$st" | grep -qx 'NoNewPrivs: 1'
+		# Not dumpable: the kernel gives its /proc files to root whatever its uid, and
+		# a process with no capability of the same uid cannot read its memory map.
+		run ! setpriv --inh-caps=-all --bounding-set=-all cat "/proc/$p/maps"
+		n=$((n + 1))
+	done
+	echo "$n stages checked"
+	[ "$n" -ge 5 ]
+	wait "$rp"
+	rp=
+	[ "$(outputs "$dir" cpu pb.gz | wc -l)" -eq 3 ]
+	rm -rf "$dir"
+}
+
 # test_user: a user of the machine with a home of its own (made once).
 test_user() {
 	id rp-test >/dev/null 2>&1 || useradd -m -s /bin/sh rp-test
@@ -83,8 +116,8 @@ test_user() {
 	run -0 --separate-stderr "$RP" record --pid "$wpid" --duration 2s --window 1s \
 		--save-stream "$base/rec stream" --output "$base/rec out"
 	[ "$(outputs "$base/rec out" cpu pb.gz | wc -l)" -ge 2 ]
-	run -0 --separate-stderr "$RP" launch --duration 2s --window 1s --output "$base/launch out" \
-		-- "$RP_WORKLOADS/cpu_split" 1
+	run -0 --separate-stderr "$RP" launch --unwind fp --duration 2s --window 1s \
+		--output "$base/launch out" -- "$RP_WORKLOADS/cpu_split" 1
 	[ "$(outputs "$base/launch out" cpu pb.gz | wc -l)" -ge 1 ]
 	run -0 --separate-stderr "$RP" replay --input "$base/rec stream" \
 		--module-cache "$base/rec out/.modules" --output "$base/replay out"
