@@ -226,6 +226,7 @@ aopts=(${wopt[@]+"${wopt[@]}"} --event-reorder-window "$reorder" --max-stacks "$
 "$bin/aggregate" --check "${aopts[@]}" || exit 1
 fopts=(--completion-budget "$budget")
 "$bin/fanout" --check "${fopts[@]}" || exit 1
+"$bin/commit" --check --keep-windows "$keep" || exit 1
 copts=(--duration "$duration" --window "${window:-60s}" --cpu-frequency "$freq"
 	--unwind "$unwind" --profiles "$profiles")
 [ -z "$max_threads" ] || copts+=(--max-threads "$max_threads")
@@ -266,8 +267,8 @@ if [ "$uid" -eq 0 ]; then
 	drop=(setpriv --reuid="$ruid" --regid="$rgid" --clear-groups --inh-caps=-all
 		--bounding-set=-all --no-new-privs --)
 fi
-# commit checks its options and, once the directory exists, confines itself as in the run
-# and creates and removes a file there: the check is the real thing.
+# commit, once the directory exists, confines itself as in the run and asks whether the
+# directory may be written: the check sees what the run will.
 check_output() {
 	${drop[@]+"${drop[@]}"} "$bin/commit" --check --output "$output" --keep-windows "$keep" ||
 		exit 1

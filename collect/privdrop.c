@@ -40,6 +40,9 @@ static const unsigned keep[] = {
 	CAP_DAC_READ_SEARCH,
 	/* Writing into a module cache owned by another uid (OUTPUT/.modules). */
 	CAP_DAC_OVERRIDE,
+	/* Giving what the module cache gets during the run (a module mapped later, a new
+	 * process of a launch) to the owner of the output directory (modcache.c). */
+	CAP_CHOWN,
 	/* Raising the hard open-file limit when the events are reopened for more threads
 	 * (mode.c). */
 	CAP_SYS_RESOURCE,

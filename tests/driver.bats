@@ -276,3 +276,44 @@ bad_value() {
 	run -0 bash -c 'ls -A "$1" | grep "^\." | grep -v "^\.modules\$" || true' _ "$out"
 	[ -z "$output" ]
 }
+
+# kill_stage NAME: a live record with every output; once a window is published, SIGKILL to
+# the stage NAME.  The driver's one line names it, nothing half-written stays, the windows
+# published are whole, and the target runs on.
+kill_stage() {
+	local name=$1 out=$BATS_TEST_TMPDIR/out-$1 p
+	"$RP" record --pid "$wpid" --duration 30s --window 1s --svg --collapsed \
+		--firefox-profile json --output "$out" >"$BATS_TEST_TMPDIR/stdout" \
+		2>"$BATS_TEST_TMPDIR/stderr" &
+	rp=$!
+	for _ in $(seq 100); do [ -z "$(outputs "$out" diagnostics json)" ] || break; sleep 0.1; done
+	[ -n "$(outputs "$out" diagnostics json)" ]
+	p=$(pgrep -P "$rp" -x "$name" | head -n 1)
+	[ -n "$p" ]
+	kill -KILL "$p"
+	status=0
+	for _ in $(seq 150); do kill -0 "$rp" 2>/dev/null || break; sleep 0.1; done
+	! kill -0 "$rp" 2>/dev/null || fail "the run did not end after $name was killed"
+	wait "$rp" || status=$?
+	rp=
+	cat "$BATS_TEST_TMPDIR/stderr"
+	[ "$status" -eq 1 ]
+	mapfile -t lines <"$BATS_TEST_TMPDIR/stderr"
+	[ "${#lines[@]}" -eq 1 ]
+	[ "${lines[0]}" = "rustprofile: stage $name was killed by signal 9" ]
+	run -0 bash -c 'ls -A "$1" | grep "^\." | grep -v "^\.modules\$" || true' _ "$out"
+	[ -z "$output" ]
+	for f in $(outputs "$out" cpu pb.gz); do pprof_ok "$out/$f"; done
+	for f in $(outputs "$out" diagnostics json); do jq -e . "$out/$f" >/dev/null; done
+	kill -0 "$wpid"
+}
+
+@test "driver: a killed stage is named in one line; nothing half-written stays; the target runs on" {
+	require_root
+	start_workload cpu_split 600
+	for s in collect unwind aggregate emit-collapsed emit-pprof emit-svg emit-firefox fanout \
+		commit; do
+		echo "--- $s"
+		kill_stage "$s"
+	done
+}

@@ -118,7 +118,7 @@ app;main;work;inlined_helper;memcpy 10000000"
 @test "emit-collapsed: truncated stream is refused" {
 	mkdir "$BATS_TEST_TMPDIR/out"
 	head -c 700 "$GOOD/in.rps" >"$BATS_TEST_TMPDIR/in.rps"
-	run -1 --separate-stderr "$RP_BIN/emit-collapsed" -o "$BATS_TEST_TMPDIR/out" \
+	run -4 --separate-stderr "$RP_BIN/emit-collapsed" -o "$BATS_TEST_TMPDIR/out" \
 		<"$BATS_TEST_TMPDIR/in.rps"
 	assert_regex "$stderr" '^emit-collapsed: stdin: truncated [^
 ]*$'

@@ -90,7 +90,7 @@ firefox_samples() {
 	mkdir "$t/out"
 	"$STREAMGEN" good >"$t/in.rps"
 	head -c $(($(stat -c %s "$t/in.rps") - 3)) "$t/in.rps" >"$t/cut.rps"
-	run -1 --separate-stderr "$RP_BIN/emit-firefox" --output "$t/out" <"$t/cut.rps"
+	run -4 --separate-stderr "$RP_BIN/emit-firefox" --output "$t/out" <"$t/cut.rps"
 	[ "$(wc -l <<<"$stderr")" -eq 1 ]
 	assert_equal "${stderr%%:*}" "emit-firefox"
 }

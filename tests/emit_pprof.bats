@@ -153,7 +153,7 @@ fails() {
 @test "emit-pprof: truncated stream is refused" {
 	mkdir "$BATS_TEST_TMPDIR/out"
 	head -c 700 "$GOOD/in.rps" >"$BATS_TEST_TMPDIR/in.rps"
-	run -1 --separate-stderr "$RP_BIN/emit-pprof" -o "$BATS_TEST_TMPDIR/out" \
+	run -4 --separate-stderr "$RP_BIN/emit-pprof" -o "$BATS_TEST_TMPDIR/out" \
 		<"$BATS_TEST_TMPDIR/in.rps"
 	assert_regex "$stderr" '^emit-pprof: stdin: truncated [^
 ]*$'
@@ -161,7 +161,7 @@ fails() {
 }
 
 @test "emit-pprof: empty input is refused" {
-	run -1 --separate-stderr "$RP_BIN/emit-pprof" -o "$BATS_TEST_TMPDIR" </dev/null
+	run -4 --separate-stderr "$RP_BIN/emit-pprof" -o "$BATS_TEST_TMPDIR" </dev/null
 	assert_equal "$stderr" "emit-pprof: stdin: empty stream"
 }
 

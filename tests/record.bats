@@ -104,8 +104,10 @@ teardown() {
 	assert_output --partial hot_a
 }
 
-@test "record: every stage after collect runs with a non-zero uid and no capabilities" {
+@test "record: every stage after collect runs as the output directory's owner, with no capabilities" {
 	start_workload cpu_split 30
+	mkdir -p "$out"
+	chown nobody: "$out"
 	"$RP" record --pid "$wpid" --duration 4s --window 4s --output "$out" >/dev/null 3>&- &
 	rec=$!
 	sleep 2
@@ -115,7 +117,7 @@ teardown() {
 		uid=$(awk '/^Uid:/ { print $2 }' "/proc/$p/status")
 		capeff=$(awk '/^CapEff:/ { print $2 }' "/proc/$p/status")
 		echo "$stage uid=$uid CapEff=$capeff"
-		[ "$uid" -ne 0 ]
+		[ "$uid" -eq "$(id -u nobody)" ]
 		[ "$capeff" = 0000000000000000 ]
 	done
 	c=$(pgrep -P "$rec" -x collect | head -n 1)
