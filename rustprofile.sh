@@ -291,7 +291,7 @@ fi
 # ---- wiring ----
 work=$(mktemp -d "${TMPDIR:-/tmp}/rustprofile.XXXXXX")
 chmod 711 "$work"
-declare -A spid=() sname=() rc=() ended=()
+declare -A spid=() sname=() rc=() ended=() echoed=()
 order=()
 # shellcheck disable=SC2317 # called by the trap
 cleanup() {
@@ -444,22 +444,54 @@ trap stop INT TERM
 
 # Every stage's exit status, as each ends.  When fanout ends, the emitters behind it are
 # done with or left behind.
+# ended_stage PID STATUS: records that the stage PID ended with STATUS.
+ended_stage() {
+	local name=${sname[$1]} p rest=()
+	rc[$name]=$2
+	for p in "${left[@]}"; do [ "$p" = "$1" ] || rest+=("$p"); done
+	left=(${rest[@]+"${rest[@]}"})
+	[ "$name" != fanout ] || end_branches
+	# A stage that failed for a reason of its own fails the run: collect stops now rather
+	# than when a write of its finds the pipeline broken, which a quiet target delays.
+	case $2 in
+	0 | 3 | 4 | 5 | 141) ;;
+	*)
+		if [ -z "${ended[$name]:-}" ] && [ -n "${spid[collect]:-}" ] &&
+			[ -z "${rc[collect]+x}" ]; then
+			kill -TERM "${spid[collect]}" 2>/dev/null || true
+			# Whatever collect says now (stopped in its calibration, say) echoes this.
+			echoed[collect]=1
+		fi ;;
+	esac
+}
 left=("${!sname[@]}")
+# The shell's own notices of stages that died of a signal ("Killed") would be a second line:
+# the loop's stderr is /dev/null, and the reasons are told below.
 while [ ${#left[@]} -gt 0 ]; do
 	done_pid=
 	set +e
 	wait -n -p done_pid "${left[@]}" 2>/dev/null
 	s=$?
 	set -e
-	# A trapped signal interrupts wait with no pid: wait again.
-	[ -n "${done_pid:-}" ] || continue
-	name=${sname[$done_pid]}
-	rc[$name]=$s
-	rest=()
-	for p in "${left[@]}"; do [ "$p" = "$done_pid" ] || rest+=("$p"); done
-	left=(${rest[@]+"${rest[@]}"})
-	[ "$name" != fanout ] || end_branches
-done
+	if [ -n "${done_pid:-}" ]; then
+		ended_stage "$done_pid" "$s"
+		continue
+	fi
+	# Interrupted by a trapped signal (status above 128), or the shell had already
+	# reaped and set aside a stage wait -n no longer sees (127): plain wait PID still
+	# gives the status of each stage that is gone.
+	found=
+	for p in "${left[@]}"; do
+		kill -0 "$p" 2>/dev/null && continue
+		set +e
+		wait "$p" 2>/dev/null
+		s=$?
+		set -e
+		ended_stage "$p" "$s"
+		found=1
+	done
+	[ -n "$found" ] || [ "$s" -ne 127 ] || sleep 0.1
+done 2>/dev/null
 
 # The cause of a failure is the first stage, in pipeline order, that failed for a reason of
 # its own.  Status 3 (collect's reader stopped), SIGPIPE (141) and 4 (the input ended early)
@@ -472,6 +504,7 @@ for name in "${order[@]}"; do
 		rc[$name]=0 s=0
 	fi
 	[ "$name" != fanout ] || [ "$s" -ne 5 ] || { partial_run=1 rc[$name]=0 s=0; }
+	[ -z "${echoed[$name]:-}" ] || [ "$s" -eq 0 ] || continue
 	case $s in 0 | 3 | 4 | 141) ;; *) [ -n "$failed" ] || failed=$name status=$s ;; esac
 done
 if [ -z "$failed" ]; then

@@ -168,7 +168,7 @@ title_share() {
 @test "emit-svg: undefined location is refused" {
 	mkdir -p "$BATS_TEST_TMPDIR/out"
 	"$STREAMGEN" missing-loc >"$BATS_TEST_TMPDIR/in.rps"
-	run -4 --separate-stderr "$RP_BIN/emit-svg" -o "$BATS_TEST_TMPDIR/out" <"$BATS_TEST_TMPDIR/in.rps"
+	run -1 --separate-stderr "$RP_BIN/emit-svg" -o "$BATS_TEST_TMPDIR/out" <"$BATS_TEST_TMPDIR/in.rps"
 	assert_equal "$stderr" "emit-svg: stdin: window 0 stack references undefined location 99"
 	assert_equal "$(ls -A "$BATS_TEST_TMPDIR/out")" ""
 }
