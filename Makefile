@@ -88,9 +88,10 @@ $(OUT)/lib/empty.o:
 	@mkdir -p $(@D)
 	$(Q)echo 'typedef int rp_empty_unit;' | $(CC) -x c -c -o $@ -
 
+# Replaced, not rewritten in place: bash reads a running script as it goes.
 $(OUT)/bin/rustprofile.sh: rustprofile.sh
 	@mkdir -p $(@D)
-	$(Q)cp $< $@ && chmod 755 $@
+	$(Q)cp $< $@.tmp && chmod 755 $@.tmp && mv -f $@.tmp $@
 
 TOOL_ARCHIVES := $(foreach t,$(TOOLS),$(OUT)/$(t)/lib$(t).a)
 $(OUT)/tests/%: tests/unit/%.c $(TOOL_ARCHIVES) $(LIB_A)
