@@ -28,7 +28,7 @@ pprof_ok() {
 	require_root
 	start_workload cpu_split 30
 	dir=$(mktemp -d)
-	run -0 --separate-stderr bash -c 'cd "$1" && exec "$2" record --pid "$3" --duration 2s --window 1s' \
+	run -0 --separate-stderr bash -c 'cd "$1" && exec "$2" record --unwind fp --pid "$3" --duration 2s --window 1s' \
 		_ "$dir" "$RP" "$wpid"
 	echo "$output"
 	[ "$(outputs "$dir" cpu pb.gz | wc -l)" -ge 2 ]
@@ -42,7 +42,7 @@ pprof_ok() {
 	require_root
 	start_workload cpu_split 30
 	dir=$(mktemp -d)
-	"$RP" record --pid "$wpid" --duration 6s --window 2s --svg --output "$dir" \
+	"$RP" record --unwind fp --pid "$wpid" --duration 6s --window 2s --svg --output "$dir" \
 		>"$BATS_TEST_TMPDIR/log" 2>&1 &
 	rp=$!
 	for _ in $(seq 100); do pgrep -P "$rp" -x commit >/dev/null && break; sleep 0.1; done
@@ -84,7 +84,7 @@ test_user() {
 	test_user
 	start_workload cpu_split 30
 	out=$thome/rp-driver-$$/new/profiles
-	run -0 --separate-stderr env SUDO_UID="$tuid" SUDO_GID="$tgid" "$RP" record --pid "$wpid" \
+	run -0 --separate-stderr env SUDO_UID="$tuid" SUDO_GID="$tgid" "$RP" record --unwind fp --pid "$wpid" \
 		--duration 2s --window 1s --svg --output "$out"
 	[ "$(outputs "$out" cpu pb.gz | wc -l)" -ge 2 ]
 	# Everything beneath the first directory the run created is the caller's.
@@ -102,7 +102,7 @@ test_user() {
 	out=$thome/rp-owned-$$
 	mkdir -p "$out"
 	chown "$tuid:$tgid" "$out"
-	run -0 --separate-stderr env -u SUDO_UID -u SUDO_GID "$RP" record --pid "$wpid" \
+	run -0 --separate-stderr env -u SUDO_UID -u SUDO_GID "$RP" record --unwind fp --pid "$wpid" \
 		--duration 2s --window 1s --output "$out"
 	run -0 find "$out" ! -uid "$tuid" -print
 	[ -z "$output" ]
@@ -113,7 +113,7 @@ test_user() {
 	require_root
 	start_workload cpu_split 30
 	base="$BATS_TEST_TMPDIR/a dir \$HOME 'q'"
-	run -0 --separate-stderr "$RP" record --pid "$wpid" --duration 2s --window 1s \
+	run -0 --separate-stderr "$RP" record --unwind fp --pid "$wpid" --duration 2s --window 1s \
 		--save-stream "$base/rec stream" --output "$base/rec out"
 	[ "$(outputs "$base/rec out" cpu pb.gz | wc -l)" -ge 2 ]
 	run -0 --separate-stderr "$RP" launch --unwind fp --duration 2s --window 1s \
@@ -183,7 +183,7 @@ bad_value() {
 	printf 'line one\nline two\n' >"$log"
 	# A stage warning (an unknown --symbol-dir layout is not one; a leaf-only run is not
 	# either): the run's own stderr and stdout both go to the log, appended.
-	"$RP" record --pid "$wpid" --duration 3s --window 1s --output "$BATS_TEST_TMPDIR/out" \
+	"$RP" record --unwind fp --pid "$wpid" --duration 3s --window 1s --output "$BATS_TEST_TMPDIR/out" \
 		>>"$log" 2>>"$log"
 	cat "$log"
 	[ "$(sed -n 1p "$log")" = "line one" ]
@@ -199,7 +199,7 @@ bad_value() {
 	run -0 python3 - "$RP" "$wpid" "$BATS_TEST_TMPDIR/out" <<-'EOF'
 		import socket, subprocess, sys
 		a, b = socket.socketpair()
-		p = subprocess.run([sys.argv[1], "record", "--pid", sys.argv[2], "--duration", "2s",
+		p = subprocess.run([sys.argv[1], "record", "--unwind", "fp", "--pid", sys.argv[2], "--duration", "2s",
 		                    "--window", "1s", "--output", sys.argv[3]],
 		                   stdout=subprocess.PIPE, stderr=b)
 		b.close()
@@ -216,7 +216,7 @@ bad_value() {
 	start_workload cpu_split 60
 	out=$BATS_TEST_TMPDIR/out
 	# As a script's `cmd &` does: SIGINT ignored in the driver from its start.
-	bash -c 'trap "" INT; exec "$@"' _ "$RP" record --pid "$wpid" --duration 0 --window 30s \
+	bash -c 'trap "" INT; exec "$@"' _ "$RP" record --unwind fp --pid "$wpid" --duration 0 --window 30s \
 		--output "$out" >"$BATS_TEST_TMPDIR/stdout" 2>"$BATS_TEST_TMPDIR/stderr" &
 	rp=$!
 	sleep 3
@@ -235,7 +235,7 @@ bad_value() {
 	start_workload cpu_split 60
 	out=$BATS_TEST_TMPDIR/out
 	start=$(date +%s)
-	"$RP" record --pid "$wpid" --duration 6s --window 2s --svg --completion-budget 3s \
+	"$RP" record --unwind fp --pid "$wpid" --duration 6s --window 2s --svg --completion-budget 3s \
 		--output "$out" >"$BATS_TEST_TMPDIR/stdout" 2>"$BATS_TEST_TMPDIR/stderr" &
 	rp=$!
 	# Stop emit-svg once it has written the first window's SVG.
@@ -282,7 +282,7 @@ bad_value() {
 # published are whole, and the target runs on.
 kill_stage() {
 	local name=$1 out=$BATS_TEST_TMPDIR/out-$1 p
-	"$RP" record --pid "$wpid" --duration 30s --window 1s --svg --collapsed \
+	"$RP" record --unwind fp --pid "$wpid" --duration 30s --window 1s --svg --collapsed \
 		--firefox-profile json --output "$out" >"$BATS_TEST_TMPDIR/stdout" \
 		2>"$BATS_TEST_TMPDIR/stderr" &
 	rp=$!
