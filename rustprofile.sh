@@ -409,8 +409,12 @@ if [ -n "$live" ]; then
 	start fanout "$work/s4" "$work/s8" ${drop[@]+"${drop[@]}"} "$bin/fanout" "${fopts[@]}"
 	next=$work/s8
 fi
+# commit tells the session id through fd 5, so that the driver can remove the session's
+# temporary files should commit be killed before it does.
+exec 5>"$work/session"
 start commit "$next" - ${drop[@]+"${drop[@]}"} "$bin/commit" --output "$output" \
-	--keep-windows "$keep"
+	--keep-windows "$keep" --session-fd 5
+exec 5>&-
 
 # end_branches: the derived emitters behind fanout end (a stopped one once continued);
 # fanout has published without their files what they had not written.
@@ -493,6 +497,12 @@ while [ ${#left[@]} -gt 0 ]; do
 	[ -n "$found" ] || [ "$s" -ne 127 ] || sleep 0.1
 done 2>/dev/null
 
+# A commit that did not end by itself (killed) left what the emitters had handed it.
+if [ "${rc[commit]}" -gt 128 ] && [ -s "$work/session" ]; then
+	${drop[@]+"${drop[@]}"} "$bin/commit" --output "$output" \
+		--sweep "$(head -c 16 "$work/session")" 2>/dev/null || true
+fi
+
 # The cause of a failure is the first stage, in pipeline order, that failed for a reason of
 # its own.  Status 3 (collect's reader stopped), SIGPIPE (141) and 4 (the input ended early)
 # only echo another stage's failure; a derived emitter the driver ended did as told; fanout's
@@ -513,9 +523,11 @@ if [ -z "$failed" ]; then
 		[ "${rc[$name]}" -eq 0 ] || { failed=$name status=${rc[$name]}; break; }
 	done
 fi
-# Warnings of the stages that succeeded, and the reason of the one that failed.
+# Warnings of the stages that succeeded, and the reason of the one that failed.  A stage the
+# driver ended has nothing to tell: what it said echoes the stage it was ended for.
 for name in "${order[@]}"; do
 	[ -s "$work/err.$name" ] || continue
+	[ -z "${ended[$name]:-}" ] || [ "$name" = "$failed" ] || continue
 	if [ "${rc[$name]}" -eq 0 ] || [ "$name" = "$failed" ]; then
 		cat -- "$work/err.$name" >&2
 	fi

@@ -40,8 +40,11 @@ static struct env {
 	uint32_t keep_windows;
 	const char *input;
 	int check;
+	int session_fd;         /* where the stream's session id is told (-1: nowhere) */
+	const char *sweep;      /* --sweep SESSION: remove that session's temporaries */
 } env = {
 	.keep_windows = 60, /* the manual's default */
+	.session_fd = -1,
 };
 
 static const char usage_text[] =
@@ -58,6 +61,10 @@ static const char usage_text[] =
 	"                          confine as a run would and check that DIR may be\n"
 	"                          written (DIR need not exist yet, nor --output be given)\n"
 	"      --landlock-abi      print the kernel's Landlock ABI version (0: none), exit\n"
+	"      --session-fd N      write the stream's session id (16 hex digits and a\n"
+	"                          newline) to the open descriptor N once it is read\n"
+	"      --sweep SESSION     remove the temporary files of session SESSION left in DIR\n"
+	"                          (by a commit that was killed) and exit\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"example: ... | emit-pprof --output out | commit --output out\n";
@@ -70,6 +77,8 @@ parse_args(int argc, char **argv)
 		{ "keep-windows", required_argument, NULL, 'k' },
 		{ "check", no_argument, NULL, 'c' },
 		{ "landlock-abi", no_argument, NULL, 'L' },
+		{ "session-fd", required_argument, NULL, 'S' },
+		{ "sweep", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -93,6 +102,19 @@ parse_args(int argc, char **argv)
 			break;
 		case 'c':
 			env.check = 1;
+			break;
+		case 'S':
+			errno = 0;
+			n = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' || n > 1048576)
+				errx(1, "--session-fd must be a descriptor number, not '%s'", optarg);
+			env.session_fd = (int)n;
+			break;
+		case 'W':
+			if (strlen(optarg) != 16 || strspn(optarg, "0123456789abcdef") != 16)
+				errx(1, "--sweep wants a session id of 16 hex digits, not '%s'",
+				     optarg);
+			env.sweep = optarg;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -240,7 +262,12 @@ run(struct commit *c, int fd, const char *name)
 	int rc;
 
 	if (stream_reader_open(&r, fd, name, &c->header) < 0)
-		errx(1, "%s: %s", name, r.err);
+		errx(stream_reader_status(&r), "%s: %s", name, r.err);
+	if (env.session_fd >= 0) {
+		/* So a driver can sweep this session's temporaries should commit be killed. */
+		dprintf(env.session_fd, "%016llx\n", (unsigned long long)c->header.session_id);
+		close(env.session_fd);
+	}
 	commit_sweep_init(c->dirfd, c->header.session_id);
 	commit_sweep_on_signals();
 	while ((rc = stream_read(&r, &f)) > 0)
@@ -280,6 +307,14 @@ main(int argc, char **argv)
 	if (env.check)
 		return check_output();
 	confine();
+	if (env.sweep) {
+		int dirfd = open(env.output, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dirfd < 0)
+			err(1, "cannot open output directory '%s'", env.output);
+		commit_sweep_init(dirfd, strtoull(env.sweep, NULL, 16));
+		commit_sweep();
+		return 0;
+	}
 	signal(SIGINT, SIG_IGN);
 	if (env.input && (fd = open(env.input, O_RDONLY | O_CLOEXEC)) < 0)
 		err(1, "cannot open '%s'", env.input);
