@@ -138,6 +138,23 @@ end_window(struct state *s, const struct frame *f)
 	announce_models(&s->out, s->in.name, &s->wm, &s->off, kinds, f, write_one, s);
 }
 
+/* One frame of the stream: a window end is written out, anything else forwarded first. */
+static void
+on_frame(struct state *s, const struct frame *f)
+{
+	if (f->type == FR_WINDOW_END) {
+		end_window(s, f);
+		return;
+	}
+	if (stream_forward(&s->out, f) < 0)
+		errx(1, "%s: %s", s->out.name, s->out.err);
+	if (winmodel_take(&s->wm, f) < 0)
+		errx(1, "%s: %s", s->in.name, s->wm.err);
+	/* Its own copy of the definitions, only when off-CPU windows will come. */
+	if (s->wm.defs.profile_offcpu && winmodel_take(&s->off, f) < 0)
+		errx(1, "%s: %s", s->in.name, s->off.err);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -160,19 +177,8 @@ main(int argc, char **argv)
 	fold_init(&s.fold);
 	s.fold.annotate = env.annotate;
 	s.fold.samples = env.samples;
-	while ((rc = stream_read(&s.in, &f)) > 0) {
-		if (f.type == FR_WINDOW_END) {
-			end_window(&s, &f);
-			continue;
-		}
-		if (stream_forward(&s.out, &f) < 0)
-			errx(1, "%s: %s", s.out.name, s.out.err);
-		if (winmodel_take(&s.wm, &f) < 0)
-			errx(1, "%s: %s", s.in.name, s.wm.err);
-		/* Its own copy of the definitions, only when off-CPU windows will come. */
-		if (s.wm.defs.profile_offcpu && winmodel_take(&s.off, &f) < 0)
-			errx(1, "%s: %s", s.in.name, s.off.err);
-	}
+	while ((rc = stream_read(&s.in, &f)) > 0)
+		on_frame(&s, &f);
 	if (rc < 0)
 		errx(1, "%s: %s", s.in.name, s.in.err);
 	if (s.wm.open)

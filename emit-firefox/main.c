@@ -267,6 +267,19 @@ take_frame(struct state *s, const struct frame *f)
 	}
 }
 
+/* One frame of the stream: a window end is written out, anything else forwarded first. */
+static void
+on_frame(struct state *s, const struct frame *f)
+{
+	if (f->type == FR_WINDOW_END) {
+		end_window(s, f);
+		return;
+	}
+	if (stream_forward(&s->out, f) < 0)
+		errx(1, "%s: %s", s->out.name, s->out.err);
+	take_frame(s, f);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -286,15 +299,8 @@ main(int argc, char **argv)
 	defs_init(&s.defs);
 	timeline_init(&s.tl, env.max_samples);
 	fxmodel_init(&s.model, &s.defs);
-	while ((rc = stream_read(&s.in, &f)) > 0) {
-		if (f.type == FR_WINDOW_END) {
-			end_window(&s, &f);
-			continue;
-		}
-		if (stream_forward(&s.out, &f) < 0)
-			errx(1, "%s: %s", s.out.name, s.out.err);
-		take_frame(&s, &f);
-	}
+	while ((rc = stream_read(&s.in, &f)) > 0)
+		on_frame(&s, &f);
 	if (rc < 0)
 		errx(1, "%s: %s", s.in.name, s.in.err);
 	if (s.open)

@@ -236,6 +236,23 @@ draw_folded(struct state *s)
 	return 0;
 }
 
+/* One frame of the stream: a window end is written out, anything else forwarded first. */
+static void
+on_frame(struct state *s, const struct frame *f)
+{
+	if (f->type == FR_WINDOW_END) {
+		end_window(s, f);
+		return;
+	}
+	if (stream_forward(&s->out, f) < 0)
+		errx(1, "%s: %s", s->out.name, s->out.err);
+	if (winmodel_take(&s->wm, f) < 0)
+		errx(1, "%s: %s", s->in.name, s->wm.err);
+	/* Its own copy of the definitions, only when off-CPU windows will come. */
+	if (s->wm.defs.profile_offcpu && winmodel_take(&s->off, f) < 0)
+		errx(1, "%s: %s", s->in.name, s->off.err);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -257,19 +274,8 @@ main(int argc, char **argv)
 	winmodel_init(&s.wm);
 	winmodel_init(&s.off);
 	s.off.offcpu = 1;
-	while ((rc = stream_read(&s.in, &f)) > 0) {
-		if (f.type == FR_WINDOW_END) {
-			end_window(&s, &f);
-			continue;
-		}
-		if (stream_forward(&s.out, &f) < 0)
-			errx(1, "%s: %s", s.out.name, s.out.err);
-		if (winmodel_take(&s.wm, &f) < 0)
-			errx(1, "%s: %s", s.in.name, s.wm.err);
-		/* Its own copy of the definitions, only when off-CPU windows will come. */
-		if (s.wm.defs.profile_offcpu && winmodel_take(&s.off, &f) < 0)
-			errx(1, "%s: %s", s.in.name, s.off.err);
-	}
+	while ((rc = stream_read(&s.in, &f)) > 0)
+		on_frame(&s, &f);
 	if (rc < 0)
 		errx(1, "%s: %s", s.in.name, s.in.err);
 	if (s.wm.open)
