@@ -219,7 +219,7 @@ $(OUT)/fuzzobj/%.o: %.c $(wildcard lib/*.h) $(wildcard */*.h)
 	$(Q)clang $(FUZZ_CFLAGS) -c -o $@ $<
 # A target may include a stage's main.c.
 $(FUZZ_ALL:%=$(OUT)/fuzzobj/fuzz/%.o): $(wildcard */main.c)
-$(OUT)/fuzzobj/collect/%.o: FUZZ_CFLAGS += -I$(OUT)/bpf -Ibpf
+$(OUT)/fuzzobj/collect/%.o $(OUT)/fuzzobj/fuzz/bpf_ring.o: FUZZ_CFLAGS += -I$(OUT)/bpf -Ibpf
 $(OUT)/fuzzobj/collect/offcpu.o $(OUT)/fuzzobj/collect/lifecycle.o: $(BPF_SKELS)
 .SECONDEXPANSION:
 $(OUT)/fuzz/%: $(OUT)/fuzzobj/fuzz/%.o $$(call fuzz_objs,$$*)
@@ -235,4 +235,4 @@ fuzz: $(FUZZ_BINS)
 # Seed makers of fuzz/seeds.sh, built like the unit tests.
 $(OUT)/fuzz-tools/%: fuzz/tools/%.c $(TOOL_ARCHIVES) $(LIB_A)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(TOOL_ARCHIVES) $(LIB_A) $(LDLIBS_ALL) -lbpf
+	$(Q)$(CC) $(ALL_CFLAGS) -Ibpf -o $@ $< $(TOOL_ARCHIVES) $(LIB_A) $(LDLIBS_ALL) -lbpf

@@ -20,7 +20,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static jmp_buf fuzz_jump;
@@ -38,7 +40,7 @@ static int fuzz_quiet = 1;      /* FUZZ_VERBOSE=1 in the environment prints the 
 		}                                                                    \
 	} while (0)
 
-static void __attribute__((noreturn))
+static void __attribute__((noreturn, unused))
 fuzz_jump_back(void)
 {
 	if (!fuzz_armed)
@@ -162,6 +164,71 @@ fuzz_null_fd(void)
 		fuzz_quiet = !(v && v[0] == '1');
 	}
 	return fd;
+}
+
+/* A stage that gives up leaves the files it had open to the exit that no longer comes:
+ * everything at or above the mark (the first descriptor free at the start) is closed after
+ * each input. */
+static int fuzz_mark = -1;
+
+static void __attribute__((unused))
+fuzz_fd_sweep(void)
+{
+	if (fuzz_mark < 0) {
+		fuzz_mark = dup(0);
+		if (fuzz_mark < 0)
+			abort();
+	}
+	for (int fd = fuzz_mark; fd < fuzz_mark + 256; fd++)
+		close(fd);
+}
+
+/* A private output directory for a stage's files, on tmpfs when there is one (emitters
+ * fsync what they write), emptied after each input and removed at exit. */
+static char fuzz_dir[64];
+
+static void __attribute__((unused))
+fuzz_dir_clean(void)
+{
+	DIR *d = opendir(fuzz_dir);
+	struct dirent *e;
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			unlinkat(dirfd(d), e->d_name, 0);
+	closedir(d);
+}
+
+static void __attribute__((unused))
+fuzz_dir_remove(void)
+{
+	fuzz_dir_clean();
+	rmdir(fuzz_dir);
+}
+
+static const char * __attribute__((unused))
+fuzz_outdir(void)
+{
+	if (!fuzz_dir[0]) {
+		struct stat st;
+		snprintf(fuzz_dir, sizeof(fuzz_dir), "%s/rp-fuzz-XXXXXX",
+			 stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) ? "/dev/shm" : "/tmp");
+		if (!mkdtemp(fuzz_dir))
+			abort();
+		atexit(fuzz_dir_remove);
+	}
+	return fuzz_dir;
+}
+
+/* What a stage prints on stdout (commit's "wrote" lines, SVG of folded stacks) goes to
+ * /dev/null: libFuzzer reports on stderr. */
+static void __attribute__((unused))
+fuzz_quiet_stdout(void)
+{
+	fflush(stdout);
+	if (dup2(fuzz_null_fd(), 1) < 0)
+		abort();
 }
 
 #endif

@@ -77,6 +77,95 @@ SRC
 	head -n 40 /proc/kallsyms | sed 's/^[0-9a-f]*/0000000000000000/' >"$C/kallsyms/hidden"
 }
 
+# rec NAME ARGS...: a 2 s launch of a workload in 1 s windows, its stream kept
+rec() {
+	name=$1
+	shift
+	"$RP" launch --duration 2s --window 1s --output "$T/$name" \
+		--save-stream "$T/$name.rps" "$@" >"$T/$name.log" 2>&1 || true
+	# the workload's own ELF file, by build id, for the unwind target (libraries are large
+	# and are found at their paths)
+	(cd "$T/$name/.modules" && find .build-id -type f -size -64k) | while read -r f; do
+		mkdir -p "fuzz/modules/$(dirname "$f")"
+		cp "$T/$name/.modules/$f" "fuzz/modules/$f"
+	done
+}
+
+streams() {
+	[ "$(id -u)" = 0 ] || { echo "seeds.sh streams: recording needs root" >&2; exit 1; }
+	RP=$(pwd)/$OUT/bin/rustprofile.sh
+	B=$OUT/bin
+	TOOLS=$OUT/fuzz-tools
+	make -s "$TOOLS/trimstream" "$TOOLS/offcpuseed" "$TOOLS/ringdump"
+	chmod 755 "$T"
+	rec fp --unwind fp --cpu-frequency 99 -- "$W/cpu_split" 2
+	rec dwarf --unwind dwarf -- "$W/deep_nofp" 2
+	rec cpp --unwind dwarf -- "$W/cpp_workload" 2
+	rec off --profiles cpu,off-cpu --unwind fp -- "$W/offcpu_pipe" 3 half
+	rec pingpong --profiles off-cpu --unwind fp -- "$W/offcpu_pipe" 3 pingpong
+	rec auto --unwind auto --duration 3s --cpu-frequency 99 -- "$W/fp_degrade" 1 3
+	names="fp dwarf cpp off pingpong auto"
+	# Captures other tools made (symbols of the capture: FR_USYM).
+	F=${FIXTURES:-/work/shared/fixtures/captures}
+	for c in simpleperf-x86_64-dumped-symbols.data simpleperf-x86_64-dwarf-small.data \
+		x86_64-dwarf-zstd-parallel-perf5.18.perf.data; do
+		[ -r "$F/$c" ] || continue
+		n=imp-${c%%.*}
+		"$B/import" --input "$F/$c" >"$T/$n.rps" 2>/dev/null || continue
+		names="$names $n"
+	done
+	mkdir -p "$C/unwind_stream" "$C/stage_aggregate" "$C/stage_pprof" "$C/stage_svg" \
+		"$C/stage_collapsed" "$C/stage_firefox" "$C/stage_fanout" "$C/stage_commit" \
+		"$C/stream_decode" "$C/bpf_ring" "$C/perf_ring"
+	mkdir -p "$T/o"
+	for n in $names; do
+		"$TOOLS/trimstream" 12 3072 <"$T/$n.rps" >"$T/$n.trim"
+		"$B/unwind" --module-cache fuzz/modules <"$T/$n.trim" >"$T/$n.unw"
+		"$B/aggregate" --window 1s <"$T/$n.unw" >"$T/$n.agg"
+		"$B/emit-pprof" --output "$T/o" <"$T/$n.agg" >"$T/$n.pprof"
+		"$B/emit-svg" --output "$T/o" <"$T/$n.agg" >"$T/$n.svg"
+		"$B/emit-firefox" --output "$T/o" <"$T/$n.agg" >/dev/null
+		cp "$T/$n.trim" "$C/unwind_stream/$n"
+		"$TOOLS/trimstream" 12 3072 <"$T/$n.unw" >"$C/stage_aggregate/$n"
+		for s in pprof svg collapsed firefox; do
+			"$TOOLS/trimstream" 24 0 <"$T/$n.agg" >"$C/stage_$s/$n"
+		done
+		"$TOOLS/trimstream" 24 0 <"$T/$n.pprof" >"$C/stage_fanout/$n"
+		"$TOOLS/trimstream" 24 0 <"$T/$n.pprof" >"$C/stage_commit/$n"
+		"$TOOLS/trimstream" 24 0 <"$T/$n.svg" >"$C/stage_commit/$n-svg"
+		for s in trim unw agg pprof; do
+			"$TOOLS/trimstream" 6 1024 <"$T/$n.$s" >"$C/stream_decode/$n-$s"
+		done
+	done
+	# FlameGraph folded text for emit-svg --folded: what emit-collapsed wrote.
+	"$B/emit-collapsed" --output "$T/o" <"$T/fp.agg" >/dev/null
+	i=0
+	for f in "$T"/o/.*collapsed*; do
+		[ -s "$f" ] || continue
+		i=$((i + 1))
+		head -c 16384 "$f" >"$C/stage_svg/folded-$i"
+	done
+	for n in off pingpong; do
+		"$TOOLS/offcpuseed" 24 <"$T/$n.rps" >"$C/bpf_ring/$n"
+	done
+	# Raw perf rings: frame-pointer and DWARF samples, and a target that executes a new image.
+	"$W/cpu_split" 4 &
+	p=$!
+	sleep 0.3
+	"$TOOLS/ringdump" $p 1 fp 24000 "$T/ring-fp"
+	"$TOOLS/ringdump" $p 1 dwarf 40000 "$T/ring-dwarf"
+	wait $p || true
+	"$W/exec_later" 1 "$W/threads_later" 2 &
+	p=$!
+	sleep 0.2
+	"$TOOLS/ringdump" $p 2 fp 30000 "$T/ring-exec"
+	wait $p || true
+	for r in fp dwarf exec; do
+		f=$(ls -S "$T"/ring-$r-cpu* 2>/dev/null | head -n 1)
+		[ -n "$f" ] && cp "$f" "$C/perf_ring/$r"
+	done
+}
+
 case ${1:-} in
 files) files ;;
 streams) streams ;;
