@@ -184,12 +184,14 @@ $(UNIT_BINS): LDLIBS_ALL += -lbpf
 # Each fuzz/NAME.c is one target, linked with the sources of the stages FUZZ_STAGE_NAME names
 # (all but their main.c; a target driving a stage's frame handling includes that main.c
 # itself) and lib/, every object built once with ASan and UBSan into $(OUT)/fuzzobj.
-# `make fuzz` runs each target of FUZZ_TARGETS (default all) for FUZZ_SECONDS (default 20)
-# on a working corpus in $(OUT)/corpus/NAME, seeded from fuzz/corpus/NAME; crashes are left
-# in the current directory as crash-*, leak-*, timeout-*.
+# `make fuzz` runs each target of FUZZ_TARGETS (default all) for FUZZ_SECONDS (default 20),
+# with libFuzzer's FUZZ_FLAGS (default: an input may take 30 s), on a working corpus in
+# $(OUT)/corpus/NAME seeded from fuzz/corpus/NAME; crashes are left in the current
+# directory as crash-*, leak-*, timeout-*.
 FUZZ_SRCS := $(wildcard fuzz/*.c)
 FUZZ_ALL := $(FUZZ_SRCS:fuzz/%.c=%)
 FUZZ_TARGETS ?= $(FUZZ_ALL)
+FUZZ_FLAGS ?= -timeout=30
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(OUT)/fuzz/%)
 FUZZ_CFLAGS := $(BASE_CFLAGS) -O1 -g -fsanitize=fuzzer-no-link,address,undefined \
 	-fno-sanitize-recover=undefined -Ilib $(shell pkg-config --cflags $(PKGS))
@@ -209,6 +211,9 @@ FUZZ_STAGE_stage_collapsed := emit-collapsed
 FUZZ_STAGE_stage_firefox := emit-firefox
 FUZZ_STAGE_stage_fanout := fanout
 FUZZ_STAGE_stage_commit := commit
+# One event may close WINDOWS_MAX_GAP empty windows, a few hundred bytes of input millions.
+$(OUT)/fuzzobj/aggregate/%.o $(OUT)/fuzzobj/fuzz/stage_aggregate.o: \
+	FUZZ_CFLAGS += -DWINDOWS_MAX_GAP=1000
 # The unwind stream's seeds name modules by build id: copies of the bundled workloads.
 $(OUT)/fuzzobj/fuzz/unwind_stream.o: FUZZ_CFLAGS += -DFUZZ_MODULE_CACHE='"$(abspath fuzz/modules)"'
 fuzz_objs = $(patsubst %.c,$(OUT)/fuzzobj/%.o,$(foreach s,$(FUZZ_STAGE_$(1)),$($(s)_SRCS)) \
@@ -230,7 +235,7 @@ $(OUT)/fuzz/%: $(OUT)/fuzzobj/fuzz/%.o $$(call fuzz_objs,$$*)
 fuzz: $(FUZZ_BINS)
 	$(Q)set -e; for n in $(FUZZ_TARGETS); do mkdir -p $(OUT)/corpus/$$n; \
 		echo "fuzz: $$n for $${FUZZ_SECONDS:-20} s"; \
-		$(OUT)/fuzz/$$n -max_total_time=$${FUZZ_SECONDS:-20} $(OUT)/corpus/$$n \
+		$(OUT)/fuzz/$$n -max_total_time=$${FUZZ_SECONDS:-20} $(FUZZ_FLAGS) $(OUT)/corpus/$$n \
 			$$([ -d fuzz/corpus/$$n ] && echo fuzz/corpus/$$n); done
 # Seed makers of fuzz/seeds.sh, built like the unit tests.
 $(OUT)/fuzz-tools/%: fuzz/tools/%.c $(TOOL_ARCHIVES) $(LIB_A)
