@@ -115,7 +115,7 @@ write_one(void *arg, struct winmodel *m, const char *prefix, const char *kind,
 {
 	struct state *s = arg;
 	if (outname_format(name, namelen, prefix, s->hdr.session_id, we->index,
-			   (int64_t)we->start + s->hdr.clock_offset_ns, "collapsed") < 0)
+			   stream_unix_ns(we->start, s->hdr.clock_offset_ns), "collapsed") < 0)
 		errx(1, "window %u: file name too long", we->index);
 	if (fold_window(&s->fold, m) < 0)
 		errx(1, "window %u: %s", we->index, s->fold.err);

@@ -152,7 +152,7 @@ write_window(struct state *s, const struct fr_window_end *we, struct tmpfile *t,
 {
 	struct fxmeta mt;
 	char why[300];
-	int64_t start_unix = (int64_t)we->start + s->hdr.clock_offset_ns;
+	int64_t start_unix = stream_unix_ns(we->start, s->hdr.clock_offset_ns);
 
 	if (fxmodel_build(&s->model, &s->tl) < 0)
 		errx(1, "%s: window %u: %s", s->in.name, we->index, s->model.err);

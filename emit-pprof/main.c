@@ -140,7 +140,7 @@ write_kind(struct state *s, struct profile *p, const char *kind,
 	   const struct fr_window_end *we, struct tmpfile *t, int n, struct fr_file *ff,
 	   char *name, size_t namelen)
 {
-	int64_t start_unix = (int64_t)we->start + s->hdr.clock_offset_ns;
+	int64_t start_unix = stream_unix_ns(we->start, s->hdr.clock_offset_ns);
 
 	if (profile_end(p, we, s->hdr.clock_offset_ns) < 0)
 		give_up(t, n, "%s: %s", s->in.name, p->err);

@@ -130,11 +130,13 @@ window_subtitle(char *buf, size_t len, const struct state *s, const struct winmo
 {
 	char from[64], to[64];
 
-	utc_time(from, sizeof(from), (int64_t)we->start + s->hdr.clock_offset_ns);
-	utc_time(to, sizeof(to), (int64_t)we->end + s->hdr.clock_offset_ns);
+	utc_time(from, sizeof(from), stream_unix_ns(we->start, s->hdr.clock_offset_ns));
+	utc_time(to, sizeof(to), stream_unix_ns(we->end, s->hdr.clock_offset_ns));
+	/* The end's time of day; a time utc_time could not show as a date stays whole. */
+	const char *to_time = strlen(to) > 11 ? to + 11 : to;
 	snprintf(buf, len, "%s profile, window %u: %s to %s UTC, total %" PRIu64 " ns "
 		 "(%.3f s) in %" PRIu64 " %s", m->offcpu ? "off-cpu" : "cpu", we->index, from,
-		 to + 11, m->total_nanos, (double)m->total_nanos / 1e9, m->total_count,
+		 to_time, m->total_nanos, (double)m->total_nanos / 1e9, m->total_count,
 		 m->offcpu ? "intervals" : "samples");
 }
 
@@ -181,7 +183,7 @@ write_one(void *arg, struct winmodel *m, const char *prefix, const char *kind,
 {
 	struct state *s = arg;
 	if (outname_format(name, namelen, prefix, s->hdr.session_id, we->index,
-			   (int64_t)we->start + s->hdr.clock_offset_ns, "svg") < 0)
+			   stream_unix_ns(we->start, s->hdr.clock_offset_ns), "svg") < 0)
 		errx(1, "window %u: file name too long", we->index);
 	if (tmpfile_create(t, env.output, name) < 0)
 		errx(1, "%s", t->err);
