@@ -12,15 +12,15 @@
 #ifndef RP_FUZZ_H
 #define RP_FUZZ_H
 
+#include <dirent.h>
 #include <err.h>
-#include <stdio.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
