@@ -126,23 +126,6 @@ check-asan:
 		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined" \
 		LDFLAGS="-fsanitize=address,undefined" check
 
-FUZZ_SRCS := $(wildcard fuzz/*.c)
-FUZZ_BINS := $(FUZZ_SRCS:fuzz/%.c=$(OUT)/fuzz/%)
-# A target exercising a stage names it here and also compiles its sources other than main.c.
-FUZZ_STAGE_symbolize_elf := unwind
-$(OUT)/fuzz/symbolize_elf: $(unwind_SRCS)
-FUZZ_STAGE_import_perfdata := import
-$(OUT)/fuzz/import_perfdata: $(import_SRCS)
-$(OUT)/fuzz/%: fuzz/%.c $(LIB_SRCS) $(wildcard lib/*.h) $(wildcard */*.h)
-	@mkdir -p $(@D)
-	$(Q)clang $(BASE_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined -Ilib \
-		$(shell pkg-config --cflags $(PKGS)) -o $@ $< \
-		$(foreach s,$(FUZZ_STAGE_$*),$($(s)_SRCS)) $(LIB_SRCS) $(LDLIBS_ALL)
-fuzz: $(FUZZ_BINS)
-	$(Q)set -e; for f in $(FUZZ_BINS); do n=$$(basename $$f); mkdir -p $(OUT)/corpus/$$n; \
-		$$f -max_total_time=$${FUZZ_SECONDS:-20} $(OUT)/corpus/$$n \
-			$$([ -d fuzz/corpus/$$n ] && echo fuzz/corpus/$$n); done
-
 bench: all $(WORKLOADS)
 	$(Q)RP_BIN=$(abspath $(OUT))/bin RP_WORKLOADS=$(abspath $(OUT))/workloads sh bench/run.sh
 
@@ -197,3 +180,65 @@ $(OUT)/collect/offcpu.o $(OUT)/collect/lifecycle.o: $(BPF_SKELS)
 LIBBPF_SO := $(shell pkg-config --variable=libdir libbpf)/libbpf.so
 $(OUT)/bin/collect: $(LIBBPF_SO)
 $(UNIT_BINS): LDLIBS_ALL += -lbpf
+
+# ---- libFuzzer targets (fuzz/, clang) -----------------------------------------------------
+# Each fuzz/NAME.c is one target, linked with the sources of the stages FUZZ_STAGE_NAME names
+# (all but their main.c; a target driving a stage's frame handling includes that main.c
+# itself) and lib/, every object built once with ASan and UBSan into $(OUT)/fuzzobj.
+# `make fuzz` runs each target of FUZZ_TARGETS (default all) for FUZZ_SECONDS (default 20),
+# with libFuzzer's FUZZ_FLAGS (default: an input may take 30 s), on a working corpus in
+# $(OUT)/corpus/NAME seeded from fuzz/corpus/NAME; crashes are left in the current
+# directory as crash-*, leak-*, timeout-*.
+FUZZ_SRCS := $(wildcard fuzz/*.c)
+FUZZ_ALL := $(FUZZ_SRCS:fuzz/%.c=%)
+FUZZ_TARGETS ?= $(FUZZ_ALL)
+FUZZ_FLAGS ?= -timeout=30
+FUZZ_BINS := $(FUZZ_TARGETS:%=$(OUT)/fuzz/%)
+FUZZ_CFLAGS := $(BASE_CFLAGS) -O1 -g -fsanitize=fuzzer-no-link,address,undefined \
+	-fno-sanitize-recover=undefined -Ilib $(shell pkg-config --cflags $(PKGS))
+FUZZ_STAGE_symbolize_elf := unwind
+FUZZ_STAGE_import_perfdata := import
+FUZZ_STAGE_cfi_parse := unwind
+FUZZ_STAGE_unwind_stream := unwind
+FUZZ_STAGE_elf_note := collect
+FUZZ_STAGE_proc_maps := collect
+FUZZ_STAGE_kallsyms := collect
+FUZZ_STAGE_perf_ring := collect
+FUZZ_STAGE_bpf_ring := collect
+FUZZ_STAGE_stage_aggregate := aggregate
+FUZZ_STAGE_stage_pprof := emit-pprof
+FUZZ_STAGE_stage_svg := emit-svg
+FUZZ_STAGE_stage_collapsed := emit-collapsed
+FUZZ_STAGE_stage_firefox := emit-firefox
+FUZZ_STAGE_stage_fanout := fanout
+FUZZ_STAGE_stage_commit := commit
+# One event may close WINDOWS_MAX_GAP empty windows, a few hundred bytes of input millions.
+$(OUT)/fuzzobj/aggregate/%.o $(OUT)/fuzzobj/fuzz/stage_aggregate.o: \
+	FUZZ_CFLAGS += -DWINDOWS_MAX_GAP=1000
+# The unwind stream's seeds name modules by build id: copies of the bundled workloads.
+$(OUT)/fuzzobj/fuzz/unwind_stream.o: FUZZ_CFLAGS += -DFUZZ_MODULE_CACHE='"$(abspath fuzz/modules)"'
+fuzz_objs = $(patsubst %.c,$(OUT)/fuzzobj/%.o,$(foreach s,$(FUZZ_STAGE_$(1)),$($(s)_SRCS)) \
+	$(LIB_SRCS))
+$(OUT)/fuzzobj/%.o: %.c $(wildcard lib/*.h) $(wildcard */*.h)
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  FUZZCC  $<")
+	$(Q)clang $(FUZZ_CFLAGS) -c -o $@ $<
+# A target may include a stage's main.c.
+$(FUZZ_ALL:%=$(OUT)/fuzzobj/fuzz/%.o): $(wildcard */main.c)
+$(OUT)/fuzzobj/collect/%.o $(OUT)/fuzzobj/fuzz/bpf_ring.o: FUZZ_CFLAGS += -I$(OUT)/bpf -Ibpf
+$(OUT)/fuzzobj/collect/offcpu.o $(OUT)/fuzzobj/collect/lifecycle.o: $(BPF_SKELS)
+.SECONDEXPANSION:
+$(OUT)/fuzz/%: $(OUT)/fuzzobj/fuzz/%.o $$(call fuzz_objs,$$*)
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  FUZZLD  $@")
+	$(Q)clang -fsanitize=fuzzer,address,undefined -o $@ $^ $(LDLIBS_ALL) \
+		$(if $(filter collect,$(FUZZ_STAGE_$*)),-lbpf)
+fuzz: $(FUZZ_BINS)
+	$(Q)set -e; for n in $(FUZZ_TARGETS); do mkdir -p $(OUT)/corpus/$$n; \
+		echo "fuzz: $$n for $${FUZZ_SECONDS:-20} s"; \
+		$(OUT)/fuzz/$$n -max_total_time=$${FUZZ_SECONDS:-20} $(FUZZ_FLAGS) $(OUT)/corpus/$$n \
+			$$([ -d fuzz/corpus/$$n ] && echo fuzz/corpus/$$n); done
+# Seed makers of fuzz/seeds.sh, built like the unit tests.
+$(OUT)/fuzz-tools/%: fuzz/tools/%.c $(TOOL_ARCHIVES) $(LIB_A)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -Ibpf -o $@ $< $(TOOL_ARCHIVES) $(LIB_A) $(LDLIBS_ALL) -lbpf

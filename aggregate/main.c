@@ -137,11 +137,14 @@ release_one(struct agg *a, struct pending *p, int forced)
 		errx(1, "internal: %s", e);
 	if (forced)
 		a->win.st.forced++;
-	if (windows_add(&a->win, &stk) < 0 || stream_forward(&a->out, &f) < 0)
-		errx(a->win.err ? 1 : stream_writer_status(&a->out), "%s", a->win.err ? a->win.err : a->out.err[0] ? a->out.err : "out of memory");
+	/* The event is given back whatever happens: nothing else holds it now. */
+	int failed = windows_add(&a->win, &stk) < 0 || stream_forward(&a->out, &f) < 0;
 	if (p->time > a->released)
 		a->released = p->time;
 	reorder_free(&a->ro, p);
+	if (failed)
+		errx(a->win.err ? 1 : stream_writer_status(&a->out), "%s",
+		     a->win.err ? a->win.err : a->out.err[0] ? a->out.err : "out of memory");
 }
 
 /* Releases every pending event at or before t. */

@@ -225,6 +225,13 @@ offcpu_agg_release(struct offcpu_agg *o, struct windows *w, uint64_t t, uint64_t
 			o->st.late_ns += (p.end < w->start ? p.end : w->start) - p.start;
 		}
 		uint64_t wend = windows_current_end(w);
+		/* The piece goes on through the windows one at a time, each one step: the bound
+		 * windows_advance puts on a jump of the event time applies to its length. */
+		if (p.end > wend && (p.end - wend) / w->width >= WINDOWS_MAX_GAP) {
+			w->err = "an off-CPU interval runs more than 100000 windows on";
+			group_unref(p.g);
+			return -1;
+		}
 		uint64_t to = p.end < wend ? p.end : wend;
 		if (add(o, &p, p.start, to) < 0 || forward(o, w->out, &p, p.start, to) < 0) {
 			group_unref(p.g);

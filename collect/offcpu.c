@@ -65,19 +65,6 @@ fail(struct offcpu *o, int rc, const char *step, char *why, size_t whylen)
 	return NULL;
 }
 
-static int
-on_event(void *ctx, void *data, size_t len)
-{
-	struct offcpu *o = ctx;
-	if (len < sizeof(struct offcpu_event)) {
-		o->malformed++;
-		return 0;
-	}
-	const struct offcpu_deep_event *de = data;
-	offcpu_finished(o, data, len >= sizeof(*de) ? &de->d : NULL);
-	return 0;
-}
-
 struct offcpu *
 offcpu_open(pid_t pid, const struct offcpu_config *cfg, char *why, size_t whylen)
 {
@@ -115,7 +102,7 @@ offcpu_open(pid_t pid, const struct offcpu_config *cfg, char *why, size_t whylen
 		return fail(o, -errno, "configure", why, whylen);
 	if ((rc = offcpu_bpf__attach(o->skel)) != 0)
 		return fail(o, rc, "attach", why, whylen);
-	o->rb = ring_buffer__new(bpf_map__fd(o->skel->maps.events), on_event, o, NULL);
+	o->rb = ring_buffer__new(bpf_map__fd(o->skel->maps.events), offcpu_ring_event, o, NULL);
 	if (!o->rb)
 		return fail(o, -errno, "read the ring buffer of", why, whylen);
 	o->starts_fd = bpf_map__fd(o->skel->maps.starts);

@@ -227,6 +227,19 @@ offcpu_finished(struct offcpu *o, const struct offcpu_event *e, const struct off
 		slot->s.ts = 0; /* done: a later interval has another start */
 }
 
+int
+offcpu_ring_event(void *ctx, void *data, size_t len)
+{
+	struct offcpu *o = ctx;
+	if (len < sizeof(struct offcpu_event)) {
+		o->malformed++;
+		return 0;
+	}
+	const struct offcpu_deep_event *de = data;
+	offcpu_finished(o, data, len >= sizeof(*de) ? &de->d : NULL);
+	return 0;
+}
+
 static void
 put_lost(struct offcpu *o, uint64_t time, uint64_t count, uint32_t kind)
 {

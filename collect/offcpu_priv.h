@@ -61,5 +61,8 @@ struct offcpu {
  * reported yet. */
 void offcpu_finished(struct offcpu *o, const struct offcpu_event *e,
 		     const struct offcpu_deep *deep);
+/* The ring buffer's callback (ctx: the struct offcpu): one record, an offcpu_event or an
+ * offcpu_deep_event; a shorter one is counted as malformed. */
+int offcpu_ring_event(void *ctx, void *data, size_t len);
 
 #endif

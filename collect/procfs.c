@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "procfs.h"
@@ -104,7 +105,7 @@ procfs_exe(pid_t pid, char *buf, size_t len)
 static int
 parse_map_line(char *line, struct procmap *m)
 {
-	char perms[8];
+	char perms[8] = ""; /* a short field ("r") leaves the flags it lacks unset, not unread */
 	int off = 0;
 	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*u %n", &m->start,
 		   &m->end, perms, &m->pgoff, &off) < 4 || off == 0)
@@ -126,6 +127,14 @@ procfs_maps(pid_t pid, int (*fn)(const struct procmap *m, void *arg), void *arg)
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return -1;
+	int rc = procfs_maps_file(f, fn, arg);
+	fclose(f);
+	return rc;
+}
+
+int
+procfs_maps_file(FILE *f, int (*fn)(const struct procmap *m, void *arg), void *arg)
+{
 	char *line = NULL;
 	size_t cap = 0;
 	struct procmap *m = malloc(sizeof(*m));
@@ -136,8 +145,24 @@ procfs_maps(pid_t pid, int (*fn)(const struct procmap *m, void *arg), void *arg)
 	}
 	free(m);
 	free(line);
-	fclose(f);
 	return rc;
+}
+
+/* Opens a regular file only: the path is the target's to choose, and a FIFO there would
+ * hold collect (root) in open(), a device in the read of its build id. */
+static int
+open_regular(const char *p)
+{
+	struct stat st;
+	int fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	return fd;
 }
 
 int
@@ -145,9 +170,9 @@ procfs_open_mapping(pid_t pid, uint64_t start, uint64_t end, const char *path)
 {
 	char p[PATH_MAX + 64];
 	snprintf(p, sizeof(p), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, start, end);
-	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	int fd = open_regular(p);
 	if (fd >= 0 || path[0] != '/')
 		return fd;
 	snprintf(p, sizeof(p), "/proc/%d/root%s", (int)pid, path);
-	return open(p, O_RDONLY | O_CLOEXEC);
+	return open_regular(p);
 }

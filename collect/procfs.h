@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 struct tidlist {
@@ -35,6 +36,8 @@ struct procmap {
 /* Calls fn for each line of /proc/PID/maps; stops when fn returns non-zero.  -1 with errno
  * set when maps cannot be read. */
 int procfs_maps(pid_t pid, int (*fn)(const struct procmap *m, void *arg), void *arg);
+/* The same for the lines of an open maps file (f stays open); -1 when out of memory. */
+int procfs_maps_file(FILE *f, int (*fn)(const struct procmap *m, void *arg), void *arg);
 
 /* Opens the file behind a mapping: /proc/PID/map_files/START-END, else /proc/PID/root/PATH
  * (the target's mount namespace).  An fd or -1. */

@@ -130,7 +130,7 @@ write_one(void *arg, struct winmodel *m, const char *prefix, const char *kind,
 {
 	struct state *s = arg;
 	if (outname_format(name, namelen, prefix, s->hdr.session_id, we->index,
-			   (int64_t)we->start + s->hdr.clock_offset_ns, "collapsed") < 0)
+			   stream_unix_ns(we->start, s->hdr.clock_offset_ns), "collapsed") < 0)
 		errx(1, "window %u: file name too long", we->index);
 	if (fold_window(&s->fold, m) < 0)
 		errx(1, "window %u: %s", we->index, s->fold.err);
@@ -151,6 +151,23 @@ end_window(struct state *s, const struct frame *f)
 {
 	static const char *const kinds[2] = { "collapsed-cpu", "collapsed-off-cpu" };
 	announce_models(&s->out, s->in.name, &s->wm, &s->off, kinds, f, write_one, s);
+}
+
+/* One frame of the stream: a window end is written out, anything else forwarded first. */
+static void
+on_frame(struct state *s, const struct frame *f)
+{
+	if (f->type == FR_WINDOW_END) {
+		end_window(s, f);
+		return;
+	}
+	if (stream_forward(&s->out, f) < 0)
+		errx(stream_writer_status(&s->out), "%s: %s", s->out.name, s->out.err);
+	if (winmodel_take(&s->wm, f) < 0)
+		errx(1, "%s: %s", s->in.name, s->wm.err);
+	/* Its own copy of the definitions, only when off-CPU windows will come. */
+	if (s->wm.defs.profile_offcpu && winmodel_take(&s->off, f) < 0)
+		errx(1, "%s: %s", s->in.name, s->off.err);
 }
 
 int
@@ -177,19 +194,8 @@ main(int argc, char **argv)
 	fold_init(&s.fold);
 	s.fold.annotate = env.annotate;
 	s.fold.samples = env.samples;
-	while ((rc = stream_read(&s.in, &f)) > 0) {
-		if (f.type == FR_WINDOW_END) {
-			end_window(&s, &f);
-			continue;
-		}
-		if (stream_forward(&s.out, &f) < 0)
-			errx(stream_writer_status(&s.out), "%s: %s", s.out.name, s.out.err);
-		if (winmodel_take(&s.wm, &f) < 0)
-			errx(1, "%s: %s", s.in.name, s.wm.err);
-		/* Its own copy of the definitions, only when off-CPU windows will come. */
-		if (s.wm.defs.profile_offcpu && winmodel_take(&s.off, &f) < 0)
-			errx(1, "%s: %s", s.in.name, s.off.err);
-	}
+	while ((rc = stream_read(&s.in, &f)) > 0)
+		on_frame(&s, &f);
 	if (rc < 0)
 		errx(stream_reader_status(&s.in), "%s: %s", s.in.name, s.in.err);
 	if (s.wm.open)

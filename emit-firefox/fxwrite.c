@@ -147,7 +147,7 @@ write_meta(struct fxw *w)
 	json_key(j, "interval");
 	json_double(j, mt->cpu_frequency ? 1000.0 / mt->cpu_frequency : 1.0);
 	json_key(j, "startTime");
-	json_double(j, (double)((int64_t)mt->start + mt->clock_offset_ns) / 1e6);
+	json_double(j, (double)stream_unix_ns(mt->start, mt->clock_offset_ns) / 1e6);
 	if (mt->monotonic)
 		json_ku64(j, "startTimeAsClockMonotonicNanosecondsSinceBoot", mt->start);
 	json_ku64(j, "processType", 0);

@@ -166,7 +166,7 @@ write_window(struct state *s, const struct fr_window_end *we, struct tmpfile *t,
 {
 	struct fxmeta mt;
 	char why[300];
-	int64_t start_unix = (int64_t)we->start + s->hdr.clock_offset_ns;
+	int64_t start_unix = stream_unix_ns(we->start, s->hdr.clock_offset_ns);
 
 	if (fxmodel_build(&s->model, &s->tl) < 0)
 		errx(1, "%s: window %u: %s", s->in.name, we->index, s->model.err);
@@ -281,6 +281,19 @@ take_frame(struct state *s, const struct frame *f)
 	}
 }
 
+/* One frame of the stream: a window end is written out, anything else forwarded first. */
+static void
+on_frame(struct state *s, const struct frame *f)
+{
+	if (f->type == FR_WINDOW_END) {
+		end_window(s, f);
+		return;
+	}
+	if (stream_forward(&s->out, f) < 0)
+		errx(stream_writer_status(&s->out), "%s: %s", s->out.name, s->out.err);
+	take_frame(s, f);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -303,15 +316,8 @@ main(int argc, char **argv)
 	defs_init(&s.defs);
 	timeline_init(&s.tl, env.max_samples);
 	fxmodel_init(&s.model, &s.defs);
-	while ((rc = stream_read(&s.in, &f)) > 0) {
-		if (f.type == FR_WINDOW_END) {
-			end_window(&s, &f);
-			continue;
-		}
-		if (stream_forward(&s.out, &f) < 0)
-			errx(stream_writer_status(&s.out), "%s: %s", s.out.name, s.out.err);
-		take_frame(&s, &f);
-	}
+	while ((rc = stream_read(&s.in, &f)) > 0)
+		on_frame(&s, &f);
 	if (rc < 0)
 		errx(stream_reader_status(&s.in), "%s: %s", s.in.name, s.in.err);
 	if (s.open)

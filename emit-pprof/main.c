@@ -18,6 +18,7 @@
 #include <limits.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,27 +134,42 @@ gzfail:
 	return -1;
 }
 
-/* Ends profile p of the window and writes it to a temporary file t of the given kind;
- * ff describes it.  Exits 1 on failure (after removing t). */
+/* Gives the window up: the temporary files already written for it, t[0..n), are removed
+ * first, or nothing would ever remove them. */
+static void __attribute__((noreturn, format(printf, 3, 4)))
+give_up(struct tmpfile *t, int n, const char *fmt, ...)
+{
+	va_list ap;
+
+	for (int i = 0; i < n; i++)
+		tmpfile_discard(&t[i]);
+	va_start(ap, fmt);
+	verrx(1, fmt, ap);
+}
+
+/* Ends profile p of the window and writes it to the temporary file t[n] of the given kind
+ * (t[0..n) hold the window's earlier files); ff describes it.  Exits 1 on failure, after
+ * removing the window's files. */
 static void
 write_kind(struct state *s, struct profile *p, const char *kind,
-	   const struct fr_window_end *we, struct tmpfile *t, struct fr_file *ff, char *name,
-	   size_t namelen)
+	   const struct fr_window_end *we, struct tmpfile *t, int n, struct fr_file *ff,
+	   char *name, size_t namelen)
 {
-	int64_t start_unix = (int64_t)we->start + s->hdr.clock_offset_ns;
+	int64_t start_unix = stream_unix_ns(we->start, s->hdr.clock_offset_ns);
 
 	if (profile_end(p, we, s->hdr.clock_offset_ns) < 0)
-		errx(1, "%s: %s", s->in.name, p->err);
+		give_up(t, n, "%s: %s", s->in.name, p->err);
 	if (outname_format(name, namelen, kind, s->hdr.session_id, we->index, start_unix,
 			   "pb.gz") < 0)
-		errx(1, "window %u: file name too long", we->index);
-	if (tmpfile_create(t, env.output, name) < 0)
-		errx(1, "%s", t->err);
-	if (write_profile(s, p, t) < 0) {
-		tmpfile_discard(t);
+		give_up(t, n, "window %u: file name too long", we->index);
+	if (tmpfile_create(&t[n], env.output, name) < 0)
+		give_up(t, n, "%s", t[n].err);
+	if (write_profile(s, p, &t[n]) < 0) {
+		for (int i = 0; i <= n; i++)
+			tmpfile_discard(&t[i]);
 		exit(1);
 	}
-	*ff = announce_file(we->index, FILE_REQUIRED, kind, name, t);
+	*ff = announce_file(we->index, FILE_REQUIRED, kind, name, &t[n]);
 }
 
 static void
@@ -170,11 +186,11 @@ end_window(struct state *s, const struct frame *f)
 	if (!s->prof.open || we.index != s->prof.index)
 		errx(1, "%s: window end %u without its window start", s->in.name, we.index);
 	if (s->defs.profile_cpu)
-		write_kind(s, &s->prof, "cpu", &we, &t[n], &ff[n], name[n], sizeof(name[n])), n++;
+		write_kind(s, &s->prof, "cpu", &we, t, n, &ff[n], name[n], sizeof(name[n])), n++;
 	else
 		s->prof.open = 0;
 	if (s->off.open) {
-		write_kind(s, &s->off, "off-cpu", &we, &t[n], &ff[n], name[n], sizeof(name[n]));
+		write_kind(s, &s->off, "off-cpu", &we, t, n, &ff[n], name[n], sizeof(name[n]));
 		n++;
 	}
 	announce_window(&s->out, ff, t, n, f);
@@ -229,6 +245,19 @@ take_frame(struct state *s, const struct frame *f)
 	}
 }
 
+/* One frame of the stream: a window end is written out, anything else forwarded first. */
+static void
+on_frame(struct state *s, const struct frame *f)
+{
+	if (f->type == FR_WINDOW_END) {
+		end_window(s, f);
+		return;
+	}
+	if (stream_forward(&s->out, f) < 0)
+		errx(stream_writer_status(&s->out), "%s: %s", s->out.name, s->out.err);
+	take_frame(s, f);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -251,15 +280,8 @@ main(int argc, char **argv)
 	profile_init(&s.prof, &s.defs);
 	profile_init(&s.off, &s.defs);
 	s.off.offcpu = 1;
-	while ((rc = stream_read(&s.in, &f)) > 0) {
-		if (f.type == FR_WINDOW_END) {
-			end_window(&s, &f);
-			continue;
-		}
-		if (stream_forward(&s.out, &f) < 0)
-			errx(stream_writer_status(&s.out), "%s: %s", s.out.name, s.out.err);
-		take_frame(&s, &f);
-	}
+	while ((rc = stream_read(&s.in, &f)) > 0)
+		on_frame(&s, &f);
 	if (rc < 0)
 		errx(stream_reader_status(&s.in), "%s: %s", s.in.name, s.in.err);
 	if (s.prof.open)

@@ -345,14 +345,14 @@ put_header(struct profile *p, const struct fr_window_end *we, int64_t clock_offs
 		/* Event-driven: no period; the time column is the default. */
 		put_value_type(p, P_SAMPLE_TYPE, "intervals", "count");
 		put_value_type(p, P_SAMPLE_TYPE, "off_cpu", "nanoseconds");
-		pb_int(b, P_TIME_NANOS, (int64_t)we->start + clock_offset_ns);
+		pb_int(b, P_TIME_NANOS, stream_unix_ns(we->start, clock_offset_ns));
 		pb_int(b, P_DURATION, we->end > we->start ? (int64_t)(we->end - we->start) : 0);
 		pb_uint(b, P_DEFAULT_SAMPLE_TYPE, str_ix(p, "off_cpu", 7));
 		return;
 	}
 	put_value_type(p, P_SAMPLE_TYPE, "samples", "count");
 	put_value_type(p, P_SAMPLE_TYPE, "cpu", "nanoseconds");
-	pb_int(b, P_TIME_NANOS, (int64_t)we->start + clock_offset_ns);
+	pb_int(b, P_TIME_NANOS, stream_unix_ns(we->start, clock_offset_ns));
 	pb_int(b, P_DURATION, we->end > we->start ? (int64_t)(we->end - we->start) : 0);
 	put_value_type(p, P_PERIOD_TYPE, "cpu", "nanoseconds");
 	if (p->defs->cpu_frequency)

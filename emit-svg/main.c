@@ -151,11 +151,13 @@ window_subtitle(char *buf, size_t len, const struct state *s, const struct winmo
 {
 	char from[64], to[64];
 
-	utc_time(from, sizeof(from), (int64_t)we->start + s->hdr.clock_offset_ns);
-	utc_time(to, sizeof(to), (int64_t)we->end + s->hdr.clock_offset_ns);
+	utc_time(from, sizeof(from), stream_unix_ns(we->start, s->hdr.clock_offset_ns));
+	utc_time(to, sizeof(to), stream_unix_ns(we->end, s->hdr.clock_offset_ns));
+	/* The end's time of day; a time utc_time could not show as a date stays whole. */
+	const char *to_time = strlen(to) > 11 ? to + 11 : to;
 	snprintf(buf, len, "%s profile, window %u: %s to %s UTC, total %" PRIu64 " ns "
 		 "(%.3f s) in %" PRIu64 " %s", m->offcpu ? "off-cpu" : "cpu", we->index, from,
-		 to + 11, m->total_nanos, (double)m->total_nanos / 1e9, m->total_count,
+		 to_time, m->total_nanos, (double)m->total_nanos / 1e9, m->total_count,
 		 m->offcpu ? "intervals" : "samples");
 }
 
@@ -202,7 +204,7 @@ write_one(void *arg, struct winmodel *m, const char *prefix, const char *kind,
 {
 	struct state *s = arg;
 	if (outname_format(name, namelen, prefix, s->hdr.session_id, we->index,
-			   (int64_t)we->start + s->hdr.clock_offset_ns, "svg") < 0)
+			   stream_unix_ns(we->start, s->hdr.clock_offset_ns), "svg") < 0)
 		errx(1, "window %u: file name too long", we->index);
 	if (tmpfile_create(t, env.output, name) < 0)
 		errx(1, "%s", t->err);
@@ -257,6 +259,23 @@ draw_folded(struct state *s)
 	return 0;
 }
 
+/* One frame of the stream: a window end is written out, anything else forwarded first. */
+static void
+on_frame(struct state *s, const struct frame *f)
+{
+	if (f->type == FR_WINDOW_END) {
+		end_window(s, f);
+		return;
+	}
+	if (stream_forward(&s->out, f) < 0)
+		errx(stream_writer_status(&s->out), "%s: %s", s->out.name, s->out.err);
+	if (winmodel_take(&s->wm, f) < 0)
+		errx(1, "%s: %s", s->in.name, s->wm.err);
+	/* Its own copy of the definitions, only when off-CPU windows will come. */
+	if (s->wm.defs.profile_offcpu && winmodel_take(&s->off, f) < 0)
+		errx(1, "%s: %s", s->in.name, s->off.err);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -281,19 +300,8 @@ main(int argc, char **argv)
 	winmodel_init(&s.wm);
 	winmodel_init(&s.off);
 	s.off.offcpu = 1;
-	while ((rc = stream_read(&s.in, &f)) > 0) {
-		if (f.type == FR_WINDOW_END) {
-			end_window(&s, &f);
-			continue;
-		}
-		if (stream_forward(&s.out, &f) < 0)
-			errx(stream_writer_status(&s.out), "%s: %s", s.out.name, s.out.err);
-		if (winmodel_take(&s.wm, &f) < 0)
-			errx(1, "%s: %s", s.in.name, s.wm.err);
-		/* Its own copy of the definitions, only when off-CPU windows will come. */
-		if (s.wm.defs.profile_offcpu && winmodel_take(&s.off, &f) < 0)
-			errx(1, "%s: %s", s.in.name, s.off.err);
-	}
+	while ((rc = stream_read(&s.in, &f)) > 0)
+		on_frame(&s, &f);
 	if (rc < 0)
 		errx(stream_reader_status(&s.in), "%s: %s", s.in.name, s.in.err);
 	if (s.wm.open)

@@ -536,12 +536,46 @@ drain(void)
 	}
 }
 
+/* One frame of stdin, up to the end frame (returns 1 there). */
+static int
+on_frame(const struct frame *f)
+{
+	static struct fr_window_end we;
+	char e[200];
+
+	if (stream_check_frame(f, e, sizeof(e)) < 0)
+		errx(1, "stdin: %s", e);
+	/* The branches announce their own files; the main path's are commit's. */
+	if (f->type != FR_FILE)
+		rawbuf_put(&F.window, f->type, f->data, f->len);
+	if (f->type == FR_WINDOW_END) {
+		if (stream_get_window_end(f, &we, e, sizeof(e)) < 0)
+			errx(1, "stdin: %s", e);
+		submit(we.index);
+	}
+	/* Only frames behind a waiting window end wait; the rest go straight on.  The end
+	 * frame goes last, after the files of shed windows that drain() passes on. */
+	if (f->type == FR_END)
+		keep_end(f);
+	else if (F.outq.len == 0 && f->type != FR_WINDOW_END)
+		put(f);
+	else
+		rawbuf_put(&F.outq, f->type, f->data, f->len);
+	if (F.outq.len)
+		flush_ready();
+	while (F.nheld - F.held_pos > F.max_pending) {
+		abandon(&F.held[F.held_pos], 0);
+		flush_ready();
+	}
+	if (stopping)
+		release_all_at_stop();
+	return f->type == FR_END;
+}
+
 int
 main(int argc, char **argv)
 {
-	static struct fr_window_end we;
 	struct frame f;
-	char e[200];
 	int rc, ended = 0;
 
 	parse_args(argc, argv);
@@ -560,35 +594,8 @@ main(int argc, char **argv)
 	F.in.flush_on_wait = &F.out; /* output never waits for input */
 	for (unsigned i = 0; i < F.nbr; i++)
 		branch_start(&F.br[i], &F.hdr);
-	while (!ended && (rc = stream_read(&F.in, &f)) > 0) {
-		if (stream_check_frame(&f, e, sizeof(e)) < 0)
-			errx(1, "stdin: %s", e);
-		/* The branches announce their own files; the main path's are commit's. */
-		if (f.type != FR_FILE)
-			rawbuf_put(&F.window, f.type, f.data, f.len);
-		if (f.type == FR_WINDOW_END) {
-			if (stream_get_window_end(&f, &we, e, sizeof(e)) < 0)
-				errx(1, "stdin: %s", e);
-			submit(we.index);
-		}
-		/* Only frames behind a waiting window end wait; the rest go straight on.  The end
-		 * frame goes last, after the files of shed windows that drain() passes on. */
-		if (f.type == FR_END)
-			keep_end(&f);
-		else if (F.outq.len == 0 && f.type != FR_WINDOW_END)
-			put(&f);
-		else
-			rawbuf_put(&F.outq, f.type, f.data, f.len);
-		ended = f.type == FR_END;
-		if (F.outq.len)
-			flush_ready();
-		while (F.nheld - F.held_pos > F.max_pending) {
-			abandon(&F.held[F.held_pos], 0);
-			flush_ready();
-		}
-		if (stopping)
-			release_all_at_stop();
-	}
+	while (!ended && (rc = stream_read(&F.in, &f)) > 0)
+		ended = on_frame(&f);
 	if (!ended && rc < 0)
 		errx(stream_reader_status(&F.in), "stdin: %s", F.in.err);
 	if (!ended)

@@ -48,8 +48,12 @@ announce_models(struct stream_writer *out, const char *src, struct winmodel *cpu
 		n++;
 	}
 	if (off->open) {
-		if (winmodel_end(off, f, &we) < 0)
+		if (winmodel_end(off, f, &we) < 0) {
+			/* Nothing else would remove the CPU file of a window given up. */
+			for (int i = 0; i < n; i++)
+				tmpfile_discard(&t[i]);
 			errx(1, "%s: %s", src, off->err);
+		}
 		fn(arg, off, "off-cpu", kinds[1], &we, &t[n], &ff[n], name[n], sizeof(name[n]));
 		n++;
 	}

@@ -413,3 +413,10 @@ str_eq(struct str s, const char *c)
 	size_t n = strlen(c);
 	return n == s.len && memcmp(s.p, c, n) == 0;
 }
+
+int64_t
+stream_unix_ns(uint64_t event_time, int64_t clock_offset_ns)
+{
+	/* Unsigned arithmetic wraps; the conversion back is two's complement (gcc, clang). */
+	return (int64_t)(event_time + (uint64_t)clock_offset_ns);
+}

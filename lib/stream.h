@@ -502,6 +502,10 @@ int stream_get_window_offcpu_stack(const struct frame *f, struct fr_window_stack
 int stream_check_frame(const struct frame *f, char *err, size_t errlen);
 const char *stream_frame_name(uint32_t type);
 
+/* The unix time of an event time: event_time + clock_offset_ns, wrapping around (never
+ * overflowing) for the nonsense times of a corrupt stream. */
+int64_t stream_unix_ns(uint64_t event_time, int64_t clock_offset_ns);
+
 /* A heap copy of s, NUL-terminated; NULL when out of memory. */
 char *str_dup(struct str s);
 int str_eq(struct str s, const char *c);

@@ -160,6 +160,16 @@ fails() {
 	assert_equal "$(ls -A "$BATS_TEST_TMPDIR/out")" ""
 }
 
+# Found by fuzz/stage_pprof: the window's CPU profile was written, then its off-CPU one
+# failed (a location naming an undefined function), and the CPU file stayed behind.
+@test "emit-pprof: a window given up leaves none of its files" {
+	mkdir "$BATS_TEST_TMPDIR/out"
+	run -1 --separate-stderr "$RP_BIN/emit-pprof" -o "$BATS_TEST_TMPDIR/out" \
+		<"$BATS_TEST_DIRNAME/../fuzz/corpus/stage_pprof/offcpu-undefined-function"
+	assert_equal "$stderr" "emit-pprof: stdin: location 4 references undefined function 4"
+	assert_equal "$(ls -A "$BATS_TEST_TMPDIR/out")" ""
+}
+
 @test "emit-pprof: empty input is refused" {
 	run -4 --separate-stderr "$RP_BIN/emit-pprof" -o "$BATS_TEST_TMPDIR" </dev/null
 	assert_equal "$stderr" "emit-pprof: stdin: empty stream"

@@ -303,6 +303,27 @@ test_weighed(void)
 	fixture_close(&fx);
 }
 
+/* An interval that runs past WINDOWS_MAX_GAP windows is refused as a corrupt time, as an
+ * event that far ahead is: it would close the windows one by one (found by
+ * fuzz/stage_aggregate, a piece of 9e15 ns in 1 ms windows). */
+static void
+test_endless(void)
+{
+	struct fixture fx;
+	fixture_open(&fx);
+	piece(&fx, 1010, 1000 + (uint64_t)W * (WINDOWS_MAX_GAP + 1), 1, 0);
+	CHECK(offcpu_agg_release(&fx.off, &fx.w, UINT64_MAX, UINT64_MAX) < 0);
+	CHECK(fx.w.err && strstr(fx.w.err, "off-CPU interval"));
+	fixture_close(&fx);
+	/* One just inside the bound is cut into its windows. */
+	fixture_open(&fx);
+	piece(&fx, 1010, 1000 + (uint64_t)W * 8, 1, 0);
+	finish(&fx, 1000 + (uint64_t)W * 8);
+	readback(&fx);
+	CHECK(nwins == 8 && wins[0].nanos[1] == 90 && wins[7].nanos[1] == W);
+	fixture_close(&fx);
+}
+
 int
 main(void)
 {
@@ -311,6 +332,7 @@ main(void)
 	test_weighed();
 	test_late_and_end();
 	test_bound();
+	test_endless();
 	printf("offcpu_agg: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }

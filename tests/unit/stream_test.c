@@ -317,6 +317,18 @@ test_corrupt(void)
 	free(b);
 }
 
+/* A corrupt header's offset with an event time: the sum wraps, never overflows (found by
+ * fuzz/stage_firefox, built with UBSan). */
+static void
+test_unix_ns(void)
+{
+	CHECK(stream_unix_ns(1000, -1000) == 0);
+	CHECK(stream_unix_ns(5, 1700000000000000000) == 1700000000000000005);
+	CHECK(stream_unix_ns(8574853690544396525ull, 1796161400861948672) ==
+	      (int64_t)(8574853690544396525ull + 1796161400861948672ull));
+	CHECK(stream_unix_ns(UINT64_MAX, INT64_MIN) == INT64_MAX);
+}
+
 int
 main(void)
 {
@@ -326,6 +338,7 @@ main(void)
 	test_target_scope();
 	test_target_window();
 	test_corrupt();
+	test_unix_ns();
 	printf("stream: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }
