@@ -41,6 +41,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rawbuf_free(&F.window);
 	rawbuf_free(&F.outq);
 	free(F.held);
+	free(F.end);
 	close(fd);
 	return 0;
 }
