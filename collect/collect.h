@@ -10,6 +10,7 @@
 #include "ksyms.h"
 #include "modcache.h"
 #include "perf.h"
+#include "procend.h"
 #include "scope.h"
 
 struct collect_opts {
@@ -69,6 +70,7 @@ struct collect {
 	char lifecycle_why[320];        /* why it is not */
 	uint64_t session_id;            /* the stream's, chosen before the launch cgroup */
 	struct scope scope;             /* the processes covered (scope.h) */
+	struct procend procend;         /* which exits end a process (procend.h) */
 	struct fallback fb;             /* auto's watch over frame-pointer windows */
 	char fallback_reason[256];      /* why auto left frame pointers, or empty */
 	uint64_t since;                 /* the time the next FR_TARGET applies from, or 0 */

@@ -145,6 +145,7 @@ main(int argc, char **argv)
 	ksyms_free(&c.ksyms);
 	fallback_free(&c.fb);
 	modcache_free(&c.cache);
+	procend_free(&c.procend);
 	close(pidfd);
 	return 0;
 }
