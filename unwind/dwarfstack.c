@@ -405,7 +405,7 @@ int dwarfstack_resolve(struct dwarfstack *d, struct resolver *r,
 	out->cpu = s->cpu;
 	out->period = s->period;
 	if (s->abi != 0 && nk < DW_MAX_FRAMES)
-		nu = dwarfstack_walk(d, r->sym, proctab_get(&r->procs, s->pid), s, frames,
+		nu = dwarfstack_walk(d, r->sym, proctab_find(&r->procs, s->pid), s, frames,
 				     DW_MAX_FRAMES - nk, &end);
 	else if (s->abi != 0)
 		end = DW_END_TRUNCATED;

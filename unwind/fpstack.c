@@ -94,7 +94,7 @@ fpstack_resolve(struct resolver *r, const struct fr_sample *s, struct fr_stack *
 		out->flags = STACK_EMPTY;
 		return 0;
 	}
-	struct proc *p = nu ? proctab_get(&r->procs, s->pid) : NULL;
+	struct proc *p = nu ? proctab_find(&r->procs, s->pid) : NULL;
 	/* Only stacks below the limit are cached: the cut and cycle test stay as they are. */
 	int cacheable = p && nk + nu < FP_MAX_FRAMES &&
 			(r->fpcache || (r->fpcache = calloc(1, sizeof(*r->fpcache))));

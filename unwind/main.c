@@ -164,6 +164,8 @@ on_frame(struct resolver *r, struct stream_writer *out, const struct frame *f)
 		break;
 	case FR_USYM:
 	case FR_FORK:
+	case FR_EXIT:
+	case FR_ROUND:
 		if (resolver_frame(r, f, e, sizeof(e)) < 0)
 			errx(1, "stdin: %s", e);
 		break;

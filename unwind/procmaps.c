@@ -3,8 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct proc *
-proctab_get(struct proctab *t, uint32_t pid)
+/* Generations count for every table at once: a process that takes the pid of one that
+ * ended never meets a cached result of its predecessor (fpstack.c keys them by pid and
+ * generation). */
+static uint64_t generations;
+
+static size_t
+slot(const struct proctab *t, uint32_t pid)
 {
 	size_t lo = 0, hi = t->n;
 	while (lo < hi) {
@@ -14,6 +19,20 @@ proctab_get(struct proctab *t, uint32_t pid)
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+struct proc *
+proctab_find(struct proctab *t, uint32_t pid)
+{
+	size_t i = slot(t, pid);
+	return i < t->n && t->procs[i].pid == pid ? &t->procs[i] : NULL;
+}
+
+struct proc *
+proctab_get(struct proctab *t, uint32_t pid)
+{
+	size_t lo = slot(t, pid);
 	if (lo < t->n && t->procs[lo].pid == pid)
 		return &t->procs[lo];
 	if (t->n == t->cap) {
@@ -28,6 +47,7 @@ proctab_get(struct proctab *t, uint32_t pid)
 	t->n++;
 	memset(&t->procs[lo], 0, sizeof(*t->procs));
 	t->procs[lo].pid = pid;
+	t->procs[lo].gen = ++generations;
 	return &t->procs[lo];
 }
 
@@ -35,6 +55,7 @@ static void
 map_free(struct map *m)
 {
 	free(m->path);
+	idmap_release(&m->locs);
 }
 
 static int
@@ -72,6 +93,7 @@ punch(struct proc *p, uint64_t start, uint64_t end)
 			tail.pgoff += end - m->start;
 			tail.start = end;
 			tail.mapping_id = 0;
+			idmap_init(&tail.locs); /* the head keeps the locations written */
 			m->end = start;
 			memmove(&p->maps[i + 2], &p->maps[i + 1], (p->n - i - 1) * sizeof(*m));
 			p->maps[i + 1] = tail;
@@ -98,11 +120,12 @@ proc_map(struct proc *p, const struct fr_mmap *f)
 {
 	if (f->len == 0)
 		return 0;
-	p->gen++;
+	p->gen = ++generations;
 	if (punch(p, f->start, f->start + f->len) < 0 || reserve(p, 1) < 0)
 		return -1;
 	struct map m = { .start = f->start, .end = f->start + f->len, .pgoff = f->pgoff,
 			 .build_id_len = f->build_id_len };
+	idmap_init(&m.locs);
 	memcpy(m.build_id, f->build_id, sizeof(m.build_id));
 	m.path = str_dup(f->path);
 	if (!m.path)
@@ -122,7 +145,19 @@ proc_clear(struct proc *p)
 	for (size_t i = 0; i < p->n; i++)
 		map_free(&p->maps[i]);
 	p->n = 0;
-	p->gen++;
+	p->gen = ++generations;
+}
+
+void
+proctab_drop(struct proctab *t, uint32_t pid)
+{
+	size_t i = slot(t, pid);
+	if (i >= t->n || t->procs[i].pid != pid)
+		return;
+	proc_clear(&t->procs[i]);
+	free(t->procs[i].maps);
+	memmove(&t->procs[i], &t->procs[i + 1], (t->n - i - 1) * sizeof(*t->procs));
+	t->n--;
 }
 
 struct map *

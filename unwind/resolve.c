@@ -2,9 +2,11 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fpstack.h"
+#include "grow.h"
 #include "symbolize.h"
 
 int
@@ -114,8 +116,8 @@ resolve_user(struct resolver *r, uint32_t pid, struct map *m, uint64_t addr)
 {
 	if (!m->mapping_id && write_mapping(r, pid, m) < 0)
 		return 0;
-	uint32_t id = intern_find(&r->locs, m->mapping_id, addr);
-	if (id)
+	uint32_t id;
+	if (idmap_get(&m->locs, addr, &id))
 		return id;
 	static struct fr_location loc;
 	static struct symframe frames[STREAM_MAX_LINES];
@@ -133,7 +135,9 @@ resolve_user(struct resolver *r, uint32_t pid, struct map *m, uint64_t addr)
 			return 0;
 		loc.lines[loc.nlines++] = (struct fr_line){ fid, frames[i].line };
 	}
-	id = intern_add(&r->locs, m->mapping_id, addr);
+	id = intern_new_id(&r->locs);
+	if (idmap_put(&m->locs, addr, id) < 0)
+		return 0;
 	loc.id = id;
 	loc.mapping_id = m->mapping_id;
 	loc.address = addr;
@@ -168,16 +172,56 @@ fork_maps(struct resolver *r, const struct fr_task *t)
 	return 0;
 }
 
+/* The process ended: it is forgotten at the next round. */
+static int
+ended(struct resolver *r, const struct fr_task *t)
+{
+	if (!(t->flags & EXIT_PROCESS) || !t->pid)
+		return 0;
+	if (grow_array((void **)&r->ending, &r->capending, r->nending, 1, sizeof(*r->ending)) < 0)
+		return -1;
+	r->ending[r->nending++] = (struct ending){ t->time, t->pid };
+	return 0;
+}
+
+/* Every event at or before the round's time has come: the processes that ended by then
+ * are forgotten, with their mappings and locations. */
+static void
+round_passed(struct resolver *r, uint64_t time)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < r->nending; i++) {
+		if (r->ending[i].time <= time)
+			proctab_drop(&r->procs, r->ending[i].pid);
+		else
+			r->ending[kept++] = r->ending[i];
+	}
+	r->nending = kept;
+}
+
 int
 resolver_frame(struct resolver *r, const struct frame *f, char *err, size_t errlen)
 {
 	struct fr_task t;
 	if (f->type == FR_USYM)
 		return usymtab_add(&r->usyms, f, err, errlen);
-	if (f->type != FR_FORK)
+	if (f->type == FR_ROUND) {
+		struct fr_round rd;
+		if (stream_get_round(f, &rd, err, errlen) < 0)
+			return -1;
+		round_passed(r, rd.time);
+		return 0;
+	}
+	if (f->type != FR_FORK && f->type != FR_EXIT)
 		return 0;
 	if (stream_get_task(f, &t, err, errlen) < 0)
 		return -1;
+	if (f->type == FR_EXIT) {
+		if (ended(r, &t) == 0)
+			return 0;
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
 	if (fork_maps(r, &t) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
@@ -190,6 +234,9 @@ resolver_release(struct resolver *r)
 {
 	fpcache_free(r->fpcache);
 	r->fpcache = NULL;
+	free(r->ending);
+	r->ending = NULL;
+	r->nending = r->capending = 0;
 	usymtab_release(&r->usyms);
 	proctab_release(&r->procs);
 	ksymtab_release(&r->ksyms);

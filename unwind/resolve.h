@@ -26,6 +26,10 @@ struct resolver {
 	uint32_t next_mapping_id;
 	uint32_t kernel_mapping_id;
 	struct fpcache *fpcache; /* fpstack.c: stacks already resolved */
+	/* Processes that ended (FR_EXIT flagged EXIT_PROCESS), forgotten at the first round
+	 * at or after their exit: samples of theirs may still follow the exit until then. */
+	struct ending { uint64_t time; uint32_t pid; } *ending;
+	size_t nending, capending;
 };
 
 int resolver_init(struct resolver *r, struct stream_writer *out, struct symbolizer *sym);
@@ -36,7 +40,8 @@ uint32_t resolve_kernel(struct resolver *r, uint64_t addr);
 uint32_t resolve_user(struct resolver *r, uint32_t pid, struct map *m, uint64_t addr);
 /* Frames that change the resolver's state without output: FR_USYM adds a symbol; FR_FORK
  * gives a new process (not a thread) its parent's mappings when it has none, since a
- * capture replays no mmap for what the child inherits.  0, or -1 with a reason in err. */
+ * capture replays no mmap for what the child inherits; FR_EXIT of a process and FR_ROUND
+ * forget an ended process.  0, or -1 with a reason in err. */
 int resolver_frame(struct resolver *r, const struct frame *f, char *err, size_t errlen);
 void resolver_release(struct resolver *r);
 
