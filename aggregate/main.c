@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "forget.h"
 #include "parse.h"
 #include "reorder.h"
 #include "stream.h"
@@ -113,6 +114,7 @@ struct agg {
 	struct reorder ro;
 	struct windows win;
 	struct offcpu_agg off; /* off-CPU pieces: their own queue, the same windows */
+	struct forget_q forget; /* ended threads and processes, until no window names them */
 	uint64_t newest;    /* newest event time seen */
 	uint64_t released;  /* everything at or before this time has been released */
 	uint32_t target_pid;
@@ -261,8 +263,16 @@ on_frame(struct agg *a, const struct frame *f)
 		stream_get_round(f, &r, e, sizeof(e));
 		release_until(a, r.time);
 		/* A round is where collect wrote its pieces: they go on as many frames. */
-		if (offcpu_agg_flush(&a->off, &a->out) < 0)
+		if (offcpu_agg_flush(&a->off, &a->out) < 0 ||
+		    forget_round(&a->forget, r.time, a->win.index, &a->out) < 0)
 			errx(1, "%s", a->out.err[0] ? a->out.err : "out of memory");
+		break;
+	}
+	case FR_EXIT: {
+		struct fr_task t;
+		stream_get_task(f, &t, e, sizeof(e));
+		if (forget_push(&a->forget, &t) < 0)
+			errx(1, "out of memory");
 		break;
 	}
 	case FR_END: {
@@ -323,6 +333,7 @@ main(int argc, char **argv)
 	reorder_release(&a.ro);
 	windows_release(&a.win);
 	offcpu_agg_release_all(&a.off);
+	forget_release(&a.forget);
 	stream_reader_release(&a.in);
 	stream_writer_release(&a.out);
 	return 0;
