@@ -31,6 +31,20 @@ fpcache_free(struct fpcache *c)
 	free(c);
 }
 
+void
+fpcache_forget(struct fpcache *c, uint32_t pid)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < FPC_SLOTS; i++) {
+		struct fpc_ent *e = &c->ents[i];
+		if (e->ips && e->pid == pid) {
+			free(e->ips);
+			memset(e, 0, sizeof(*e));
+		}
+	}
+}
+
 static uint64_t
 hash_ips(uint32_t pid, uint16_t nk, const uint64_t *ips, unsigned n)
 {

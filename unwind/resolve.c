@@ -191,9 +191,10 @@ round_passed(struct resolver *r, uint64_t time)
 {
 	size_t kept = 0;
 	for (size_t i = 0; i < r->nending; i++) {
-		if (r->ending[i].time <= time)
+		if (r->ending[i].time <= time) {
 			proctab_drop(&r->procs, r->ending[i].pid);
-		else
+			fpcache_forget(r->fpcache, r->ending[i].pid);
+		} else
 			r->ending[kept++] = r->ending[i];
 	}
 	r->nending = kept;
