@@ -21,7 +21,7 @@
 
 WL_KEEP uint64_t child_spin(uint64_t x)
 {
-	for (int i = 0; i < 1000; i++)
+	for (int i = 0; i < 100000; i++)
 		x = x * 6364136223846793005u + 1442695040888963407u;
 	return x;
 }
