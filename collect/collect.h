@@ -21,6 +21,7 @@ struct collect_opts {
 	const char *kind;               /* "pid" or "launch" */
 	int resume;
 	const char *module_cache;
+	uint64_t max_module_cache;      /* --max-module-cache: bytes the cache may hold */
 	unsigned max_threads;
 	const char *save_stream;
 	int verbose;
