@@ -24,6 +24,7 @@
 #include "fsutil.h"
 #include "defs.h"
 #include "gzfile.h"
+#include "modules.h"
 #include "outname.h"
 #include "profile.h"
 #include "announce.h"
@@ -162,6 +163,9 @@ end_window(struct state *s, const struct frame *f)
 		write_kind(s, &s->off, "off-cpu", &we, &t[n], &ff[n], name[n], sizeof(name[n]));
 		n++;
 	}
+	const struct profile *written[2] = { &s->prof, &s->off };
+	if (modules_announce(&s->out, we.index, written, 2) < 0)
+		errx(1, "%s: %s", s->out.name, s->out.err[0] ? s->out.err : "out of memory");
 	announce_window(&s->out, ff, t, n, f);
 }
 
