@@ -86,20 +86,25 @@ same_ns(pid_t pid)
 }
 
 /* DIR/.sessions/SESSION, locked for as long as collect runs (commit's retention tells a
- * running session from an ended one by the lock). */
+ * running session from an ended one by the lock).  It is locked under a name retention
+ * skips, then renamed: it never shows unlocked. */
 static int
 open_session(const struct modcache *m, uint64_t session_id)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], tmp[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/.sessions", m->dir);
 	if (mkdir_0755(m, path) < 0)
 		return -1;
 	snprintf(path, sizeof(path), "%s/.sessions/%016llx", m->dir,
 		 (unsigned long long)session_id);
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	snprintf(tmp, sizeof(tmp), "%s/.sessions/.%016llx.%d", m->dir,
+		 (unsigned long long)session_id, (int)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -1;
-	if (flock(fd, LOCK_EX) < 0 || (fchown(fd, m->uid, m->gid) < 0 && errno != EPERM)) {
+	if (flock(fd, LOCK_EX) < 0 || (fchown(fd, m->uid, m->gid) < 0 && errno != EPERM) ||
+	    rename(tmp, path) < 0) {
+		unlink(tmp);
 		close(fd);
 		return -1;
 	}

@@ -63,6 +63,8 @@ struct commit_batch {
 	char diag_temp[64];
 };
 
+struct modrefs_pending;
+
 struct commit {
 	const char *dir;                /* as given, without trailing slashes */
 	int dirfd;
@@ -78,6 +80,8 @@ struct commit {
 	uint64_t warnings_dropped;
 	struct commit_published *published;
 	size_t npublished, published_cap;
+	struct modrefs_pending *refs;   /* module lists of windows not yet published */
+	size_t nrefs, caprefs;
 };
 
 /* window.c: bookkeeping.  The functions that can meet bad input return -1 with err set. */

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "commit.h"
+#include "modrefs.h"
 #include "stream.h"
 
 static struct env {
@@ -131,6 +132,7 @@ handle(struct commit *c, const char *name, const struct frame *f)
 		struct fr_warning warning;
 		struct fr_window_start start;
 		struct fr_file file;
+		struct fr_modules modules;
 	} v;
 	char err[512];
 	int rc = 0;
@@ -157,7 +159,12 @@ handle(struct commit *c, const char *name, const struct frame *f)
 	case FR_WINDOW_END:
 		end_window(c, name, f);
 		break;
+	case FR_MODULES:
+		if ((rc = stream_get_modules(f, &v.modules, err, sizeof(err))) == 0)
+			modrefs_add(c, &v.modules);
+		break;
 	case FR_END:
+		modrefs_prune(c, 1);
 		return 1;
 	default:
 		break; /* not ours: samples, stacks, and types newer than this stage */
@@ -216,6 +223,7 @@ main(int argc, char **argv)
 		errx(1, "out of memory");
 	c.keep_windows = env.keep_windows;
 	run(&c, fd, env.input ? env.input : "stdin");
+	modrefs_release(&c);
 	commit_release(&c);
 	free((char *)c.dir);
 	close(c.dirfd);
