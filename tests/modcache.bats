@@ -80,6 +80,13 @@ collapsed() {
 	echo "$files files, $full bytes; module cache $cache bytes"
 	[ "$files" -ge 8 ]
 	[ "$cache" -le $((full / 10)) ]
+	# The windows' lists name exactly what the cache holds, cc1 among them.
+	cat "$out/.modules/.refs"/* | sort -u >"$BATS_TEST_TMPDIR/refs"
+	(cd "$out/.modules/.build-id" && find . -type f | sed 's|^\./\(..\)/|\1|' | sort) \
+		>"$BATS_TEST_TMPDIR/cached"
+	cmp "$BATS_TEST_TMPDIR/refs" "$BATS_TEST_TMPDIR/cached"
+	grep -qx "$(grep '/cc1$' "$BATS_TEST_TMPDIR/maps" | cut -d' ' -f1 | head -n 1)" \
+		"$BATS_TEST_TMPDIR/refs"
 	# Only modules, no copy being written, and no session still listed.
 	[ -z "$(find "$out/.modules/.build-id" -name '*.tmp.*' -o -name '.*prune*')" ]
 	[ -z "$(ls "$out/.modules/.sessions")" ]
