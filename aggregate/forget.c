@@ -24,8 +24,10 @@ forget_round(struct forget_q *q, uint64_t time, uint32_t open_index, struct stre
 	for (size_t i = 0; i < q->n; i++) {
 		struct forget_exit *e = &q->v[i];
 		if (e->armed && e->window < open_index) {
+			/* The main thread's name is the process's: it goes with the process
+			 * (its other threads may outlive the main one). */
 			struct fr_forget f = { e->pid, e->tid };
-			if (stream_put_forget(out, &f) < 0)
+			if (e->tid != e->pid && stream_put_forget(out, &f) < 0)
 				return -1;
 			f.tid = 0;
 			if ((e->flags & EXIT_PROCESS) && stream_put_forget(out, &f) < 0)

@@ -30,8 +30,9 @@ struct forget_q {
  * memory. */
 int forget_push(struct forget_q *q, const struct fr_task *t);
 /* At a round: exits at or before time now wait for window open_index to end; those whose
- * window has ended before open_index go out as FR_FORGET (thread first, then the process).
- * 0, or -1 on a write error. */
+ * window has ended before open_index go out as FR_FORGET: a thread other than the main one
+ * by itself, then, for the last thread, the process (with every thread's name).  0, or -1
+ * on a write error. */
 int forget_round(struct forget_q *q, uint64_t time, uint32_t open_index,
 		 struct stream_writer *out);
 void forget_release(struct forget_q *q);

@@ -77,15 +77,20 @@ test_timing(void)
 	CHECK(forget_round(&q, 200, 2, &o.w) == 0);
 	CHECK(forget_round(&q, 250, 2, &o.w) == 0);
 	CHECK(strcmp(forgotten(&o), "") == 0);
-	/* Window 2 ended: the thread, the last thread, then the process; pid 9's exit came
-	 * after that round's time and is armed with window 3 now. */
+	/* Window 2 ended: the thread, then the process (the main thread's name goes with
+	 * it); pid 9's exit came after that round's time and is armed with window 3 now. */
 	CHECK(forget_round(&q, 350, 3, &o.w) == 0);
-	CHECK(strcmp(forgotten(&o), "7/8 7/7 7/0 ") == 0);
+	CHECK(strcmp(forgotten(&o), "7/8 7/0 ") == 0);
 	CHECK(q.n == 1);
 	CHECK(forget_round(&q, 400, 3, &o.w) == 0);
 	CHECK(strcmp(forgotten(&o), "") == 0);
 	CHECK(forget_round(&q, 500, 5, &o.w) == 0);
-	CHECK(strcmp(forgotten(&o), "9/9 9/0 ") == 0 && q.n == 0);
+	CHECK(strcmp(forgotten(&o), "9/0 ") == 0 && q.n == 0);
+	/* A main thread that ends before the others keeps the process's name. */
+	struct fr_task leader = { .time = 600, .pid = 11, .tid = 11 };
+	CHECK(forget_push(&q, &leader) == 0);
+	CHECK(forget_round(&q, 700, 6, &o.w) == 0 && forget_round(&q, 800, 7, &o.w) == 0);
+	CHECK(strcmp(forgotten(&o), "") == 0 && q.n == 0);
 	/* pid 0 (the idle task) is never forgotten. */
 	struct fr_task idle = { .time = 1, .flags = EXIT_PROCESS };
 	CHECK(forget_push(&q, &idle) == 0 && q.n == 0);
