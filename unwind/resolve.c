@@ -47,8 +47,8 @@ function_id(struct resolver *r, const char *name, const char *sys, const char *f
 uint32_t
 resolve_kernel(struct resolver *r, uint64_t addr)
 {
-	uint32_t id = intern_find(&r->locs, 0, addr);
-	if (id)
+	uint32_t id;
+	if (idmap_get(&r->klocs, addr, &id))
 		return id;
 	if (!r->kernel_mapping_id) {
 		r->kernel_mapping_id = r->next_mapping_id++;
@@ -70,7 +70,9 @@ resolve_kernel(struct resolver *r, uint64_t addr)
 		loc.nlines = 1;
 		loc.lines[0] = (struct fr_line){ fid, 0 };
 	}
-	id = intern_add(&r->locs, 0, addr);
+	id = intern_new_id(&r->locs);
+	if (idmap_put(&r->klocs, addr, id) < 0)
+		return 0;
 	loc.id = id;
 	loc.mapping_id = r->kernel_mapping_id;
 	loc.address = addr;
@@ -243,4 +245,5 @@ resolver_release(struct resolver *r)
 	ksymtab_release(&r->ksyms);
 	intern_release(&r->locs);
 	intern_release(&r->funcs);
+	idmap_release(&r->klocs);
 }

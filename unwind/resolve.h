@@ -23,6 +23,7 @@ struct resolver {
 	struct ksymtab ksyms;
 	struct usymtab usyms;    /* FR_USYM: symbols the capture carried */
 	struct intern locs, funcs;
+	struct idmap klocs;      /* kernel address -> location id (shared by every process) */
 	uint32_t next_mapping_id;
 	uint32_t kernel_mapping_id;
 	struct fpcache *fpcache; /* fpstack.c: stacks already resolved */
