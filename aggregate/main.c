@@ -245,6 +245,7 @@ on_frame(struct agg *a, const struct frame *f)
 		stream_get_comm(f, &m, e, sizeof(e));
 		if ((m.flags & COMM_EXEC) && m.pid == a->target_pid)
 			windows_exec(&a->win, m.time);
+		forget_reused(&a->forget, m.pid, m.tid, m.time);
 		break;
 	}
 	case FR_LOST: {
@@ -268,12 +269,23 @@ on_frame(struct agg *a, const struct frame *f)
 			errx(1, "%s", a->out.err[0] ? a->out.err : "out of memory");
 		break;
 	}
-	case FR_EXIT: {
+	case FR_EXIT:
+	case FR_FORK: {
 		struct fr_task t;
 		stream_get_task(f, &t, e, sizeof(e));
-		if (forget_push(&a->forget, &t) < 0)
+		if (f->type == FR_FORK)
+			forget_reused(&a->forget, t.pid, t.tid, t.time);
+		else if (forget_exit(&a->forget, &t) < 0)
 			errx(1, "out of memory");
 		break;
+	}
+	case FR_FORGET: {
+		/* unwind's list: held until the windows that may name it are written. */
+		struct fr_forget g;
+		stream_get_forget(f, &g, e, sizeof(e));
+		if (forget_frame(&a->forget, &g) < 0)
+			errx(1, "out of memory");
+		return 0;
 	}
 	case FR_END: {
 		struct fr_end end;

@@ -280,17 +280,19 @@ defs_forget(struct defs *d, const struct fr_forget *f)
 {
 	uint32_t i;
 
+	for (uint32_t k = 0; k < f->n; k++) {
+		if (!idmap_get(&d->mapping_ix, stream_forget_id(f, k), &i))
+			continue;
+		struct def_mapping *m = &d->mappings[i];
+		if (!m->gone) {
+			m->gone = 1;
+			d->gone += 1 + (size_t)m->nlocations;
+		}
+	}
 	if (f->tid) {
 		if (idmap_get(&d->comm_ix, f->tid, &i) && d->comms[i].pid == f->pid)
 			forget_comm(d, i);
 	} else if (f->pid) {
-		for (size_t j = 0; j < d->nmappings; j++) {
-			struct def_mapping *m = &d->mappings[j];
-			if (m->pid == f->pid && !m->gone) {
-				m->gone = 1;
-				d->gone += 1 + (size_t)m->nlocations;
-			}
-		}
 		for (size_t j = 0; j < d->ncomms; j++)
 			if (d->comms[j].pid == f->pid)
 				forget_comm(d, j);

@@ -5,8 +5,8 @@
  * Pointers returned by the lookups are valid until the next defs_add_*, defs_set_* or
  * defs_forget.
  *
- * FR_FORGET (aggregate writes it once no later frame can name them) marks the mappings of
- * an ended process, the locations in them and the names of its threads as gone.  What is
+ * FR_FORGET (aggregate passes it on once no later frame can name them) marks mappings no
+ * process maps any more, the locations in them and the names of ended threads as gone.  What is
  * gone is given back in one pass, which rebuilds the tables and the string pool from what
  * is left, once it outweighs what is left: under process churn the tables stay within
  * twice what the live processes and the functions ever named need.
@@ -98,8 +98,8 @@ int defs_add_mapping(struct defs *d, const struct fr_mapping *m);
 int defs_add_function(struct defs *d, const struct fr_function *f);
 int defs_add_location(struct defs *d, const struct fr_location *l);
 int defs_set_comm(struct defs *d, const struct fr_comm *c);
-/* FR_FORGET: tid 0 forgets process pid's mappings, their locations and its threads'
- * names; another tid that thread's name. */
+/* FR_FORGET: the mappings it lists and their locations; with tid 0 the names of pid's
+ * threads, with another tid that thread's name. */
 int defs_forget(struct defs *d, const struct fr_forget *f);
 /* Decodes and keeps f when it is a definition (target, mapping, function, location, comm)
  * or acts on an FR_FORGET: 1 when taken, 0 for any other frame type, -1 with d->err set

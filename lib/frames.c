@@ -998,11 +998,19 @@ stream_get_file(const struct frame *f, struct fr_file *v, char *err, size_t errl
 }
 
 int
-stream_put_forget(struct stream_writer *w, const struct fr_forget *v)
+stream_put_forget(struct stream_writer *w, const struct fr_forget *v, const uint32_t *ids)
 {
 	ENC_BEGIN();
+	if (v->n > STREAM_MAX_FORGET) {
+		snprintf(w->err, sizeof(w->err), "forget frame with more than %d mappings",
+			 STREAM_MAX_FORGET);
+		return -1;
+	}
 	put_u32(e, v->pid);
 	put_u32(e, v->tid);
+	put_u32(e, v->n);
+	for (uint32_t i = 0; i < v->n; i++)
+		put_u32(e, ids[i]);
 	return enc_done(e, FR_FORGET);
 }
 
@@ -1012,7 +1020,17 @@ stream_get_forget(const struct frame *f, struct fr_forget *v, char *err, size_t 
 	DEC_BEGIN(FR_FORGET);
 	v->pid = get_u32(d);
 	v->tid = get_u32(d);
+	v->n = get_u32(d);
+	if (v->n > STREAM_MAX_FORGET && !d->bad)
+		d->bad = "more mappings than the limit";
+	v->ids = d->bad ? NULL : take(d, (size_t)v->n * 4);
 	return dec_done(f, d, err, errlen);
+}
+
+uint32_t
+stream_forget_id(const struct fr_forget *v, uint32_t i)
+{
+	return ld32(v->ids + (size_t)i * 4);
 }
 
 #define BID_BYTES (1 + STREAM_BUILD_ID_MAX)

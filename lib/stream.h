@@ -362,12 +362,17 @@ struct fr_window_end {
 	struct fr_stat stats[STREAM_MAX_STATS];
 };
 
-/* Written by aggregate once no later frame refers to what it names: tid 0, process pid
- * (its mappings, the locations in them, its threads' names); else thread tid of pid (its
- * name). */
+/* No later frame refers to what it names: the n mappings (with the locations in them);
+ * with tid 0 and pid not 0, the names of pid's threads; with tid not 0, the name of thread
+ * tid of pid.  unwind lists the mappings it dropped, aggregate adds the names and passes
+ * both on once no window can show them (docs/stream-format.md). */
+#define STREAM_MAX_FORGET 65536 /* mappings per frame */
 struct fr_forget {
 	uint32_t pid, tid;
+	uint32_t n;
+	const uint8_t *ids;      /* n packed u32 mapping ids; read with stream_forget_id */
 };
+uint32_t stream_forget_id(const struct fr_forget *v, uint32_t i);
 
 #define FILE_REQUIRED 1u
 /* A file of a window published without it (fanout): commit removes the temporary file. */
@@ -465,7 +470,8 @@ int stream_put_window_start(struct stream_writer *w, const struct fr_window_star
 int stream_put_window_stack(struct stream_writer *w, const struct fr_window_stack *v);
 int stream_put_window_end(struct stream_writer *w, const struct fr_window_end *v);
 int stream_put_file(struct stream_writer *w, const struct fr_file *v);
-int stream_put_forget(struct stream_writer *w, const struct fr_forget *v);
+/* FR_FORGET with v's pid and tid and the v->n mapping ids at ids (v->ids is not read). */
+int stream_put_forget(struct stream_writer *w, const struct fr_forget *v, const uint32_t *ids);
 /* FR_MODULES of window index: n build ids (at most STREAM_MAX_MODULES). */
 int stream_put_modules(struct stream_writer *w, uint32_t index, const struct fr_bid *ids,
 		       uint16_t n);

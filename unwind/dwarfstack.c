@@ -399,6 +399,7 @@ int dwarfstack_resolve(struct dwarfstack *d, struct resolver *r,
 	int end = DW_END_COMPLETE;
 
 	memset(out, 0, offsetof(struct fr_stack, locs));
+	resolver_saw(r, s->time);
 	out->time = s->time;
 	out->pid = s->pid;
 	out->tid = s->tid;

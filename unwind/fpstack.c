@@ -99,6 +99,7 @@ fpstack_resolve(struct resolver *r, const struct fr_sample *s, struct fr_stack *
 	const uint64_t *uips = s->ips + nk;
 
 	memset(out, 0, offsetof(struct fr_stack, locs));
+	resolver_saw(r, s->time);
 	out->time = s->time;
 	out->pid = s->pid;
 	out->tid = s->tid;

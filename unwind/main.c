@@ -108,8 +108,6 @@ on_frame(struct resolver *r, struct stream_writer *out, const struct frame *f)
 	static struct fr_sample_regs sr;
 	static struct fr_stack st;
 	union {
-		struct fr_mmap m;
-		struct fr_comm c;
 		struct fr_ksym k;
 	} u;
 	char e[200];
@@ -141,27 +139,13 @@ on_frame(struct resolver *r, struct stream_writer *out, const struct frame *f)
 	case FR_TARGET:
 		check_target(f);
 		break;
-	case FR_MMAP: {
-		stream_get_mmap(f, &u.m, e, sizeof(e));
-		struct proc *p = proctab_get(&r->procs, u.m.pid);
-		if (!p || proc_map(p, &u.m) < 0)
-			errx(1, "out of memory");
-		break;
-	}
-	case FR_COMM:
-		stream_get_comm(f, &u.c, e, sizeof(e));
-		if (u.c.flags & COMM_EXEC) {
-			struct proc *p = proctab_get(&r->procs, u.c.pid);
-			if (!p)
-				errx(1, "out of memory");
-			proc_clear(p);
-		}
-		break;
 	case FR_KSYM:
 		stream_get_ksym(f, &u.k, e, sizeof(e));
 		if (ksymtab_add(&r->ksyms, &u.k) < 0)
 			errx(1, "out of memory");
 		break;
+	case FR_MMAP:
+	case FR_COMM:
 	case FR_USYM:
 	case FR_FORK:
 	case FR_EXIT:

@@ -199,6 +199,9 @@ put_resolved(struct resolver *r, const struct fr_offcpu *in, const uint64_t *uip
 	memcpy(s.ips + in->nkernel, uips, nu * sizeof(uips[0]));
 	if (fpstack_resolve(r, &s, &st) < 0)
 		return -1;
+	/* The spans share the stack: none of its mappings is forgotten before the last ends. */
+	for (uint32_t i = 0; i < nmore; i++)
+		resolver_saw(r, stream_span_unpack(more, i).end);
 	uint32_t id = root(r, in->phase);
 	if (!id)
 		return -1;

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 /* Generations count for every table at once: a process that takes the pid of one that
  * ended never meets a cached result of its predecessor (fpstack.c keys them by pid and
  * generation). */
@@ -47,13 +49,20 @@ proctab_get(struct proctab *t, uint32_t pid)
 	t->n++;
 	memset(&t->procs[lo], 0, sizeof(*t->procs));
 	t->procs[lo].pid = pid;
+	t->procs[lo].tab = t;
 	t->procs[lo].gen = ++generations;
 	return &t->procs[lo];
 }
 
+/* A mapping no process maps any more: its id, when one was written, goes on the table's
+ * gone list (when that cannot grow, the id is merely never forgotten downstream). */
 static void
-map_free(struct map *m)
+map_free(struct proc *p, struct map *m)
 {
+	struct proctab *t = p->tab;
+	if (m->mapping_id && t &&
+	    grow_array((void **)&t->gone, &t->capgone, t->ngone, 1, sizeof(*t->gone)) == 0)
+		t->gone[t->ngone++] = m->mapping_id;
 	free(m->path);
 	idmap_release(&m->locs);
 }
@@ -101,7 +110,7 @@ punch(struct proc *p, uint64_t start, uint64_t end)
 			return 0;
 		}
 		if (m->start >= start && m->end <= end) {
-			map_free(m);
+			map_free(p, m);
 			memmove(m, m + 1, (p->n - i - 1) * sizeof(*m));
 			p->n--;
 			i--;
@@ -143,7 +152,7 @@ void
 proc_clear(struct proc *p)
 {
 	for (size_t i = 0; i < p->n; i++)
-		map_free(&p->maps[i]);
+		map_free(p, &p->maps[i]);
 	p->n = 0;
 	p->gen = ++generations;
 }
@@ -180,10 +189,13 @@ void
 proctab_release(struct proctab *t)
 {
 	for (size_t i = 0; i < t->n; i++) {
+		t->procs[i].tab = NULL;
 		proc_clear(&t->procs[i]);
 		free(t->procs[i].maps);
 	}
 	free(t->procs);
+	free(t->gone);
 	t->procs = NULL;
-	t->n = 0;
+	t->gone = NULL;
+	t->n = t->ngone = t->capgone = 0;
 }

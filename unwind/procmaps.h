@@ -26,8 +26,11 @@ struct map {
 	struct idmap locs;
 };
 
+struct proctab;
+
 struct proc {
 	uint32_t pid;
+	struct proctab *tab;     /* the table that holds it (its gone list) */
 	struct map *maps;
 	size_t n, cap;
 	uint64_t gen;            /* changes whenever maps do: results cached under it expire;
@@ -37,6 +40,10 @@ struct proc {
 struct proctab {
 	struct proc *procs;     /* sorted by pid */
 	size_t n, cap;
+	/* Ids of the written mappings that no process maps any more (replaced, cleared by an
+	 * exec, or of a process dropped), for the resolver to forget. */
+	uint32_t *gone;
+	size_t ngone, capgone;
 };
 
 /* The process, created empty if new; NULL when out of memory. */

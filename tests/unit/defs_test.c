@@ -77,10 +77,17 @@ gone(const struct defs *d, uint32_t pid)
 	       !defs_comm(d, pid + 50000);
 }
 
+/* FR_FORGET of pid and tid; with tid 0 also the mappings define() made for pid, as
+ * unwind and aggregate send them. */
 static void
 forget(struct defs *d, uint32_t pid, uint32_t tid)
 {
-	struct fr_forget f = { pid, tid };
+	uint8_t ids[4 * MAPS];
+	struct fr_forget f = { pid, tid, tid ? 0 : MAPS, ids };
+	for (uint32_t m = 0; m < f.n; m++) {
+		uint32_t id = pid * 100 + m;
+		memcpy(ids + 4 * m, &id, 4); /* little-endian hosts: the stream's order */
+	}
 	CHECK(defs_forget(d, &f) == 0);
 }
 
@@ -146,8 +153,9 @@ test_winmodel_labels(void)
 		struct fr_mapping fm = { .id = pid, .pid = pid, .start = 0, .limit = 0x1000,
 					 .path = S("/usr/bin/cc1") };
 		CHECK(stream_put_mapping(&sw, &fm) == 0);
-		struct fr_forget g = { pid - 1, 0 };
-		CHECK(pid == 2 || stream_put_forget(&sw, &g) == 0);
+		uint32_t gone = pid - 1;
+		struct fr_forget g = { 0, 0, 1, NULL };
+		CHECK(pid == 2 || stream_put_forget(&sw, &g, &gone) == 0);
 	}
 	CHECK(stream_flush(&sw) == 0);
 	stream_writer_release(&sw);

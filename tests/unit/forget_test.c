@@ -28,7 +28,8 @@ out_open(struct out *o)
 	unlink(o->path);
 }
 
-/* The FR_FORGET frames written so far, as "pid/tid " pairs; the file is emptied. */
+/* The FR_FORGET frames written so far, as "pid/tid " pairs ("pid/tid:id,id " with
+ * mappings); the file is emptied. */
 static const char *
 forgotten(struct out *o)
 {
@@ -50,7 +51,11 @@ forgotten(struct out *o)
 		char e[200];
 		if (f.type != FR_FORGET || stream_get_forget(&f, &g, e, sizeof(e)) < 0)
 			abort();
-		n += (size_t)snprintf(text + n, sizeof(text) - n, "%u/%u ", g.pid, g.tid);
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "%u/%u%s", g.pid, g.tid,
+				      g.n ? ":" : " ");
+		for (uint32_t i = 0; i < g.n; i++)
+			n += (size_t)snprintf(text + n, sizeof(text) - n, "%u%s",
+					      stream_forget_id(&g, i), i + 1 < g.n ? "," : " ");
 	}
 	stream_reader_release(&r);
 	close(fd);
@@ -69,8 +74,8 @@ test_timing(void)
 	struct fr_task thread = { .time = 100, .pid = 7, .tid = 8 };
 	struct fr_task last = { .time = 150, .pid = 7, .tid = 7, .flags = EXIT_PROCESS };
 	struct fr_task later = { .time = 300, .pid = 9, .tid = 9, .flags = EXIT_PROCESS };
-	CHECK(forget_push(&q, &thread) == 0 && forget_push(&q, &last) == 0 &&
-	      forget_push(&q, &later) == 0);
+	CHECK(forget_exit(&q, &thread) == 0 && forget_exit(&q, &last) == 0 &&
+	      forget_exit(&q, &later) == 0);
 	/* A round before the exits: nothing; the round covering them arms them with the
 	 * window then open (2); while that window is open, still nothing. */
 	CHECK(forget_round(&q, 90, 2, &o.w) == 0);
@@ -88,12 +93,41 @@ test_timing(void)
 	CHECK(strcmp(forgotten(&o), "9/0 ") == 0 && q.n == 0);
 	/* A main thread that ends before the others keeps the process's name. */
 	struct fr_task leader = { .time = 600, .pid = 11, .tid = 11 };
-	CHECK(forget_push(&q, &leader) == 0);
+	CHECK(forget_exit(&q, &leader) == 0);
 	CHECK(forget_round(&q, 700, 6, &o.w) == 0 && forget_round(&q, 800, 7, &o.w) == 0);
 	CHECK(strcmp(forgotten(&o), "") == 0 && q.n == 0);
 	/* pid 0 (the idle task) is never forgotten. */
 	struct fr_task idle = { .time = 1, .flags = EXIT_PROCESS };
-	CHECK(forget_push(&q, &idle) == 0 && q.n == 0);
+	CHECK(forget_exit(&q, &idle) == 0 && q.n == 0);
+	forget_release(&q);
+	stream_writer_release(&o.w);
+	close(o.fd);
+}
+
+/* unwind's list waits for the end of the window open at the next round; a name whose
+ * thread or process id came back after the exit stays. */
+static void
+test_lists_and_reuse(void)
+{
+	struct forget_q q = { 0 };
+	struct out o;
+	out_open(&o);
+	uint8_t ids[8] = { 5, 0, 0, 0, 6, 0, 0, 0 };
+	struct fr_forget list = { 0, 0, 2, ids };
+	CHECK(forget_frame(&q, &list) == 0);
+	struct fr_task a = { .time = 100, .pid = 20, .tid = 21 };
+	struct fr_task b = { .time = 100, .pid = 30, .tid = 30, .flags = EXIT_PROCESS };
+	struct fr_task c = { .time = 100, .pid = 40, .tid = 40, .flags = EXIT_PROCESS };
+	CHECK(forget_exit(&q, &a) == 0 && forget_exit(&q, &b) == 0 && forget_exit(&q, &c) == 0);
+	/* Thread 21 and process 30 come back after their exits; process 40 was seen again
+	 * only before it ended. */
+	forget_reused(&q, 22, 21, 150);
+	forget_reused(&q, 30, 31, 160);
+	forget_reused(&q, 40, 40, 90);
+	CHECK(forget_round(&q, 200, 4, &o.w) == 0);
+	CHECK(strcmp(forgotten(&o), "") == 0);
+	CHECK(forget_round(&q, 300, 5, &o.w) == 0);
+	CHECK(strcmp(forgotten(&o), "0/0:5,6 40/0 ") == 0 && q.n == 0);
 	forget_release(&q);
 	stream_writer_release(&o.w);
 	close(o.fd);
@@ -103,6 +137,7 @@ int
 main(void)
 {
 	test_timing();
+	test_lists_and_reuse();
 	printf("forget: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }

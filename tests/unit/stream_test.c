@@ -285,8 +285,9 @@ fill_churn(struct stream_writer *w)
 			     .flags = EXIT_PROCESS };
 	stream_put_task(w, FR_EXIT, &t);
 	stream_put_task(w, FR_FORK, &t); /* a fork carries no flags */
-	struct fr_forget g = { 40, 0 };
-	stream_put_forget(w, &g);
+	struct fr_forget g = { 40, 0, 3, NULL };
+	uint32_t gone[3] = { 7, 0x01020304, 9 };
+	stream_put_forget(w, &g, gone);
 	struct fr_bid ids[2] = { { 3, { 0xab, 0xcd, 0xef } }, { 20, { 1 } } };
 	ids[1].id[19] = 0x99;
 	stream_put_modules(w, 7, ids, 2);
@@ -307,19 +308,25 @@ test_churn_frames(void)
 	struct fr_task t;
 	struct fr_forget g;
 	struct fr_modules m;
+	struct frame old;
 	char e[200];
 
 	CHECK(reader_on(b, len, &r, &h) == 0);
 	CHECK(stream_read(&r, &f) == 1 && f.type == FR_EXIT && f.len == 28);
 	CHECK(stream_get_task(&f, &t, e, sizeof(e)) == 0 && t.flags == EXIT_PROCESS &&
 	      t.pid == 40 && t.ptid == 1);
-	struct frame old = f;
+	old = f;
 	old.len = 24;
 	CHECK(stream_get_task(&old, &t, e, sizeof(e)) == 0 && t.flags == 0 && t.tid == 40);
 	CHECK(stream_read(&r, &f) == 1 && f.type == FR_FORK);
 	CHECK(stream_get_task(&f, &t, e, sizeof(e)) == 0 && t.flags == 0);
 	CHECK(stream_read(&r, &f) == 1 && stream_get_forget(&f, &g, e, sizeof(e)) == 0 &&
-	      g.pid == 40 && g.tid == 0);
+	      g.pid == 40 && g.tid == 0 && g.n == 3);
+	CHECK(stream_forget_id(&g, 0) == 7 && stream_forget_id(&g, 1) == 0x01020304 &&
+	      stream_forget_id(&g, 2) == 9);
+	old = f;
+	old.len -= 2;
+	CHECK(stream_get_forget(&old, &g, e, sizeof(e)) == -1 && strstr(e, "too short"));
 	CHECK(stream_read(&r, &f) == 1 && stream_get_modules(&f, &m, e, sizeof(e)) == 0 &&
 	      m.index == 7 && m.n == 2);
 	struct fr_bid a = stream_module(&m, 0), z = stream_module(&m, 1);
