@@ -5,13 +5,37 @@
 
 load helper
 
+setup_file() {
+	local root="$BATS_TEST_DIRNAME/.."
+	export CHURNGEN="$BATS_FILE_TMPDIR/churngen"
+	${CC:-cc} -std=c17 -D_GNU_SOURCE -I"$root/lib" ${LDFLAGS:-} -o "$CHURNGEN" \
+		"$root/tests/tools/churngen.c" "$RP_BIN/../lib/librp.a" -lz -lm
+}
+
 setup() {
+	[ "$BATS_TEST_NUMBER" -ne 1 ] || return 0
 	require_root
 	open_tmpdirs
 	out=$BATS_TEST_TMPDIR/out
 	mkdir -p "$out"
 	chown nobody: "$out"
 	cgroot=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
+}
+
+@test "4,000 processes, every pid taken again before the window of its last owner is out: each keeps its own mapping, and none loses its name" {
+	d=$BATS_TEST_TMPDIR/d
+	mkdir -p "$d"
+	"$CHURNGEN" 4000 | "$RP_BIN/unwind" | "$RP_BIN/aggregate" --window 2s |
+		"$RP_BIN/emit-collapsed" --output "$d" | "$RP_BIN/emit-pprof" --output "$d" |
+		"$RP_BIN/commit" --output "$d" >"$BATS_TEST_TMPDIR/wrote"
+	[ "$(grep -c collapsed "$BATS_TEST_TMPDIR/wrote")" -eq 5 ]
+	cat "$d"/*.collapsed >"$BATS_TEST_TMPDIR/all"
+	# Every process's samples stand on its own file: forgetting the one that ended never
+	# took the mapping of the next one with its pid.
+	[ "$(grep -o '\[p[0-9]*\]' "$BATS_TEST_TMPDIR/all" | sort -u | wc -l)" -eq 4000 ]
+	# And every stack has a process name (a name is the latest of its pid in the window).
+	[ "$(grep -c '^p[0-9]*;\[p[0-9]*\] [0-9]*$' "$BATS_TEST_TMPDIR/all")" -eq \
+		"$(wc -l <"$BATS_TEST_TMPDIR/all")" ]
 }
 
 teardown() {
