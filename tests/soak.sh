@@ -2,15 +2,19 @@
 # USAGE: RP_BIN=.output/bin RP_WORKLOADS=.output/workloads bash tests/soak.sh   (make soak)
 #
 # The churn soak: `launch` of a command that starts 100 short-lived children a second
-# (workloads/forkchurn, each child a new image) for SOAK_SECONDS (1800), and every stage's
-# VmRSS read every SOAK_EVERY seconds (10).  After the first minute, while the windows and
-# the symbol tables settle, every stage must stay flat: no sample may exceed the largest
-# RSS of the stage's second minute by more than SOAK_SLACK_KB (2048) KB.  Prints one line
-# per sample and a verdict per stage; exits 1 when a stage grew.  Needs root and a cgroup v2
-# hierarchy.  SOAK_SECONDS=150 tries it briefly.
+# (workloads/forkchurn, each child a new image) for SOAK_SECONDS (1800), sampled at
+# SOAK_HZ (49, the default of record and launch) with SOAK_WINDOW windows (10s), and every
+# stage's VmRSS read every SOAK_EVERY seconds (10).  After the first minute, while the
+# windows and the symbol tables settle, every stage must stay flat: no sample may exceed
+# the largest RSS of the stage's second minute by more than SOAK_SLACK_KB (2048) KB.  What
+# a stage keeps for all processes alike (the kernel's locations and functions the samples
+# reach, a module's DWARF units) still grows a little as rare paths come in, more the higher
+# SOAK_HZ (docs/churn.md); what it kept for each process would be megabytes a minute.
+# Prints one line per sample and a verdict per stage; exits 1 when a stage grew.  Needs
+# root and a cgroup v2 hierarchy.  SOAK_SECONDS=150 tries it briefly.
 #
 #   $ SOAK_SECONDS=150 make soak
-#   soak: 150 s, 100 children/s, window 10s, RSS every 10 s
+#   soak: 150 s, 100 children/s, 49 Hz, window 10s, RSS every 10 s
 #   t=10 children=900 collect=14980 unwind=23124 aggregate=1620 emit-pprof=2676 commit=1800
 #   ...
 #   soak: unwind flat: 23512 KB in the second minute, at most 23540 KB after it
@@ -22,6 +26,7 @@ seconds=${SOAK_SECONDS:-1800}
 every=${SOAK_EVERY:-10}
 slack=${SOAK_SLACK_KB:-2048}
 window=${SOAK_WINDOW:-10s}
+hz=${SOAK_HZ:-49}
 rate=100
 [ "$(id -u)" -eq 0 ] || { echo "soak: needs root (perf events)" >&2; exit 1; }
 [ "$seconds" -ge 130 ] || { echo "soak: SOAK_SECONDS must be at least 130" >&2; exit 1; }
@@ -38,10 +43,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-echo "soak: $seconds s, $rate children/s, window $window, RSS every $every s"
+echo "soak: $seconds s, $rate children/s, $hz Hz, window $window, RSS every $every s"
 # The command ends by itself after about SOAK_SECONDS, which ends the recording.
 "$bin/rustprofile.sh" launch --unwind fp --duration 0 --window "$window" \
-	--cpu-frequency 199 --output "$work/out" \
+	--cpu-frequency "$hz" --output "$work/out" \
 	-- "$wl/forkchurn" "$rate" $((rate * seconds)) "$work/progress" \
 	>"$work/log" 2>&1 &
 driver=$!
