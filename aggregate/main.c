@@ -13,6 +13,8 @@
  * one with a `since` time (the unwind fallback) until the windows that start before it are.
  * FR_OFFCPU_STACK pieces wait in their own bounded queue and are cut at window ends
  * (offcpu.h); their windows' off-CPU stacks go out as FR_WINDOW_OFFCPU_STACK.
+ * unwind's FR_FORGET frames, and the names of the threads and processes that ended, go out
+ * once the windows that may still show them are written (forget.h).
  */
 #include <err.h>
 #include <getopt.h>

@@ -5,7 +5,9 @@
  * FR_FILE frames that emitters wrote for each window (temp files already in the output
  * directory).  On each FR_WINDOW_END it writes the window's diagnostics JSON, renames all
  * of the window's files into place at once, applies --keep-windows, and only then prints
- * one "wrote PATH" line per file on stdout, nothing else.  On a truncated or corrupt stream
+ * one "wrote PATH" line per file on stdout, nothing else.  Each window's FR_MODULES become
+ * its refs file in the module cache, which is pruned with retention (modrefs.h).  On a
+ * truncated or corrupt stream
  * it removes the temps of unpublished windows and exits 1; published windows stay.
  * Writes no stream: it is the end of the pipeline.  SIGINT is ignored: collect handles it
  * and the stream ends with an END frame.

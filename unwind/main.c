@@ -5,7 +5,9 @@
  * chain) and FR_SAMPLE_REGS (registers and stack copy, see dwarfstack.h) is replaced by
  * an FR_STACK of location ids (leaf first), and each FR_OFFCPU by an FR_OFFCPU_STACK
  * (offcpu.h); the FR_MAPPING, FR_FUNCTION and FR_LOCATION frames defining those ids are
- * written before their first use.  Every other frame is forwarded untouched.  Runs without
+ * written before their first use.  Every other frame is forwarded untouched; before a
+ * round come FR_FORGET frames listing the mappings no process maps any more (a process
+ * that ended is forgotten at the first round after its exit, docs/churn.md).  Runs without
  * privileges: ELF and debug files come from the module cache collect filled, the original
  * paths, /usr/lib/debug and --symbol-dir.
  */
