@@ -5,6 +5,7 @@
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -256,6 +257,23 @@ session_refs(struct commit *c, int sessions, int ended, int drop_ended, struct i
 		closedir(d);
 }
 
+/* A module set aside by a pass that did not finish (its commit died) goes back under its
+ * name, to be judged again by the next pass. */
+static void
+put_back(int dir, const char *name)
+{
+	const char *tag = strstr(name, ".prune.");
+	char rest[HEX];
+	long pid;
+	if (!tag || tag - name - 1 <= 0 || tag - name - 1 >= HEX)
+		return;
+	pid = strtol(tag + 7, NULL, 10);
+	if (pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+		return;
+	snprintf(rest, sizeof(rest), "%.*s", (int)(tag - name - 1), name + 1);
+	renameat(dir, name, dir, rest);
+}
+
 /* Candidate entry xx/rest renamed aside, to be removed or put back. */
 struct aside {
 	char hex[HEX];
@@ -290,7 +308,11 @@ modrefs_prune(struct commit *c, int ended)
 		while (d && (b = readdir(d))) {
 			char hex[HEX], moved[HEX + 40];
 			size_t n = strlen(b->d_name);
-			if (b->d_name[0] == '.' || n + 2 >= HEX ||
+			if (b->d_name[0] == '.') {
+				put_back(dirfd(d), b->d_name);
+				continue;
+			}
+			if (n + 2 >= HEX ||
 			    strspn(b->d_name, "0123456789abcdef") != n)
 				continue; /* ., .., a copy being written, one set aside */
 			snprintf(hex, sizeof(hex), "%s%s", a->d_name, b->d_name);
