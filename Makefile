@@ -3,6 +3,7 @@
 #   make                 build every stage into $(OUT)/bin
 #   make check           unit tests, then the BATS suite (as root: live profiling tests)
 #   make check-asan      the same with AddressSanitizer and UndefinedBehaviorSanitizer
+#   make soak            30 minutes of process churn, every stage's RSS flat (SOAK_SECONDS)
 #   make fuzz            build the libFuzzer targets (clang) and run each briefly
 #   make bench           benchmarks against peers, printing ratios
 #   make install PREFIX=/usr/local DESTDIR=
@@ -57,7 +58,7 @@ WORKLOADS := $(OUT)/bin/workloads.stamp
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: demo all check check-unit check-bats check-asan fuzz bench install clean workloads
+.PHONY: demo all check check-unit check-bats check-asan fuzz bench install clean workloads soak
 
 all: $(BINS) $(OUT)/bin/rustprofile.sh
 
@@ -120,6 +121,10 @@ check-bats: all $(WORKLOADS)
 		      exit (f > 0 || p + f + s != n) }' $(OUT)/bats.tap
 
 check: check-unit check-bats
+
+# Not part of check: half an hour by default (tests/soak.sh; SOAK_SECONDS=150 tries it).
+soak: all $(WORKLOADS)
+	$(Q)RP_BIN=$(abspath $(OUT))/bin RP_WORKLOADS=$(abspath $(OUT))/workloads bash tests/soak.sh
 
 check-asan:
 	$(Q)$(MAKE) OUT=.output-asan CC=clang \

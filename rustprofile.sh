@@ -100,6 +100,7 @@ Options (defaults in brackets):
   --format FORMAT                auto, perf-data or simpleperf (import) [auto]
   --event NAME                   the capture's sampling event to import (import)
   --module-cache DIR             module copies for replay [<input dir>/.modules]
+  --max-module-cache BYTES       record/launch: what <output>/.modules may hold [1073741824]
   -h, --help                     this text
 Durations (humantime): 500ms, 10s, 2m, 1h30m, '1h 30m', 2days, 1w.
 Exit status: 0 published, 1 failed, 3 published but derived files skipped (see README.md).
@@ -123,7 +124,7 @@ esac
 
 format=auto event='' pid='' duration=60s window='' output=. profiles=cpu unwind=auto freq=49
 keep=60 max_stacks=65536 max_pending=262144 reorder=100ms save='' input='' cache=''
-max_threads='' selectors=0 partial='' svg='' collapsed='' firefox='' timeline=65536 budget=30s
+max_threads='' max_cache='' selectors=0 partial='' svg='' collapsed='' firefox='' timeline=65536 budget=30s
 symdirs=() offcpu_opts=()
 need() { [ $# -ge 2 ] || err "option '$1' needs a value"; }
 while [ $# -gt 0 ]; do
@@ -156,6 +157,7 @@ while [ $# -gt 0 ]; do
 	--completion-budget) need "$@"; budget=$2; shift 2 ;;
 	--input) need "$@"; input=$2; shift 2 ;;
 	--module-cache) need "$@"; cache=$2; shift 2 ;;
+	--max-module-cache) need "$@"; max_cache=$2; shift 2 ;;
 	--format) need "$@"; format=$2; shift 2 ;;
 	--event) need "$@"; event=$2; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
@@ -230,6 +232,7 @@ fopts=(--completion-budget "$budget")
 copts=(--duration "$duration" --window "${window:-60s}" --cpu-frequency "$freq"
 	--unwind "$unwind" --profiles "$profiles")
 [ -z "$max_threads" ] || copts+=(--max-threads "$max_threads")
+[ -z "$max_cache" ] || copts+=(--max-module-cache "$max_cache")
 [ -z "$partial" ] || copts+=(--allow-partial)
 copts+=(${offcpu_opts[@]+"${offcpu_opts[@]}"})
 # collect checks its options and, for record, runs the preflight before anything starts.

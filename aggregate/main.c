@@ -16,6 +16,8 @@
  * Windows are --window long; without it, as long as the first FR_TARGET says the recording
  * was made with (60 s when it does not say, as from import).
  * Confined (lib/confine.h, docs/privileges.md) to its stdin and stdout: no file at all.
+ * unwind's FR_FORGET frames, and the names of the threads and processes that ended, go out
+ * once the windows that may still show them are written (forget.h).
  */
 #include <err.h>
 #include <getopt.h>
@@ -26,6 +28,7 @@
 #include <unistd.h>
 
 #include "confine.h"
+#include "forget.h"
 #include "parse.h"
 #include "reorder.h"
 #include "stream.h"
@@ -120,6 +123,7 @@ struct agg {
 	struct reorder ro;
 	struct windows win;
 	struct offcpu_agg off; /* off-CPU pieces: their own queue, the same windows */
+	struct forget_q forget; /* ended threads and processes, until no window names them */
 	uint64_t newest;    /* newest event time seen */
 	uint64_t released;  /* everything at or before this time has been released */
 	uint32_t target_pid;
@@ -272,6 +276,7 @@ on_frame(struct agg *a, const struct frame *f)
 		stream_get_comm(f, &m, e, sizeof(e));
 		if ((m.flags & COMM_EXEC) && m.pid == a->target_pid)
 			windows_exec(&a->win, m.time);
+		forget_reused(&a->forget, m.pid, m.tid, m.time);
 		break;
 	}
 	case FR_LOST: {
@@ -290,9 +295,29 @@ on_frame(struct agg *a, const struct frame *f)
 		stream_get_round(f, &r, e, sizeof(e));
 		release_until(a, r.time);
 		/* A round is where collect wrote its pieces: they go on as many frames. */
-		if (offcpu_agg_flush(&a->off, &a->out) < 0)
-			errx(stream_writer_status(&a->out), "%s", a->out.err[0] ? a->out.err : "out of memory");
+		if (offcpu_agg_flush(&a->off, &a->out) < 0 ||
+		    forget_round(&a->forget, r.time, a->win.index, &a->out) < 0)
+			errx(stream_writer_status(&a->out), "%s",
+			     a->out.err[0] ? a->out.err : "out of memory");
 		break;
+	}
+	case FR_EXIT:
+	case FR_FORK: {
+		struct fr_task t;
+		stream_get_task(f, &t, e, sizeof(e));
+		if (f->type == FR_FORK)
+			forget_reused(&a->forget, t.pid, t.tid, t.time);
+		else if (forget_exit(&a->forget, &t) < 0)
+			errx(1, "out of memory");
+		break;
+	}
+	case FR_FORGET: {
+		/* unwind's list: held until the windows that may name it are written. */
+		struct fr_forget g;
+		stream_get_forget(f, &g, e, sizeof(e));
+		if (forget_frame(&a->forget, &g) < 0)
+			errx(1, "out of memory");
+		return 0;
 	}
 	case FR_END: {
 		struct fr_end end;
@@ -357,6 +382,7 @@ main(int argc, char **argv)
 	reorder_release(&a.ro);
 	windows_release(&a.win);
 	offcpu_agg_release_all(&a.off);
+	forget_release(&a.forget);
 	stream_reader_release(&a.in);
 	stream_writer_release(&a.out);
 	return 0;

@@ -10,6 +10,7 @@
 #include "ksyms.h"
 #include "modcache.h"
 #include "perf.h"
+#include "procend.h"
 #include "scope.h"
 
 struct collect_opts {
@@ -20,6 +21,7 @@ struct collect_opts {
 	const char *kind;               /* "pid" or "launch" */
 	int resume;
 	const char *module_cache;
+	uint64_t max_module_cache;      /* --max-module-cache: bytes the cache may hold */
 	unsigned max_threads;
 	const char *save_stream;
 	int verbose;
@@ -69,6 +71,7 @@ struct collect {
 	char lifecycle_why[320];        /* why it is not */
 	uint64_t session_id;            /* the stream's, chosen before the launch cgroup */
 	struct scope scope;             /* the processes covered (scope.h) */
+	struct procend procend;         /* which exits end a process (procend.h) */
 	struct fallback fb;             /* auto's watch over frame-pointer windows */
 	char fallback_reason[256];      /* why auto left frame pointers, or empty */
 	uint64_t since;                 /* the time the next FR_TARGET applies from, or 0 */

@@ -65,6 +65,7 @@ drain(struct collect *c)
 	/* The recording covers [start, deadline): nothing at or past the deadline follows. */
 	if (c->deadline_ns && r.time >= c->deadline_ns)
 		r.time = c->deadline_ns - 1;
+	procend_check(c, t0);
 	collect_offcpu_drain(c, &r.time);
 	lifecycle_drain(c);
 	/* Before the round, so a failed window's warning is still inside it. */

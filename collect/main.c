@@ -113,7 +113,8 @@ main(int argc, char **argv)
 		err(1, "getrandom");
 	if (c.o.launch_argv)
 		scope_launch(&c);
-	if (modcache_init(&c.cache, c.o.module_cache) < 0)
+	if (modcache_init(&c.cache, c.o.module_cache, c.o.max_module_cache, c.session_id,
+			  c.o.pid) < 0)
 		err(1, "cannot create module cache '%s'", c.o.module_cache);
 
 	collect_choose_mode(&c, pidfd, pf.nthreads, &resumed);
@@ -151,6 +152,7 @@ main(int argc, char **argv)
 	ksyms_free(&c.ksyms);
 	fallback_free(&c.fb);
 	modcache_free(&c.cache);
+	procend_free(&c.procend);
 	close(pidfd);
 	return 0;
 }

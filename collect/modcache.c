@@ -1,21 +1,23 @@
 /*
- * Module cache writer.  Files are written to a temporary name and renamed, so a reader
- * never sees a partial copy, and made 0644 in 0755 directories whatever our umask is.
- * collect runs as root, but what it creates belongs to the owner of the output directory
- * (the cache's parent): the user whose profiles these are can remove them without root.
+ * The module cache's bookkeeping: the build ids handled, the session's list, the cap
+ * (modfile.c writes the entries).  Directories are 0755 and belong, as every file
+ * collect creates, to the owner of the output directory (the cache's parent).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/sendfile.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "elfid.h"
 #include "modcache.h"
-#include "procfs.h"
+#include "modfile.h"
+
+#define RECOUNT_NS 10000000000ull /* a full cache is counted again at most this often */
 
 static int
 mkdir_0755(const struct modcache *m, const char *path)
@@ -33,10 +35,88 @@ mkdir_0755(const struct modcache *m, const char *path)
 	return 0;
 }
 
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* What DIR/.build-id holds on disk: every entry, a hard link at its whole size (it may be
+ * the last name of its file one day). */
+static uint64_t
+count(const struct modcache *m)
+{
+	char path[PATH_MAX];
+	uint64_t sum = 0;
+	snprintf(path, sizeof(path), "%s/.build-id", m->dir);
+	DIR *top = opendir(path);
+	struct dirent *a, *b;
+	while (top && (a = readdir(top))) {
+		if (a->d_name[0] == '.')
+			continue;
+		int fd = openat(dirfd(top), a->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		DIR *sub = fd >= 0 ? fdopendir(fd) : NULL;
+		while (sub && (b = readdir(sub))) {
+			struct stat st;
+			if (b->d_name[0] != '.' &&
+			    fstatat(dirfd(sub), b->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+				sum += (uint64_t)st.st_blocks * 512;
+		}
+		if (sub)
+			closedir(sub);
+		else if (fd >= 0)
+			close(fd);
+	}
+	if (top)
+		closedir(top);
+	return sum;
+}
+
+/* 1 when collect and pid see the same mount namespace. */
+static int
+same_ns(pid_t pid)
+{
+	char path[64];
+	struct stat a, b;
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
+	return stat("/proc/self/ns/mnt", &a) == 0 && stat(path, &b) == 0 && a.st_ino == b.st_ino &&
+	       a.st_dev == b.st_dev;
+}
+
+/* DIR/.sessions/SESSION, locked for as long as collect runs (commit's retention tells a
+ * running session from an ended one by the lock).  It is locked under a name retention
+ * skips, then renamed: it never shows unlocked. */
+static int
+open_session(const struct modcache *m, uint64_t session_id)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/.sessions", m->dir);
+	if (mkdir_0755(m, path) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/.sessions/%016llx", m->dir,
+		 (unsigned long long)session_id);
+	snprintf(tmp, sizeof(tmp), "%s/.sessions/.%016llx.%d", m->dir,
+		 (unsigned long long)session_id, (int)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	if (flock(fd, LOCK_EX) < 0 || (fchown(fd, m->uid, m->gid) < 0 && errno != EPERM) ||
+	    rename(tmp, path) < 0) {
+		unlink(tmp);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 int
-modcache_init(struct modcache *m, const char *dir)
+modcache_init(struct modcache *m, const char *dir, uint64_t max_bytes, uint64_t session_id,
+	      pid_t target)
 {
 	memset(m, 0, sizeof(*m));
+	m->session_fd = -1;
 	if (!dir)
 		return 0;
 	struct stat st;
@@ -53,10 +133,18 @@ modcache_init(struct modcache *m, const char *dir)
 		return -1;
 	m->uid = st.st_uid;
 	m->gid = st.st_gid;
-	if (stat(dir, &st) < 0 && mkdir_0755(m, dir) < 0)
+	if (stat(dir, &st) < 0 && (mkdir_0755(m, dir) < 0 || stat(dir, &st) < 0))
 		return -1;
-	m->dir = strdup(dir);
-	return m->dir ? 0 : -1;
+	m->dev = st.st_dev;
+	if (!(m->dir = strdup(dir)))
+		return -1;
+	m->max_bytes = max_bytes;
+	m->bytes = count(m);
+	m->target = target;
+	m->shared_ns = target > 0 && same_ns(target);
+	if ((m->session_fd = open_session(m, session_id)) < 0)
+		return -1;
+	return 0;
 }
 
 /* Records bid as handled; 1 when it already was. */
@@ -79,51 +167,19 @@ modcache_seen(struct modcache *m, const uint8_t *bid, size_t len)
 	return 0;
 }
 
-/* Copies all of in to out with sendfile (copy_file_range fails across file systems). */
+/* 1 when an entry of est more bytes fits under the cap, counting again (retention may have
+ * freed some) when the last count says no and is old enough. */
 static int
-copy_fd(int in, int out)
+fits(struct modcache *m, uint64_t est)
 {
-	struct stat st;
-	if (fstat(in, &st) < 0)
-		return -1;
-	off_t off = 0;
-	while (off < st.st_size) {
-		ssize_t n = sendfile(out, in, &off, (size_t)(st.st_size - off));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-	}
-	return 0;
-}
-
-static int
-modcache_copy(const struct modcache *m, int in, const char *final, char *err, size_t errlen)
-{
-	char tmp[PATH_MAX + 80];
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", final, (int)getpid()) >= sizeof(tmp)) {
-		snprintf(err, errlen, "module cache path too long");
-		return -1;
-	}
-	int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (out < 0) {
-		snprintf(err, errlen, "cannot create '%s': %s", tmp, strerror(errno));
-		return -1;
-	}
-	int rc = copy_fd(in, out);
-	if (rc == 0)
-		rc = fchmod(out, 0644);
-	if (rc == 0 && fchown(out, m->uid, m->gid) < 0 && errno != EPERM)
-		rc = -1;
-	if (close(out) < 0)
-		rc = -1;
-	if (rc == 0)
-		rc = rename(tmp, final);
-	if (rc < 0) {
-		snprintf(err, errlen, "cannot write '%s': %s", final, strerror(errno));
-		unlink(tmp);
-	}
-	return rc;
+	if (m->bytes + est <= m->max_bytes)
+		return 1;
+	uint64_t now = now_ns();
+	if (now < m->recount_at)
+		return 0;
+	m->recount_at = now + RECOUNT_NS;
+	m->bytes = count(m);
+	return m->bytes + est <= m->max_bytes;
 }
 
 int
@@ -132,9 +188,16 @@ modcache_add(struct modcache *m, const uint8_t *bid, size_t len, pid_t pid,
 {
 	if (!m->dir || len < 2 || modcache_seen(m, bid, len))
 		return 0;
-	char hex[2 * 20 + 1], dir[PATH_MAX], final[PATH_MAX + 48];
+	char hex[2 * 20 + 2], dir[PATH_MAX], final[PATH_MAX + 48];
 	for (size_t i = 0; i < len; i++)
 		snprintf(hex + 2 * i, 3, "%02x", bid[i]);
+	/* Listed before it is looked for: retention keeps what a running session lists. */
+	hex[2 * len] = '\n';
+	if (write(m->session_fd, hex, 2 * len + 1) != (ssize_t)(2 * len + 1)) {
+		snprintf(err, errlen, "cannot write '%s/.sessions': %s", m->dir, strerror(errno));
+		return -1;
+	}
+	hex[2 * len] = 0;
 	snprintf(dir, sizeof(dir), "%s/.build-id", m->dir);
 	if (mkdir_0755(m, dir) < 0)
 		goto dir_fail;
@@ -144,21 +207,18 @@ modcache_add(struct modcache *m, const uint8_t *bid, size_t len, pid_t pid,
 	snprintf(final, sizeof(final), "%s/%s", dir, hex + 2);
 	if (access(final, F_OK) == 0)
 		return 0;
-	int in = procfs_open_mapping(pid, start, end, path);
-	if (in < 0) {
-		snprintf(err, errlen, "cannot open '%s' of pid %d: %s", path, (int)pid,
-			 strerror(errno));
+	int in = modfile_open(m, bid, len, pid, start, end, path, err, errlen);
+	if (in < 0)
 		return -1;
+	uint64_t bytes = 0;
+	int rc;
+	if (!fits(m, modfile_estimate(in))) {
+		m->not_copied++;
+		rc = m->said_full ? 0 : MODCACHE_FULL;
+		m->said_full = 1;
+	} else if ((rc = modfile_store(m, in, final, &bytes, err, errlen)) == 0) {
+		m->bytes += bytes;
 	}
-	/* The path may now name a newer file; never file it under the wrong id. */
-	uint8_t got[20];
-	int gl = elfid_build_id(in, got, sizeof(got));
-	int rc = -1;
-	if (gl != (int)len || memcmp(got, bid, len) != 0)
-		snprintf(err, errlen, "'%s' of pid %d no longer has build id %s", path, (int)pid,
-			 hex);
-	else
-		rc = modcache_copy(m, in, final, err, errlen);
 	close(in);
 	return rc;
 dir_fail:
@@ -171,7 +231,10 @@ modcache_free(struct modcache *m)
 {
 	if (!m)
 		return;
+	if (m->session_fd >= 0)
+		close(m->session_fd);
 	free(m->dir);
 	free(m->done);
 	memset(m, 0, sizeof(*m));
+	m->session_fd = -1;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "modcache.h"
 #include "offcpu.h"
 #include "opts.h"
 #include "parse.h"
@@ -16,7 +17,7 @@
 
 enum { OPT_PID = 256, OPT_DURATION, OPT_FREQ, OPT_UNWIND, OPT_PROFILES, OPT_KIND,
        OPT_RESUME, OPT_CACHE, OPT_MAX_THREADS, OPT_SAVE, OPT_LAUNCH, OPT_LAUNCH_FD,
-       OPT_LAUNCH_ERR_FD, OPT_CHECK, OPT_PARTIAL, OPT_WINDOW };
+       OPT_LAUNCH_ERR_FD, OPT_CHECK, OPT_PARTIAL, OPT_WINDOW, OPT_MAX_CACHE };
 
 static const struct option longopts[] = {
 	{ "pid", required_argument, NULL, OPT_PID },
@@ -27,6 +28,7 @@ static const struct option longopts[] = {
 	{ "kind", required_argument, NULL, OPT_KIND },
 	{ "resume", no_argument, NULL, OPT_RESUME },
 	{ "module-cache", required_argument, NULL, OPT_CACHE },
+	{ "max-module-cache", required_argument, NULL, OPT_MAX_CACHE },
 	{ "max-threads", required_argument, NULL, OPT_MAX_THREADS },
 	{ "save-stream", required_argument, NULL, OPT_SAVE },
 	{ "launch", no_argument, NULL, OPT_LAUNCH },
@@ -88,7 +90,10 @@ usage(void)
 	       "  --kind KIND           pid or launch, recorded in the stream (default pid)\n"
 	       "  --resume              send SIGCONT to the target once sampling is enabled\n"
 	       "  --module-cache DIR    copy mapped executables to DIR/.build-id/xx/yyyy...\n"
-	       "                        so unprivileged stages can read them\n"
+	       "                        so unprivileged stages can read them (what they read\n"
+	       "                        of them, or a link where that costs nothing)\n"
+	       "  --max-module-cache BYTES  what DIR may hold; once full, further modules\n"
+	       "                        are not copied (default 1073741824)\n"
 	       "  --save-stream FILE    also write the stream to FILE\n"
 	       "  -v, --verbose         log setup details to stderr\n"
 	       "  -h, --help            show this help\n"
@@ -147,6 +152,9 @@ opt_value(struct collect_opts *o, int c, const char *arg)
 	case OPT_CACHE:
 		o->module_cache = arg;
 		break;
+	case OPT_MAX_CACHE:
+		o->max_module_cache = num("--max-module-cache", arg, 0, UINT64_MAX / 2);
+		break;
 	case OPT_MAX_THREADS:
 		o->max_threads = (unsigned)num("--max-threads", arg, 1, 1u << 20);
 		break;
@@ -174,7 +182,8 @@ opts_parse(int argc, char **argv, struct collect_opts *o)
 	*o = (struct collect_opts){ .freq = DEFAULT_FREQ, .unwind = "auto", .kind = "pid",
 				    .max_threads = DEFAULT_MAX_THREADS, .launch_stdout_fd = -1,
 				    .launch_stderr_fd = -1,
-				    .window_ns = DEFAULT_WINDOW_NS };
+				    .window_ns = DEFAULT_WINDOW_NS,
+				    .max_module_cache = MODCACHE_DEFAULT_MAX };
 	offcpu_defaults(o);
 	int launch = 0;
 	int c;

@@ -258,10 +258,12 @@ on_task(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
 	};
 	if (!scope_covers(c, t.pid))
 		return;
+	if (h->type == PERF_RECORD_EXIT)
+		t.flags = procend_exit(&c->procend, t.pid, t.tid);
 	emit_task(&c->out, h->type == PERF_RECORD_FORK ? FR_FORK : FR_EXIT, &t);
 	if (h->type == PERF_RECORD_FORK && t.pid != t.ppid)
 		scope_forked(c, t.pid, t.ppid);
-	else if (h->type == PERF_RECORD_EXIT && t.pid == t.tid)
+	else if (t.flags & EXIT_PROCESS)
 		scope_gone(c, t.pid);
 }
 

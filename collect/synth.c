@@ -30,10 +30,22 @@ collect_mapping(struct collect *c, struct fr_mmap *m, uint64_t end)
 	if (m->pid == (uint32_t)c->o.pid)
 		fallback_map(&c->fb, m->start, end);
 	char why[PATH_MAX + 200];
-	if (path[0] == '/' && m->build_id_len &&
-	    modcache_add(&c->cache, m->build_id, m->build_id_len, (pid_t)m->pid, m->start, end, path,
-			 why, sizeof(why)) < 0)
+	int rc = path[0] == '/' && m->build_id_len ?
+			 modcache_add(&c->cache, m->build_id, m->build_id_len, (pid_t)m->pid,
+				      m->start, end, path, why, sizeof(why)) : 0;
+	if (rc < 0)
 		warnx("module cache: %s", why);
+	if (rc == MODCACHE_FULL) {
+		/* Once, in the window it happened in. */
+		snprintf(why, sizeof(why), "module cache full: '%s' holds %llu bytes, "
+			 "--max-module-cache %llu; the modules not copied are named from their "
+			 "files while these last, and keep addresses only in a replay",
+			 c->cache.dir, (unsigned long long)c->cache.bytes,
+			 (unsigned long long)c->cache.max_bytes);
+		warnx("%s", why);
+		struct fr_warning w = { m->time, str_of(why) };
+		emit_warning(&c->out, &w);
+	}
 }
 
 struct synth_maps {

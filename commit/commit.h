@@ -67,6 +67,8 @@ struct commit_batch {
 	char diag_temp[300];
 };
 
+struct modrefs_pending;
+
 struct commit {
 	const char *dir;                /* as given, without trailing slashes */
 	int dirfd;
@@ -84,6 +86,8 @@ struct commit {
 	size_t npublished, published_cap;
 	uint64_t *starts;               /* start of each ended window, by index */
 	size_t nstarts, starts_cap;
+	struct modrefs_pending *refs;   /* module lists of windows not yet published */
+	size_t nrefs, caprefs;
 };
 
 /* window.c: bookkeeping.  The functions that can meet bad input return -1 with err set. */

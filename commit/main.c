@@ -5,11 +5,12 @@
  * FR_FILE frames that emitters wrote for each window (temp files already in the output
  * directory).  On each FR_WINDOW_END it writes the window's diagnostics JSON, renames all
  * of the window's files into place at once, applies --keep-windows, and only then prints
- * one "wrote PATH" line per file on stdout, nothing else.  On a truncated or corrupt stream
- * it removes the temps of unpublished windows and exits 1; published windows stay.  At the
- * end of a run, and at SIGTERM, SIGHUP or SIGPIPE, it removes every temporary file of this
- * session still in DIR (sweep.c); file frames are checked before they are acted on
- * (accept.c).
+ * one "wrote PATH" line per file on stdout, nothing else.  Each window's FR_MODULES become
+ * its refs file in the module cache, which is pruned with retention (modrefs.h).  On a
+ * truncated or corrupt stream it removes the temps of unpublished windows and exits 1 (4
+ * when the stream ended early); published windows stay.  At the end of a run, and at
+ * SIGTERM, SIGHUP or SIGPIPE, it removes every temporary file of this session still in DIR
+ * (sweep.c); file frames are checked before they are acted on (accept.c).
  * Writes no stream: it is the end of the pipeline.  SIGINT is ignored: collect handles it
  * and the stream ends with an END frame.
  * Confined (lib/confine.h) to the output directory and FILE.  --check applies the same
@@ -33,6 +34,7 @@
 #include "commit.h"
 #include "confine.h"
 #include "fsutil.h"
+#include "modrefs.h"
 #include "stream.h"
 
 static struct env {
@@ -218,6 +220,7 @@ handle(struct commit *c, const char *name, const struct frame *f)
 		struct fr_warning warning;
 		struct fr_window_start start;
 		struct fr_file file;
+		struct fr_modules modules;
 	} v;
 	char err[512];
 	int rc = 0;
@@ -244,7 +247,12 @@ handle(struct commit *c, const char *name, const struct frame *f)
 	case FR_WINDOW_END:
 		end_window(c, name, f);
 		break;
+	case FR_MODULES:
+		if ((rc = stream_get_modules(f, &v.modules, err, sizeof(err))) == 0)
+			modrefs_add(c, &v.modules);
+		break;
 	case FR_END:
+		modrefs_prune(c, 1);
 		return 1;
 	default:
 		break; /* not ours: samples, stacks, and types newer than this stage */
@@ -330,6 +338,7 @@ main(int argc, char **argv)
 		errx(1, "out of memory");
 	c.keep_windows = env.keep_windows;
 	run(&c, fd, env.input ? env.input : "stdin");
+	modrefs_release(&c);
 	commit_release(&c);
 	free((char *)c.dir);
 	close(c.dirfd);

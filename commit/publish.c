@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "modrefs.h"
 #include "outname.h"
 
 static int
@@ -171,12 +172,15 @@ retain(struct commit *c, const struct commit_batch *b, char *err, size_t errlen)
 		if (fs_unlink_at(c->dirfd, p->names[i]) < 0)
 			return fail(err, errlen, "cannot remove '%s/%s': %s", c->dir, p->names[i],
 				    strerror(errno));
+	/* The diagnostics file is the window's last name. */
+	modrefs_unpublish(c, p->names[p->n - 1]);
 	for (size_t i = 0; i < p->n; i++)
 		free(p->names[i]);
 	free(p->names);
 	memmove(p, p + 1, --c->npublished * sizeof(*p));
 	if (fsync(c->dirfd) < 0)
 		return fail(err, errlen, "cannot sync '%s': %s", c->dir, strerror(errno));
+	modrefs_prune(c, 0);
 	return 0;
 }
 
@@ -209,6 +213,7 @@ commit_publish(struct commit *c, struct commit_batch *b, char *err, size_t errle
 		rollback(c, b, 0);
 		return -1;
 	}
+	modrefs_publish(c, we->index, b->diag_name);
 	if (rename_all(c, b, err, errlen) < 0)
 		return -1;
 	if (retain(c, b, err, errlen) < 0)

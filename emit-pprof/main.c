@@ -4,8 +4,10 @@
  * Reads the stream on stdin and copies it to stdout unchanged (tee-like).  It remembers the
  * target, mapping, function and location definitions and thread names for the whole stream,
  * and encodes each window's FR_WINDOW_STACK frames as they pass.  At FR_WINDOW_END it writes
- * the profile to a fsynced temporary file in the output directory, then emits FR_FILE naming
+ * the profile to a fsynced temporary file in the output directory, then emits FR_MODULES
+ * (the build ids the window refers to, for the module cache's retention) and FR_FILE naming
  * it, then forwards the FR_WINDOW_END.  Renaming into place is the commit stage's job.
+ * FR_FORGET gives back the definitions of what no later window can name (lib/defs.h).
  * With off-CPU data (a target flagged TARGET_OFFCPU) the window's FR_WINDOW_OFFCPU_STACK
  * frames make a second, required profile "off-cpu-..." (intervals/count,
  * off_cpu/nanoseconds); a target whose profiles leave out cpu gets no CPU profile.
@@ -28,6 +30,7 @@
 #include "fsutil.h"
 #include "defs.h"
 #include "gzfile.h"
+#include "modules.h"
 #include "outname.h"
 #include "profile.h"
 #include "announce.h"
@@ -193,6 +196,9 @@ end_window(struct state *s, const struct frame *f)
 		write_kind(s, &s->off, "off-cpu", &we, t, n, &ff[n], name[n], sizeof(name[n]));
 		n++;
 	}
+	const struct profile *written[2] = { &s->prof, &s->off };
+	if (modules_announce(&s->out, we.index, written, 2) < 0)
+		errx(1, "%s: %s", s->out.name, s->out.err[0] ? s->out.err : "out of memory");
 	announce_window(&s->out, ff, t, n, f);
 }
 

@@ -39,6 +39,9 @@ oom(struct defs *d)
 	return -1;
 }
 
+/* Fewer forgotten entries than this are not worth a pass over the tables. */
+#define DEFS_MIN_COMPACT 1024
+
 #define GROW(d, arr, n, cap, more) \
 	grow_array((void **)&(d)->arr, &(d)->cap, (d)->n, (more), sizeof(*(d)->arr))
 
@@ -154,6 +157,9 @@ defs_add_location(struct defs *d, const struct fr_location *l)
 	if (GROW(d, locations, nlocations, cap_locations, 1) < 0 ||
 	    GROW(d, lines, nlines, cap_lines, n) < 0)
 		return oom(d);
+	uint32_t mi;
+	if (idmap_get(&d->mapping_ix, l->mapping_id, &mi))
+		d->mappings[mi].nlocations++;
 	v = &d->locations[d->nlocations];
 	*v = (struct def_location){ .id = l->id, .mapping_id = l->mapping_id,
 				    .address = l->address, .lines = d->nlines, .nlines = n };
@@ -175,9 +181,127 @@ defs_set_comm(struct defs *d, const struct fr_comm *c)
 		    idmap_put(&d->comm_ix, c->tid, (uint32_t)d->ncomms) < 0)
 			return oom(d);
 		i = (uint32_t)d->ncomms++;
+		d->comms[i] = (struct def_comm){ .tid = c->tid };
+	} else if (d->comms[i].gone) {
+		/* A new thread with the tid of one that ended. */
+		d->comms[i].gone = 0;
+		d->gone--;
 	}
+	d->comms[i].pid = c->pid;
 	/* Renames are rare (exec, prctl), so the old name simply stays in the pool. */
-	return pool_str(d, c->comm, &d->comms[i]);
+	return pool_str(d, c->comm, &d->comms[i].name);
+}
+
+/* ---- forgetting ---- */
+
+/* Copies s from the old pool into the new one (pool_add grows d->pool). */
+static int
+repool(struct defs *d, const char *old, struct pstr *s)
+{
+	return pool_add(d, old + s->off, s->len, s);
+}
+
+/* Rebuilds every table and the pool from what was not forgotten.  Mapping, location and
+ * comm indexes change; function indexes do not (functions are never forgotten). */
+static int
+compact(struct defs *d)
+{
+	char *old = d->pool;
+	size_t nm = 0, nl = 0, nlines = 0, nc = 0;
+
+	d->pool = NULL;
+	d->pool_len = d->pool_cap = 0;
+	if (repool(d, old, &d->exe) < 0 || repool(d, old, &d->comm) < 0)
+		goto fail;
+	for (size_t i = 0; i < d->nfunctions; i++) {
+		struct def_function *f = &d->functions[i];
+		if (repool(d, old, &f->name) < 0 || repool(d, old, &f->system_name) < 0 ||
+		    repool(d, old, &f->filename) < 0)
+			goto fail;
+	}
+	/* Locations first: whether one stays depends on its mapping, looked up in the old
+	 * index.  Lines move down in place, in order. */
+	idmap_clear(&d->location_ix);
+	for (size_t i = 0; i < d->nlocations; i++) {
+		struct def_location l = d->locations[i];
+		uint32_t mi;
+		if (idmap_get(&d->mapping_ix, l.mapping_id, &mi) && d->mappings[mi].gone)
+			continue;
+		memmove(d->lines + nlines, d->lines + l.lines, l.nlines * sizeof(*d->lines));
+		l.lines = nlines;
+		nlines += l.nlines;
+		if (idmap_put(&d->location_ix, l.id, (uint32_t)nl) < 0)
+			goto fail;
+		d->locations[nl++] = l;
+	}
+	idmap_clear(&d->mapping_ix);
+	for (size_t i = 0; i < d->nmappings; i++) {
+		struct def_mapping m = d->mappings[i];
+		if (m.gone)
+			continue;
+		if (repool(d, old, &m.path) < 0 || repool(d, old, &m.build_id) < 0 ||
+		    idmap_put(&d->mapping_ix, m.id, (uint32_t)nm) < 0)
+			goto fail;
+		d->mappings[nm++] = m;
+	}
+	idmap_clear(&d->comm_ix);
+	for (size_t i = 0; i < d->ncomms; i++) {
+		struct def_comm c = d->comms[i];
+		if (c.gone)
+			continue;
+		if (repool(d, old, &c.name) < 0 || idmap_put(&d->comm_ix, c.tid, (uint32_t)nc) < 0)
+			goto fail;
+		d->comms[nc++] = c;
+	}
+	free(old);
+	d->nmappings = nm;
+	d->nlocations = nl;
+	d->nlines = nlines;
+	d->ncomms = nc;
+	d->gone = 0;
+	d->compactions++;
+	return 0;
+fail:
+	free(old);
+	return oom(d);
+}
+
+static void
+forget_comm(struct defs *d, size_t i)
+{
+	if (!d->comms[i].gone) {
+		d->comms[i].gone = 1;
+		d->gone++;
+	}
+}
+
+int
+defs_forget(struct defs *d, const struct fr_forget *f)
+{
+	uint32_t i;
+
+	for (uint32_t k = 0; k < f->n; k++) {
+		if (!idmap_get(&d->mapping_ix, stream_forget_id(f, k), &i))
+			continue;
+		struct def_mapping *m = &d->mappings[i];
+		if (!m->gone) {
+			m->gone = 1;
+			d->gone += 1 + (size_t)m->nlocations;
+		}
+	}
+	if (f->tid) {
+		if (idmap_get(&d->comm_ix, f->tid, &i) && d->comms[i].pid == f->pid)
+			forget_comm(d, i);
+	} else if (f->pid) {
+		for (size_t j = 0; j < d->ncomms; j++)
+			if (d->comms[j].pid == f->pid)
+				forget_comm(d, j);
+	}
+	/* Amortized: a pass costs what is kept, and runs once as much is gone. */
+	size_t all = d->nmappings + d->nlocations + d->ncomms;
+	if (d->gone >= DEFS_MIN_COMPACT && d->gone * 2 >= all)
+		return compact(d);
+	return 0;
 }
 
 const struct def_mapping *
@@ -209,7 +333,7 @@ defs_comm(const struct defs *d, uint32_t tid)
 {
 	uint32_t i;
 
-	return idmap_get(&d->comm_ix, tid, &i) ? &d->comms[i] : NULL;
+	return idmap_get(&d->comm_ix, tid, &i) ? &d->comms[i].name : NULL;
 }
 
 int
@@ -221,6 +345,7 @@ defs_take(struct defs *d, const struct frame *f)
 		struct fr_function function;
 		struct fr_location location;
 		struct fr_comm comm;
+		struct fr_forget forget;
 	} u;                    /* large (a location): keep it off the stack */
 	char *e = d->err;
 	size_t n = sizeof(d->err);
@@ -241,6 +366,9 @@ defs_take(struct defs *d, const struct frame *f)
 	case FR_COMM:
 		return stream_get_comm(f, &u.comm, e, n) < 0 ||
 		       defs_set_comm(d, &u.comm) < 0 ? -1 : 1;
+	case FR_FORGET:
+		return stream_get_forget(f, &u.forget, e, n) < 0 ||
+		       defs_forget(d, &u.forget) < 0 ? -1 : 1;
 	default:
 		return 0;
 	}

@@ -2,7 +2,14 @@
  * Definitions that live for the whole stream: the target, mappings, functions, locations
  * (ids unique per stream) and thread names (latest FR_COMM per tid wins).  Strings are
  * copied into one pool and referenced by offset, so the frames they came from can go.
- * Pointers returned by the lookups are valid until the next defs_add_* or defs_set_*.
+ * Pointers returned by the lookups are valid until the next defs_add_*, defs_set_* or
+ * defs_forget.
+ *
+ * FR_FORGET (aggregate passes it on once no later frame can name them) marks mappings no
+ * process maps any more, the locations in them and the names of ended threads as gone.  What is
+ * gone is given back in one pass, which rebuilds the tables and the string pool from what
+ * is left, once it outweighs what is left: under process churn the tables stay within
+ * twice what the live processes and the functions ever named need.
  */
 #ifndef RP_DEFS_H
 #define RP_DEFS_H
@@ -21,6 +28,8 @@ struct pstr {
 
 struct def_mapping {
 	uint32_t id, pid, flags;
+	uint32_t nlocations;    /* locations defined in it */
+	int gone;               /* its process was forgotten */
 	uint64_t start, limit, offset;
 	struct pstr path;
 	struct pstr build_id;   /* lowercase hex */
@@ -36,6 +45,12 @@ struct def_location {
 	uint64_t address;
 	size_t lines;           /* index of the first line in defs.lines */
 	uint16_t nlines;
+};
+
+struct def_comm {
+	struct pstr name;
+	uint32_t pid, tid;
+	int gone;               /* the thread was forgotten */
 };
 
 struct defs {
@@ -64,9 +79,12 @@ struct defs {
 	struct fr_line *lines;
 	size_t nlines, cap_lines;
 
-	struct pstr *comms;     /* thread names, indexed through comm_ix */
+	struct def_comm *comms; /* thread names, indexed through comm_ix */
 	size_t ncomms, cap_comms;
 	struct idmap comm_ix;
+
+	size_t gone;            /* mappings, locations and names forgotten, not yet freed */
+	uint64_t compactions;   /* passes that freed them: each moves every entry */
 
 	char err[200];
 };
@@ -80,8 +98,12 @@ int defs_add_mapping(struct defs *d, const struct fr_mapping *m);
 int defs_add_function(struct defs *d, const struct fr_function *f);
 int defs_add_location(struct defs *d, const struct fr_location *l);
 int defs_set_comm(struct defs *d, const struct fr_comm *c);
-/* Decodes and keeps f when it is a definition (target, mapping, function, location, comm):
- * 1 when kept, 0 for any other frame type, -1 with d->err set (corrupt or redefined). */
+/* FR_FORGET: the mappings it lists and their locations; with tid 0 the names of pid's
+ * threads, with another tid that thread's name. */
+int defs_forget(struct defs *d, const struct fr_forget *f);
+/* Decodes and keeps f when it is a definition (target, mapping, function, location, comm)
+ * or acts on an FR_FORGET: 1 when taken, 0 for any other frame type, -1 with d->err set
+ * (corrupt or redefined). */
 int defs_take(struct defs *d, const struct frame *f);
 
 /* NULL when the id was never defined. */

@@ -448,6 +448,7 @@ stream_put_task(struct stream_writer *w, uint32_t type, const struct fr_task *v)
 	put_u32(e, v->ppid);
 	put_u32(e, v->tid);
 	put_u32(e, v->ptid);
+	put_u32(e, type == FR_EXIT ? v->flags : 0);
 	return enc_done(e, type);
 }
 
@@ -460,6 +461,8 @@ stream_get_task(const struct frame *f, struct fr_task *v, char *err, size_t errl
 	v->ppid = get_u32(d);
 	v->tid = get_u32(d);
 	v->ptid = get_u32(d);
+	/* Appended: a writer that predates it ends the frame here. */
+	v->flags = !d->bad && d->pos < d->len ? get_u32(d) : 0;
 	return dec_done(f, d, err, errlen);
 }
 
@@ -996,6 +999,83 @@ stream_get_file(const struct frame *f, struct fr_file *v, char *err, size_t errl
 	if (!d->bad && (!plain_name(v->name) || !plain_name(v->temp)))
 		d->bad = "file name is not a plain name in the output directory";
 	return dec_done(f, d, err, errlen);
+}
+
+int
+stream_put_forget(struct stream_writer *w, const struct fr_forget *v, const uint32_t *ids)
+{
+	ENC_BEGIN();
+	if (v->n > STREAM_MAX_FORGET) {
+		snprintf(w->err, sizeof(w->err), "forget frame with more than %d mappings",
+			 STREAM_MAX_FORGET);
+		return -1;
+	}
+	put_u32(e, v->pid);
+	put_u32(e, v->tid);
+	put_u32(e, v->n);
+	for (uint32_t i = 0; i < v->n; i++)
+		put_u32(e, ids[i]);
+	return enc_done(e, FR_FORGET);
+}
+
+int
+stream_get_forget(const struct frame *f, struct fr_forget *v, char *err, size_t errlen)
+{
+	DEC_BEGIN(FR_FORGET);
+	v->pid = get_u32(d);
+	v->tid = get_u32(d);
+	v->n = get_u32(d);
+	if (v->n > STREAM_MAX_FORGET && !d->bad)
+		d->bad = "more mappings than the limit";
+	v->ids = d->bad ? NULL : take(d, (size_t)v->n * 4);
+	return dec_done(f, d, err, errlen);
+}
+
+uint32_t
+stream_forget_id(const struct fr_forget *v, uint32_t i)
+{
+	return ld32(v->ids + (size_t)i * 4);
+}
+
+#define BID_BYTES (1 + STREAM_BUILD_ID_MAX)
+
+int
+stream_put_modules(struct stream_writer *w, uint32_t index, const struct fr_bid *ids,
+		   uint16_t n)
+{
+	ENC_BEGIN();
+	put_u32(e, index);
+	put_u16(e, n);
+	for (uint16_t i = 0; i < n; i++) {
+		uint8_t b[BID_BYTES] = { 0 };
+		b[0] = ids[i].len > STREAM_BUILD_ID_MAX ? STREAM_BUILD_ID_MAX : ids[i].len;
+		memcpy(b + 1, ids[i].id, b[0]);
+		put_bytes(e, b, sizeof(b));
+	}
+	return enc_done(e, FR_MODULES);
+}
+
+int
+stream_get_modules(const struct frame *f, struct fr_modules *v, char *err, size_t errlen)
+{
+	DEC_BEGIN(FR_MODULES);
+	v->index = get_u32(d);
+	v->n = get_u16(d);
+	v->ids = take(d, (size_t)v->n * BID_BYTES);
+	for (uint16_t i = 0; v->ids && i < v->n; i++)
+		if (v->ids[(size_t)i * BID_BYTES] > STREAM_BUILD_ID_MAX)
+			d->bad = "build id longer than 20 bytes";
+	return dec_done(f, d, err, errlen);
+}
+
+struct fr_bid
+stream_module(const struct fr_modules *v, uint16_t i)
+{
+	struct fr_bid b;
+	const uint8_t *p = v->ids + (size_t)i * BID_BYTES;
+	b.len = p[0];
+	memcpy(b.id, p + 1, STREAM_BUILD_ID_MAX);
+	return b;
 }
 
 /* ---- off-CPU frames ---- */

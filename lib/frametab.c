@@ -32,7 +32,9 @@ static const char *const names[] = {
 	[FR_WINDOW_STACK] = "window-stack",
 	[FR_WINDOW_END] = "window-end",
 	[FR_WINDOW_OFFCPU_STACK] = "window-offcpu-stack",
+	[FR_FORGET] = "forget",
 	[FR_FILE] = "file",
+	[FR_MODULES] = "modules",
 };
 
 const char *
@@ -66,6 +68,8 @@ union any_frame {
 	struct fr_window_stack window_stack;
 	struct fr_window_end window_end;
 	struct fr_file file;
+	struct fr_forget forget;
+	struct fr_modules modules;
 	struct fr_offcpu offcpu;
 	struct fr_offcpu_stack offcpu_stack;
 };
@@ -98,6 +102,8 @@ stream_check_frame(const struct frame *f, char *err, size_t errlen)
 	case FR_WINDOW_STACK: return stream_get_window_stack(f, &u.window_stack, err, errlen);
 	case FR_WINDOW_END: return stream_get_window_end(f, &u.window_end, err, errlen);
 	case FR_FILE: return stream_get_file(f, &u.file, err, errlen);
+	case FR_FORGET: return stream_get_forget(f, &u.forget, err, errlen);
+	case FR_MODULES: return stream_get_modules(f, &u.modules, err, errlen);
 	case FR_OFFCPU: return stream_get_offcpu(f, &u.offcpu, err, errlen);
 	case FR_OFFCPU_STACK: return stream_get_offcpu_stack(f, &u.offcpu_stack, err, errlen);
 	case FR_WINDOW_OFFCPU_STACK:

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -62,6 +63,29 @@ fs_unlink_at(int dirfd, const char *name)
 	if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT)
 		return -1;
 	return 0;
+}
+
+int
+fs_temp_at(int dirfd, const char *prefix, char *name, size_t len)
+{
+	int tries, fd, n;
+	uint64_t r;
+
+	for (tries = 0; tries < 100; tries++) {
+		/* getrandom only seeds the name; O_EXCL is what makes it safe. */
+		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+			r = ((uint64_t)getpid() << 32) ^ (uint64_t)tries ^ (uint64_t)(uintptr_t)name;
+		n = snprintf(name, len, ".%s.%012llx.tmp", prefix,
+			     (unsigned long long)(r & 0xffffffffffffULL));
+		if (n < 0 || (size_t)n >= len) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	return -1;
 }
 
 int

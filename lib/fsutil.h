@@ -24,4 +24,9 @@ int fs_check_dir(const char *path, char *err, size_t len);
  * Refuses (EINVAL) a name that fs_name_ok() rejects. */
 int fs_unlink_at(int dirfd, const char *name);
 
+/* Creates a new empty file ".<prefix>.<random>.tmp" in dirfd with mode 0644, writes its
+ * name into name (size len) and returns an fd open for writing, or -1.  The leading dot
+ * keeps half-written files out of casual listings. */
+int fs_temp_at(int dirfd, const char *prefix, char *name, size_t len);
+
 #endif

@@ -55,7 +55,9 @@ enum frame_type {
 	FR_WINDOW_STACK = 31,
 	FR_WINDOW_END = 32,
 	FR_WINDOW_OFFCPU_STACK = 33,
+	FR_FORGET = 34,
 	FR_FILE = 40,
+	FR_MODULES = 41,
 };
 
 struct stream_header {
@@ -129,10 +131,13 @@ struct fr_comm {
 	struct str comm;
 };
 
-/* FR_FORK and FR_EXIT */
+/* FR_FORK and FR_EXIT.  flags (appended; 0 when absent, always 0 in FR_FORK):
+ * EXIT_PROCESS on the exit of the last thread of a process. */
+#define EXIT_PROCESS 1u
 struct fr_task {
 	uint64_t time;
 	uint32_t pid, ppid, tid, ptid;
+	uint32_t flags;
 };
 
 struct fr_sample {
@@ -362,6 +367,18 @@ struct fr_window_end {
 	struct fr_stat stats[STREAM_MAX_STATS];
 };
 
+/* No later frame refers to what it names: the n mappings (with the locations in them);
+ * with tid 0 and pid not 0, the names of pid's threads; with tid not 0, the name of thread
+ * tid of pid.  unwind lists the mappings it dropped, aggregate adds the names and passes
+ * both on once no window can show them (docs/stream-format.md). */
+#define STREAM_MAX_FORGET 65536 /* mappings per frame */
+struct fr_forget {
+	uint32_t pid, tid;
+	uint32_t n;
+	const uint8_t *ids;      /* n packed u32 mapping ids; read with stream_forget_id */
+};
+uint32_t stream_forget_id(const struct fr_forget *v, uint32_t i);
+
 #define FILE_REQUIRED 1u
 /* A file of a window published without it (fanout): commit removes the temporary file. */
 #define FILE_DISCARD 2u
@@ -372,6 +389,20 @@ struct fr_file {
 	struct str name;  /* final file name, relative to the output directory */
 	struct str temp;  /* temporary file name in the output directory */
 };
+
+/* The build ids of the modules one window's profiles refer to (emit-pprof). */
+#define STREAM_MAX_MODULES 65535
+struct fr_bid {
+	uint8_t len;
+	uint8_t id[STREAM_BUILD_ID_MAX];
+};
+struct fr_modules {
+	uint32_t index;
+	uint16_t n;
+	const uint8_t *ids;      /* n packed bids (u8 len, 20 bytes); read with stream_module */
+};
+/* Build id i of a decoded FR_MODULES. */
+struct fr_bid stream_module(const struct fr_modules *v, uint16_t i);
 
 /* Reading. */
 struct stream_reader {
@@ -459,6 +490,11 @@ int stream_put_window_start(struct stream_writer *w, const struct fr_window_star
 int stream_put_window_stack(struct stream_writer *w, const struct fr_window_stack *v);
 int stream_put_window_end(struct stream_writer *w, const struct fr_window_end *v);
 int stream_put_file(struct stream_writer *w, const struct fr_file *v);
+/* FR_FORGET with v's pid and tid and the v->n mapping ids at ids (v->ids is not read). */
+int stream_put_forget(struct stream_writer *w, const struct fr_forget *v, const uint32_t *ids);
+/* FR_MODULES of window index: n build ids (at most STREAM_MAX_MODULES). */
+int stream_put_modules(struct stream_writer *w, uint32_t index, const struct fr_bid *ids,
+		       uint16_t n);
 int stream_put_offcpu(struct stream_writer *w, const struct fr_offcpu *v);
 int stream_put_offcpu_stack(struct stream_writer *w, const struct fr_offcpu_stack *v);
 /* FR_WINDOW_OFFCPU_STACK: the layout of FR_WINDOW_STACK; count is intervals. */
@@ -492,6 +528,8 @@ int stream_get_window_stack(const struct frame *f, struct fr_window_stack *v, ch
 int stream_get_window_end(const struct frame *f, struct fr_window_end *v, char *err,
 			  size_t errlen);
 int stream_get_file(const struct frame *f, struct fr_file *v, char *err, size_t errlen);
+int stream_get_forget(const struct frame *f, struct fr_forget *v, char *err, size_t errlen);
+int stream_get_modules(const struct frame *f, struct fr_modules *v, char *err, size_t errlen);
 int stream_get_offcpu(const struct frame *f, struct fr_offcpu *v, char *err, size_t errlen);
 int stream_get_offcpu_stack(const struct frame *f, struct fr_offcpu_stack *v, char *err,
 			    size_t errlen);

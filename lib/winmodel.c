@@ -129,6 +129,24 @@ add_label(struct winmodel *w, const struct fr_mapping *m)
 	return 0;
 }
 
+/* After defs gave back what was forgotten: the labels of the mappings that are left. */
+static int
+relabel(struct winmodel *w)
+{
+	const struct defs *d = &w->defs;
+
+	w->nlabels = 0;
+	idmap_clear(&w->label_ix);
+	for (size_t i = 0; i < d->nmappings; i++) {
+		const struct def_mapping *m = &d->mappings[i];
+		struct fr_mapping fm = { .id = m->id,
+					 .path = { defs_str(d, m->path), (uint16_t)m->path.len } };
+		if (add_label(w, &fm) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 int
 winmodel_take(struct winmodel *w, const struct frame *f)
 {
@@ -161,6 +179,12 @@ winmodel_take(struct winmodel *w, const struct frame *f)
 		if (stream_get_window_offcpu_stack(f, &u.stack, w->err, sizeof(w->err)) < 0)
 			return -1;
 		return add_stack(w, &u.stack);
+	case FR_FORGET: {
+		uint64_t passes = w->defs.compactions;
+		if (defs_take(&w->defs, f) < 0)
+			return fail(w, w->defs.err);
+		return passes == w->defs.compactions ? 0 : relabel(w);
+	}
 	default:
 		/* The other definitions need nothing beyond what defs keeps. */
 		return defs_take(&w->defs, f) < 0 ? fail(w, w->defs.err) : 0;

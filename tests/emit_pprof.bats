@@ -54,9 +54,13 @@ fails() {
 @test "emit-pprof: forwards every frame and adds a file frame before each window end" {
 	run "$STREAMGEN" dump <"$GOOD/out.rps"
 	assert_success
-	run diff <("$STREAMGEN" dump <"$GOOD/in.rps") <(grep -v '^file ' <<<"$output")
+	run diff <("$STREAMGEN" dump <"$GOOD/in.rps") <(grep -v '^file \|^modules$' <<<"$output")
 	assert_success
-	run grep -B1 -A1 '^file ' <<<"$("$STREAMGEN" dump <"$GOOD/out.rps")"
+	# Each window's module list comes right before its file frame.
+	run grep -A1 '^modules$' <<<"$("$STREAMGEN" dump <"$GOOD/out.rps")"
+	assert_line -n 1 --regexp '^file 0 '
+	assert_line -n 4 --regexp '^file 1 '
+	run grep -B1 -A1 '^file ' <<<"$("$STREAMGEN" dump <"$GOOD/out.rps" | grep -v '^modules$')"
 	assert_line -n 0 window-stack
 	assert_line -n 1 --regexp '^file 0 1 cpu cpu-00c0ffee12345678-000000-1700000000000001000\.pb\.gz \.cpu-00c0ffee12345678-000000-1700000000000001000\.pb\.gz\.tmp-[A-Za-z0-9]{6}$'
 	assert_line -n 2 window-end

@@ -399,13 +399,14 @@ int dwarfstack_resolve(struct dwarfstack *d, struct resolver *r,
 	int end = DW_END_COMPLETE;
 
 	memset(out, 0, offsetof(struct fr_stack, locs));
+	resolver_saw(r, s->time);
 	out->time = s->time;
 	out->pid = s->pid;
 	out->tid = s->tid;
 	out->cpu = s->cpu;
 	out->period = s->period;
 	if (s->abi != 0 && nk < DW_MAX_FRAMES)
-		nu = dwarfstack_walk(d, r->sym, proctab_get(&r->procs, s->pid), s, frames,
+		nu = dwarfstack_walk(d, r->sym, proctab_find(&r->procs, s->pid), s, frames,
 				     DW_MAX_FRAMES - nk, &end);
 	else if (s->abi != 0)
 		end = DW_END_TRUNCATED;

@@ -31,6 +31,20 @@ fpcache_free(struct fpcache *c)
 	free(c);
 }
 
+void
+fpcache_forget(struct fpcache *c, uint32_t pid)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < FPC_SLOTS; i++) {
+		struct fpc_ent *e = &c->ents[i];
+		if (e->ips && e->pid == pid) {
+			free(e->ips);
+			memset(e, 0, sizeof(*e));
+		}
+	}
+}
+
 static uint64_t
 hash_ips(uint32_t pid, uint16_t nk, const uint64_t *ips, unsigned n)
 {
@@ -85,6 +99,7 @@ fpstack_resolve(struct resolver *r, const struct fr_sample *s, struct fr_stack *
 	const uint64_t *uips = s->ips + nk;
 
 	memset(out, 0, offsetof(struct fr_stack, locs));
+	resolver_saw(r, s->time);
 	out->time = s->time;
 	out->pid = s->pid;
 	out->tid = s->tid;
@@ -94,7 +109,7 @@ fpstack_resolve(struct resolver *r, const struct fr_sample *s, struct fr_stack *
 		out->flags = STACK_EMPTY;
 		return 0;
 	}
-	struct proc *p = nu ? proctab_get(&r->procs, s->pid) : NULL;
+	struct proc *p = nu ? proctab_find(&r->procs, s->pid) : NULL;
 	/* Only stacks below the limit are cached: the cut and cycle test stay as they are. */
 	int cacheable = p && nk + nu < FP_MAX_FRAMES &&
 			(r->fpcache || (r->fpcache = calloc(1, sizeof(*r->fpcache))));

@@ -22,5 +22,8 @@
  * profile repeats a few thousand stacks), with no per-address lookups. */
 int fpstack_resolve(struct resolver *r, const struct fr_sample *s, struct fr_stack *out);
 void fpcache_free(struct fpcache *c); /* accepts NULL */
+/* Empties the slots of process pid (it ended): a cache that only ever fills keeps the
+ * stacks of thousands of dead processes.  Accepts NULL. */
+void fpcache_forget(struct fpcache *c, uint32_t pid);
 
 #endif

@@ -74,6 +74,12 @@ insert(struct intern *t, size_t j, struct intern_slot s)
 }
 
 uint32_t
+intern_new_id(struct intern *t)
+{
+	return t->next_id++;
+}
+
+uint32_t
 intern_add(struct intern *t, uint64_t a, uint64_t b)
 {
 	size_t j = mix(a, b) & (t->nslots - 1);

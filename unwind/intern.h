@@ -23,6 +23,8 @@ struct intern {
 int intern_init(struct intern *t);
 /* The id stored for the numeric key, or 0. */
 uint32_t intern_find(const struct intern *t, uint64_t a, uint64_t b);
+/* A fresh id stored under no key (the caller keeps the key elsewhere). */
+uint32_t intern_new_id(struct intern *t);
 /* Stores a fresh id for the key and returns it; 0 when out of memory. */
 uint32_t intern_add(struct intern *t, uint64_t a, uint64_t b);
 /* Text keys (len bytes, may contain NULs): *is_new tells whether the id is fresh. */

@@ -5,7 +5,9 @@
  * chain) and FR_SAMPLE_REGS (registers and stack copy, see dwarfstack.h) is replaced by
  * an FR_STACK of location ids (leaf first), and each FR_OFFCPU by an FR_OFFCPU_STACK
  * (offcpu.h); the FR_MAPPING, FR_FUNCTION and FR_LOCATION frames defining those ids are
- * written before their first use.  Every other frame is forwarded untouched.  Runs without
+ * written before their first use.  Every other frame is forwarded untouched; before a
+ * round come FR_FORGET frames listing the mappings no process maps any more (a process
+ * that ended is forgotten at the first round after its exit, docs/churn.md).  Runs without
  * privileges: ELF and debug files come from the module cache collect filled, the original
  * paths, /usr/lib/debug and --symbol-dir.
  * Confined (lib/confine.h) to reading the module cache, the --symbol-dir directories and
@@ -160,8 +162,6 @@ on_frame(struct resolver *r, struct stream_writer *out, const struct frame *f)
 	static struct fr_sample_regs sr;
 	static struct fr_stack st;
 	union {
-		struct fr_mmap m;
-		struct fr_comm c;
 		struct fr_ksym k;
 	} u;
 	char e[200];
@@ -193,29 +193,17 @@ on_frame(struct resolver *r, struct stream_writer *out, const struct frame *f)
 	case FR_TARGET:
 		check_target(f);
 		break;
-	case FR_MMAP: {
-		stream_get_mmap(f, &u.m, e, sizeof(e));
-		struct proc *p = proctab_get(&r->procs, u.m.pid);
-		if (!p || proc_map(p, &u.m) < 0)
-			errx(1, "out of memory");
-		break;
-	}
-	case FR_COMM:
-		stream_get_comm(f, &u.c, e, sizeof(e));
-		if (u.c.flags & COMM_EXEC) {
-			struct proc *p = proctab_get(&r->procs, u.c.pid);
-			if (!p)
-				errx(1, "out of memory");
-			proc_clear(p);
-		}
-		break;
 	case FR_KSYM:
 		stream_get_ksym(f, &u.k, e, sizeof(e));
 		if (ksymtab_add(&r->ksyms, &u.k) < 0)
 			errx(1, "out of memory");
 		break;
+	case FR_MMAP:
+	case FR_COMM:
 	case FR_USYM:
 	case FR_FORK:
+	case FR_EXIT:
+	case FR_ROUND:
 		if (resolver_frame(r, f, e, sizeof(e)) < 0)
 			errx(1, "stdin: %s", e);
 		break;

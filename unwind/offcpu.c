@@ -78,7 +78,7 @@ skipped_callers(struct resolver *r, struct dwarfstack *dw, const struct fr_offcp
 	memset(out, 0, sizeof(*out));
 	if (!in->ntop || !in->nuser)
 		return;
-	struct proc *p = proctab_get(&r->procs, in->pid);
+	struct proc *p = proctab_find(&r->procs, in->pid);
 	uint64_t pc = in->ips[in->nkernel], look = pc;
 	int64_t sp = 0; /* of the current function, in bytes from the first word */
 	while (p && out->n < MAX_SKIPPED) {
@@ -159,7 +159,7 @@ walked(struct resolver *r, struct dwarfstack *dw, const struct fr_offcpu *in, ui
 	sr.stack = in->stack;
 	sr.stack_len = in->nstack;
 	int end;
-	struct proc *p = proctab_get(&r->procs, in->pid);
+	struct proc *p = proctab_find(&r->procs, in->pid);
 	unsigned n = dwarfstack_walk(dw, r->sym, p, &sr, fr, max < DW_MAX_FRAMES ? (unsigned)max :
 							       DW_MAX_FRAMES, &end);
 	if (n <= 1)
@@ -199,6 +199,9 @@ put_resolved(struct resolver *r, const struct fr_offcpu *in, const uint64_t *uip
 	memcpy(s.ips + in->nkernel, uips, nu * sizeof(uips[0]));
 	if (fpstack_resolve(r, &s, &st) < 0)
 		return -1;
+	/* The spans share the stack: none of its mappings is forgotten before the last ends. */
+	for (uint32_t i = 0; i < nmore; i++)
+		resolver_saw(r, stream_span_unpack(more, i).end);
 	uint32_t id = root(r, in->phase);
 	if (!id)
 		return -1;

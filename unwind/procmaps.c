@@ -3,8 +3,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct proc *
-proctab_get(struct proctab *t, uint32_t pid)
+#include "grow.h"
+
+/* Generations count for every table at once: a process that takes the pid of one that
+ * ended never meets a cached result of its predecessor (fpstack.c keys them by pid and
+ * generation). */
+static uint64_t generations;
+
+static size_t
+slot(const struct proctab *t, uint32_t pid)
 {
 	size_t lo = 0, hi = t->n;
 	while (lo < hi) {
@@ -14,6 +21,20 @@ proctab_get(struct proctab *t, uint32_t pid)
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+struct proc *
+proctab_find(struct proctab *t, uint32_t pid)
+{
+	size_t i = slot(t, pid);
+	return i < t->n && t->procs[i].pid == pid ? &t->procs[i] : NULL;
+}
+
+struct proc *
+proctab_get(struct proctab *t, uint32_t pid)
+{
+	size_t lo = slot(t, pid);
 	if (lo < t->n && t->procs[lo].pid == pid)
 		return &t->procs[lo];
 	if (t->n == t->cap) {
@@ -28,13 +49,22 @@ proctab_get(struct proctab *t, uint32_t pid)
 	t->n++;
 	memset(&t->procs[lo], 0, sizeof(*t->procs));
 	t->procs[lo].pid = pid;
+	t->procs[lo].tab = t;
+	t->procs[lo].gen = ++generations;
 	return &t->procs[lo];
 }
 
+/* A mapping no process maps any more: its id, when one was written, goes on the table's
+ * gone list (when that cannot grow, the id is merely never forgotten downstream). */
 static void
-map_free(struct map *m)
+map_free(struct proc *p, struct map *m)
 {
+	struct proctab *t = p->tab;
+	if (m->mapping_id && t &&
+	    grow_array((void **)&t->gone, &t->capgone, t->ngone, 1, sizeof(*t->gone)) == 0)
+		t->gone[t->ngone++] = m->mapping_id;
 	free(m->path);
+	idmap_release(&m->locs);
 }
 
 static int
@@ -72,6 +102,7 @@ punch(struct proc *p, uint64_t start, uint64_t end)
 			tail.pgoff += end - m->start;
 			tail.start = end;
 			tail.mapping_id = 0;
+			idmap_init(&tail.locs); /* the head keeps the locations written */
 			m->end = start;
 			memmove(&p->maps[i + 2], &p->maps[i + 1], (p->n - i - 1) * sizeof(*m));
 			p->maps[i + 1] = tail;
@@ -79,7 +110,7 @@ punch(struct proc *p, uint64_t start, uint64_t end)
 			return 0;
 		}
 		if (m->start >= start && m->end <= end) {
-			map_free(m);
+			map_free(p, m);
 			memmove(m, m + 1, (p->n - i - 1) * sizeof(*m));
 			p->n--;
 			i--;
@@ -98,11 +129,12 @@ proc_map(struct proc *p, const struct fr_mmap *f)
 {
 	if (f->len == 0)
 		return 0;
-	p->gen++;
+	p->gen = ++generations;
 	if (punch(p, f->start, f->start + f->len) < 0 || reserve(p, 1) < 0)
 		return -1;
 	struct map m = { .start = f->start, .end = f->start + f->len, .pgoff = f->pgoff,
 			 .build_id_len = f->build_id_len };
+	idmap_init(&m.locs);
 	memcpy(m.build_id, f->build_id, sizeof(m.build_id));
 	m.path = str_dup(f->path);
 	if (!m.path)
@@ -120,9 +152,21 @@ void
 proc_clear(struct proc *p)
 {
 	for (size_t i = 0; i < p->n; i++)
-		map_free(&p->maps[i]);
+		map_free(p, &p->maps[i]);
 	p->n = 0;
-	p->gen++;
+	p->gen = ++generations;
+}
+
+void
+proctab_drop(struct proctab *t, uint32_t pid)
+{
+	size_t i = slot(t, pid);
+	if (i >= t->n || t->procs[i].pid != pid)
+		return;
+	proc_clear(&t->procs[i]);
+	free(t->procs[i].maps);
+	memmove(&t->procs[i], &t->procs[i + 1], (t->n - i - 1) * sizeof(*t->procs));
+	t->n--;
 }
 
 struct map *
@@ -145,10 +189,13 @@ void
 proctab_release(struct proctab *t)
 {
 	for (size_t i = 0; i < t->n; i++) {
+		t->procs[i].tab = NULL;
 		proc_clear(&t->procs[i]);
 		free(t->procs[i].maps);
 	}
 	free(t->procs);
+	free(t->gone);
 	t->procs = NULL;
-	t->n = 0;
+	t->gone = NULL;
+	t->n = t->ngone = t->capgone = 0;
 }

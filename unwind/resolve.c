@@ -2,9 +2,11 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fpstack.h"
+#include "grow.h"
 #include "symbolize.h"
 
 int
@@ -45,8 +47,8 @@ function_id(struct resolver *r, const char *name, const char *sys, const char *f
 uint32_t
 resolve_kernel(struct resolver *r, uint64_t addr)
 {
-	uint32_t id = intern_find(&r->locs, 0, addr);
-	if (id)
+	uint32_t id;
+	if (idmap_get(&r->klocs, addr, &id))
 		return id;
 	if (!r->kernel_mapping_id) {
 		r->kernel_mapping_id = r->next_mapping_id++;
@@ -68,7 +70,9 @@ resolve_kernel(struct resolver *r, uint64_t addr)
 		loc.nlines = 1;
 		loc.lines[0] = (struct fr_line){ fid, 0 };
 	}
-	id = intern_add(&r->locs, 0, addr);
+	id = intern_new_id(&r->locs);
+	if (idmap_put(&r->klocs, addr, id) < 0)
+		return 0;
 	loc.id = id;
 	loc.mapping_id = r->kernel_mapping_id;
 	loc.address = addr;
@@ -114,8 +118,8 @@ resolve_user(struct resolver *r, uint32_t pid, struct map *m, uint64_t addr)
 {
 	if (!m->mapping_id && write_mapping(r, pid, m) < 0)
 		return 0;
-	uint32_t id = intern_find(&r->locs, m->mapping_id, addr);
-	if (id)
+	uint32_t id;
+	if (idmap_get(&m->locs, addr, &id))
 		return id;
 	static struct fr_location loc;
 	static struct symframe frames[STREAM_MAX_LINES];
@@ -133,7 +137,9 @@ resolve_user(struct resolver *r, uint32_t pid, struct map *m, uint64_t addr)
 			return 0;
 		loc.lines[loc.nlines++] = (struct fr_line){ fid, frames[i].line };
 	}
-	id = intern_add(&r->locs, m->mapping_id, addr);
+	id = intern_new_id(&r->locs);
+	if (idmap_put(&m->locs, addr, id) < 0)
+		return 0;
 	loc.id = id;
 	loc.mapping_id = m->mapping_id;
 	loc.address = addr;
@@ -168,16 +174,132 @@ fork_maps(struct resolver *r, const struct fr_task *t)
 	return 0;
 }
 
+/* The mappings gone since the last call, named by no stack written after time at the
+ * latest. */
+static int
+note_gone(struct resolver *r, uint64_t time)
+{
+	struct proctab *t = &r->procs;
+	if (time < r->newest)
+		time = r->newest;
+	if (grow_array((void **)&r->forget, &r->capforget, r->nforget, t->ngone,
+		       sizeof(*r->forget)) < 0)
+		return -1;
+	for (size_t i = 0; i < t->ngone; i++)
+		r->forget[r->nforget++] = (struct gone_id){ time, t->gone[i] };
+	t->ngone = 0;
+	return 0;
+}
+
+/* The process ended: it is forgotten at the next round. */
+static int
+ended(struct resolver *r, const struct fr_task *t)
+{
+	if (!(t->flags & EXIT_PROCESS) || !t->pid)
+		return 0;
+	if (grow_array((void **)&r->ending, &r->capending, r->nending, 1, sizeof(*r->ending)) < 0)
+		return -1;
+	r->ending[r->nending++] = (struct ending){ t->time, t->pid };
+	return 0;
+}
+
+/* Every event at or before the round's time has come: the processes that ended by then
+ * are forgotten, with their mappings and locations, and the mappings no stack can name
+ * any more are listed for the later stages (aggregate holds the list until the windows
+ * that may show them are written). */
+static int
+round_passed(struct resolver *r, uint64_t time)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < r->nending; i++) {
+		if (r->ending[i].time <= time) {
+			proctab_drop(&r->procs, r->ending[i].pid);
+			fpcache_forget(r->fpcache, r->ending[i].pid);
+			if (note_gone(r, r->ending[i].time) < 0)
+				return -1;
+		} else {
+			r->ending[kept++] = r->ending[i];
+		}
+	}
+	r->nending = kept;
+	static uint32_t ids[STREAM_MAX_FORGET];
+	struct fr_forget f = { 0 };
+	kept = 0;
+	for (size_t i = 0; i < r->nforget; i++) {
+		if (r->forget[i].time > time) {
+			r->forget[kept++] = r->forget[i];
+			continue;
+		}
+		ids[f.n++] = r->forget[i].id;
+		if (f.n == STREAM_MAX_FORGET) {
+			if (stream_put_forget(r->out, &f, ids) < 0)
+				return -1;
+			f.n = 0;
+		}
+	}
+	r->nforget = kept;
+	return f.n ? stream_put_forget(r->out, &f, ids) : 0;
+}
+
+/* FR_MMAP and an exec's FR_COMM: what they replace or clear is gone from their time on. */
+static int
+maps_changed(struct resolver *r, const struct frame *f, char *err, size_t errlen)
+{
+	struct fr_mmap m;
+	struct fr_comm c;
+	struct proc *p;
+	uint64_t time;
+	if (f->type == FR_MMAP) {
+		if (stream_get_mmap(f, &m, err, errlen) < 0)
+			return -1;
+		if (!(p = proctab_get(&r->procs, m.pid)) || proc_map(p, &m) < 0)
+			goto oom;
+		time = m.time;
+	} else {
+		if (stream_get_comm(f, &c, err, errlen) < 0)
+			return -1;
+		if (!(c.flags & COMM_EXEC))
+			return 0;
+		if (!(p = proctab_get(&r->procs, c.pid)))
+			goto oom;
+		proc_clear(p);
+		time = c.time;
+	}
+	if (r->procs.ngone && note_gone(r, time) < 0)
+		goto oom;
+	return 0;
+oom:
+	snprintf(err, errlen, "out of memory");
+	return -1;
+}
+
 int
 resolver_frame(struct resolver *r, const struct frame *f, char *err, size_t errlen)
 {
 	struct fr_task t;
 	if (f->type == FR_USYM)
 		return usymtab_add(&r->usyms, f, err, errlen);
-	if (f->type != FR_FORK)
+	if (f->type == FR_MMAP || f->type == FR_COMM)
+		return maps_changed(r, f, err, errlen);
+	if (f->type == FR_ROUND) {
+		struct fr_round rd;
+		if (stream_get_round(f, &rd, err, errlen) < 0)
+			return -1;
+		if (round_passed(r, rd.time) == 0)
+			return 0;
+		snprintf(err, errlen, "%s", r->out->err[0] ? r->out->err : "out of memory");
+		return -1;
+	}
+	if (f->type != FR_FORK && f->type != FR_EXIT)
 		return 0;
 	if (stream_get_task(f, &t, err, errlen) < 0)
 		return -1;
+	if (f->type == FR_EXIT) {
+		if (ended(r, &t) == 0)
+			return 0;
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
 	if (fork_maps(r, &t) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
@@ -190,9 +312,16 @@ resolver_release(struct resolver *r)
 {
 	fpcache_free(r->fpcache);
 	r->fpcache = NULL;
+	free(r->ending);
+	r->ending = NULL;
+	r->nending = r->capending = 0;
+	free(r->forget);
+	r->forget = NULL;
+	r->nforget = r->capforget = 0;
 	usymtab_release(&r->usyms);
 	proctab_release(&r->procs);
 	ksymtab_release(&r->ksyms);
 	intern_release(&r->locs);
 	intern_release(&r->funcs);
+	idmap_release(&r->klocs);
 }

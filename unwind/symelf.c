@@ -206,16 +206,31 @@ static int rawsym_cmp(const void *a, const void *b)
 	return (int)strspn(x->sys, "_") - (int)strspn(y->sys, "_");
 }
 
+/* A section the module cache stored compressed (SHF_COMPRESSED) is inflated in memory
+ * first; the file is not changed.  0, or -1 when that fails. */
+static int inflated(Elf_Scn *scn, GElf_Shdr *sh)
+{
+	if (!(sh->sh_flags & SHF_COMPRESSED))
+		return 0;
+	if (elf_compress(scn, 0, 0) < 0 || !gelf_getshdr(scn, sh))
+		return -1;
+	return 0;
+}
+
 int symtab_index_build(struct symtab_index *idx, Elf *elf, struct strpool *pool)
 {
 	struct rawvec rv = { 0 };
 	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
+	GElf_Shdr sh, strsh;
 
 	memset(idx, 0, sizeof(*idx));
 	while ((scn = elf_nextscn(elf, scn))) {
 		if (!gelf_getshdr(scn, &sh) ||
 		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		Elf_Scn *strs = elf_getscn(elf, sh.sh_link);
+		if (inflated(scn, &sh) < 0 || !strs || !gelf_getshdr(strs, &strsh) ||
+		    inflated(strs, &strsh) < 0)
 			continue;
 		if (read_symbols(elf, scn, &sh, pool, &rv) < 0)
 			goto fail;

@@ -117,7 +117,7 @@ int dwindex_sort_lines(struct dwindex *idx, size_t from)
 {
 	size_t n = idx->nlines - from;
 	struct keyed_line *k;
-	struct dwline *old = idx->lines, *out;
+	struct dwline *rows = idx->lines;
 
 	if (n == 0 || idx->nlines < 2)
 		return 0;
@@ -134,18 +134,17 @@ int dwindex_sort_lines(struct dwindex *idx, size_t from)
 		free(k);
 		return 0;
 	}
-	/* The rows already indexed are sorted: merge, a row of an earlier unit first. */
-	if (!(out = malloc(idx->clines * sizeof(*out)))) {
-		free(k);
-		return -1;
+	/* The rows already indexed are sorted: merge from the back, in place (the new rows
+	 * are in k), a row of an earlier unit first; a second array of every row would double
+	 * the peak and leave a hole that size in the heap at each unit. */
+	size_t i = from, j = n, o = from + n;
+	while (j > 0) {
+		if (i > 0 && line_cmp(&rows[i - 1], &k[j - 1].l) > 0)
+			rows[--o] = rows[--i];
+		else
+			rows[--o] = k[--j].l;
 	}
-	size_t i = 0, j = 0, o = 0;
-	while (i < from || j < n)
-		out[o++] = j == n || (i < from && line_cmp(&old[i], &k[j].l) <= 0) ? old[i++]
-									    : k[j++].l;
 	free(k);
-	free(old);
-	idx->lines = out;
 	return 0;
 }
 

@@ -3,7 +3,7 @@
 #
 # Builds every bundled workload into OUTDIR (make calls it with .output/workloads):
 #   cpu_split syscall_heavy cpp_workload rust_workload busy2 fixedjob threads_later
-#   offcpu_pipe many_threads
+#   offcpu_pipe many_threads forkchurn
 #   debuglink/stripped  debuglink/stripped.debug        (symbols via .gnu_debuglink)
 #   buildid/stripped_bid  symdir/.build-id/xx/rest.debug (symbols via build ID; pass
 #                                                        --symbol-dir OUTDIR/symdir)
@@ -38,7 +38,7 @@ cc_one() {	# cc_one NAME [extra flags...]: OUT/NAME from SRC/NAME.c
 	n=$((n + 1))
 }
 
-for w in cpu_split syscall_heavy busy2 fixedjob threads_later offcpu_pipe many_threads; do
+for w in cpu_split syscall_heavy busy2 fixedjob threads_later offcpu_pipe many_threads forkchurn; do
 	cc_one "$w"
 done
 

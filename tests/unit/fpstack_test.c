@@ -391,6 +391,121 @@ test_remap(void)
 	fixture_close(&fx);
 }
 
+/* Feeds an encoded frame of the given type to resolver_frame. */
+static int
+feed(struct fixture *fx, uint32_t type, const void *v)
+{
+	static uint8_t buf[64];
+	char e[200];
+	struct stream_writer *w = &fx->w;
+	CHECK(stream_flush(w) == 0);
+	size_t at = (size_t)lseek(fx->fd, 0, SEEK_END);
+	int rc = type == FR_ROUND ? stream_put_round(w, v) : stream_put_task(w, type, v);
+	CHECK(rc == 0 && stream_flush(w) == 0);
+	size_t len = (size_t)lseek(fx->fd, 0, SEEK_END) - at - 8;
+	CHECK(len <= sizeof(buf) && pread(fx->fd, buf, len, (off_t)at + 8) == (ssize_t)len);
+	struct frame f = { type, (uint32_t)len, buf };
+	return resolver_frame(&fx->r, &f, e, sizeof(e));
+}
+
+/* 1 when an FR_FORGET written so far lists mapping id. */
+static int
+forgotten_has(struct fixture *fx, uint32_t id)
+{
+	struct stream_reader rd;
+	struct stream_header h;
+	struct frame f;
+	int found = 0;
+	CHECK(stream_flush(&fx->w) == 0);
+	int fd = open(fx->path, O_RDONLY);
+	CHECK(fd >= 0 && stream_reader_open(&rd, fd, "t", &h) == 0);
+	while (stream_read(&rd, &f) > 0) {
+		struct fr_forget g;
+		char e[200];
+		if (f.type != FR_FORGET || stream_get_forget(&f, &g, e, sizeof(e)) < 0)
+			continue;
+		for (uint32_t i = 0; i < g.n; i++)
+			found |= stream_forget_id(&g, i) == id;
+	}
+	stream_reader_release(&rd);
+	close(fd);
+	return found;
+}
+
+/* A process that ended is forgotten at the first round at or after its exit, not before
+ * (its samples may follow the exit frame until then); a later process with its pid starts
+ * empty and gets none of the old one's stacks or locations. */
+static void
+test_ended(void)
+{
+	struct fixture fx;
+	uint64_t u[] = { 0x401000, 0x402005 };
+
+	fixture_open(&fx);
+	sample(0, NULL, 2, u);
+	CHECK(resolve(&fx) == 0 && out.flags == STACK_USABLE);
+	uint32_t old_leaf = out.locs[0];
+	struct fr_task thread = { .time = 6000, .pid = PID, .tid = PID + 1 };
+	struct fr_task last = { .time = 6000, .pid = PID, .tid = PID, .flags = EXIT_PROCESS };
+	struct fr_round early = { 5999 }, covering = { 6000 };
+	CHECK(feed(&fx, FR_EXIT, &thread) == 0 && fx.r.nending == 0);
+	CHECK(feed(&fx, FR_EXIT, &last) == 0 && fx.r.nending == 1);
+	CHECK(feed(&fx, FR_ROUND, &early) == 0 && proctab_find(&fx.r.procs, PID));
+	/* A late sample before the round still resolves against the mappings. */
+	CHECK(resolve(&fx) == 0 && out.flags == STACK_USABLE && out.locs[0] == old_leaf);
+	CHECK(feed(&fx, FR_ROUND, &covering) == 0 && fx.r.nending == 0);
+	CHECK(proctab_find(&fx.r.procs, PID) == NULL);
+	/* Its mapping is listed for the later stages, at that round. */
+	readback(&fx);
+	uint32_t old_map = locs[old_leaf].mapping_id;
+	CHECK(old_map && forgotten_has(&fx, old_map));
+	/* A new process with the same pid and the same mapping at the same place: new
+	 * mapping and location ids, nothing cached from the old one. */
+	struct proc *p = proctab_get(&fx.r.procs, PID);
+	struct fr_mmap exe = { .pid = PID, .start = EXE_START, .len = EXE_END - EXE_START,
+			       .path = { "/nonexistent/exe", 16 } };
+	CHECK(p && p->n == 0 && proc_map(p, &exe) == 0);
+	CHECK(resolve(&fx) == 0 && out.flags == STACK_USABLE && out.locs[0] != old_leaf);
+	readback(&fx);
+	CHECK(locs[out.locs[0]].defs == 1 && addr_of(0) == 0x401000);
+	CHECK(locs[old_leaf].mapping_id != locs[out.locs[0]].mapping_id);
+	/* Samples of a pid the table does not hold leave no entry behind. */
+	smp.pid = PID + 7;
+	size_t n = fx.r.procs.n;
+	CHECK(resolve(&fx) == 0 && (out.flags & STACK_OUT_OF_MAPPING) && fx.r.procs.n == n);
+	fixture_close(&fx);
+}
+
+/* A mapping replaced by a new mmap is listed once no stack written before can name it:
+ * at the first round at or after the newer of the mmap and the latest stack. */
+static void
+test_replaced(void)
+{
+	struct fixture fx;
+	uint64_t u[] = { LIB_START + 0x10 };
+
+	fixture_open(&fx);
+	sample(0, NULL, 1, u);
+	CHECK(resolve(&fx) == 0 && out.flags == STACK_USABLE); /* a stack at 5000 */
+	readback(&fx);
+	uint32_t lib_map = locs[out.locs[0]].mapping_id;
+	struct fr_mmap other = { .time = 4000, .pid = PID, .start = LIB_START,
+				 .len = LIB_END - LIB_START, .path = { "/nonexistent/new.so", 19 } };
+	struct fr_round before = { 4999 }, after = { 5000 };
+	CHECK(stream_flush(&fx.w) == 0);
+	size_t at = (size_t)lseek(fx.fd, 0, SEEK_END);
+	CHECK(stream_put_mmap(&fx.w, &other) == 0 && stream_flush(&fx.w) == 0);
+	static uint8_t buf[256];
+	size_t len = (size_t)lseek(fx.fd, 0, SEEK_END) - at - 8;
+	CHECK(len <= sizeof(buf) && pread(fx.fd, buf, len, (off_t)at + 8) == (ssize_t)len);
+	struct frame f = { FR_MMAP, (uint32_t)len, buf };
+	char e[200];
+	CHECK(resolver_frame(&fx.r, &f, e, sizeof(e)) == 0);
+	CHECK(feed(&fx, FR_ROUND, &before) == 0 && !forgotten_has(&fx, lib_map));
+	CHECK(feed(&fx, FR_ROUND, &after) == 0 && forgotten_has(&fx, lib_map));
+	fixture_close(&fx);
+}
+
 static void
 map_at(struct proc *p, uint64_t start, uint64_t len, uint64_t pgoff, const char *path)
 {
@@ -464,6 +579,8 @@ main(void)
 	test_kernel_first();
 	test_remap();
 	test_procmaps();
+	test_ended();
+	test_replaced();
 	printf("fpstack: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }

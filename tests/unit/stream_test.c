@@ -329,9 +329,76 @@ test_unix_ns(void)
 	CHECK(stream_unix_ns(UINT64_MAX, INT64_MIN) == INT64_MAX);
 }
 
+static void
+fill_churn(struct stream_writer *w)
+{
+	struct fr_task t = { .time = 5, .pid = 40, .ppid = 1, .tid = 40, .ptid = 1,
+			     .flags = EXIT_PROCESS };
+	stream_put_task(w, FR_EXIT, &t);
+	stream_put_task(w, FR_FORK, &t); /* a fork carries no flags */
+	struct fr_forget g = { 40, 0, 3, NULL };
+	uint32_t gone[3] = { 7, 0x01020304, 9 };
+	stream_put_forget(w, &g, gone);
+	struct fr_bid ids[2] = { { 3, { 0xab, 0xcd, 0xef } }, { 20, { 1 } } };
+	ids[1].id[19] = 0x99;
+	stream_put_modules(w, 7, ids, 2);
+	struct fr_end e = { 9, END_INPUT };
+	stream_put_end(w, &e);
+}
+
+/* The exit flag, forget and modules: round trips, an exit without the flag (an older
+ * writer) and a modules frame cut short. */
+static void
+test_churn_frames(void)
+{
+	size_t len;
+	uint8_t *b = capture(fill_churn, &len);
+	struct stream_reader r;
+	struct stream_header h;
+	struct frame f;
+	struct fr_task t;
+	struct fr_forget g;
+	struct fr_modules m;
+	struct frame old;
+	char e[200];
+
+	CHECK(reader_on(b, len, &r, &h) == 0);
+	CHECK(stream_read(&r, &f) == 1 && f.type == FR_EXIT && f.len == 28);
+	CHECK(stream_get_task(&f, &t, e, sizeof(e)) == 0 && t.flags == EXIT_PROCESS &&
+	      t.pid == 40 && t.ptid == 1);
+	old = f;
+	old.len = 24;
+	CHECK(stream_get_task(&old, &t, e, sizeof(e)) == 0 && t.flags == 0 && t.tid == 40);
+	CHECK(stream_read(&r, &f) == 1 && f.type == FR_FORK);
+	CHECK(stream_get_task(&f, &t, e, sizeof(e)) == 0 && t.flags == 0);
+	CHECK(stream_read(&r, &f) == 1 && stream_get_forget(&f, &g, e, sizeof(e)) == 0 &&
+	      g.pid == 40 && g.tid == 0 && g.n == 3);
+	CHECK(stream_forget_id(&g, 0) == 7 && stream_forget_id(&g, 1) == 0x01020304 &&
+	      stream_forget_id(&g, 2) == 9);
+	old = f;
+	old.len -= 2;
+	CHECK(stream_get_forget(&old, &g, e, sizeof(e)) == -1 && strstr(e, "too short"));
+	CHECK(stream_read(&r, &f) == 1 && stream_get_modules(&f, &m, e, sizeof(e)) == 0 &&
+	      m.index == 7 && m.n == 2);
+	struct fr_bid a = stream_module(&m, 0), z = stream_module(&m, 1);
+	CHECK(a.len == 3 && a.id[0] == 0xab && a.id[2] == 0xef);
+	CHECK(z.len == 20 && z.id[0] == 1 && z.id[19] == 0x99);
+	old = f;
+	old.len -= 1;
+	CHECK(stream_get_modules(&old, &m, e, sizeof(e)) == -1 && strstr(e, "too short"));
+	uint8_t bad[4 + 2 + 21] = { 0, 0, 0, 0, 1, 0, 21 };
+	old = (struct frame){ FR_MODULES, sizeof(bad), bad };
+	CHECK(stream_check_frame(&old, e, sizeof(e)) == -1 && strstr(e, "build id"));
+	CHECK(strcmp(stream_frame_name(FR_FORGET), "forget") == 0 &&
+	      strcmp(stream_frame_name(FR_MODULES), "modules") == 0);
+	stream_reader_release(&r);
+	free(b);
+}
+
 int
 main(void)
 {
+	test_churn_frames();
 	test_example();
 	test_roundtrip();
 	test_regs_and_usym();

@@ -1,0 +1,31 @@
+/*
+ * Which FR_EXIT ends a process (EXIT_PROCESS), so that the later stages can drop what they
+ * keep for it.  The kernel reports every thread's exit alike.  The exit of the main thread
+ * (tid == pid) ends the process unless /proc still lists another of its threads: a main
+ * thread that called pthread_exit leaves a zombie leader behind while the others run on.
+ * Such a process waits here, and the exit of the thread after which /proc lists none of
+ * them ends it; a process whose last exits were lost ends when /proc no longer has it
+ * (checked about once a second), with an FR_EXIT collect writes itself.
+ */
+#ifndef COLLECT_PROCEND_H
+#define COLLECT_PROCEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct procend {
+	uint32_t *pids;         /* processes whose main thread ended first (sorted) */
+	size_t n, cap;
+	uint64_t next_check;    /* when to look for the waiting ones in /proc again */
+};
+
+struct collect;
+
+/* The flags of the FR_EXIT of thread tid of process pid: EXIT_PROCESS or 0. */
+uint32_t procend_exit(struct procend *p, uint32_t pid, uint32_t tid);
+/* About once a second: writes an FR_EXIT flagged EXIT_PROCESS at now for each waiting
+ * process /proc no longer shows with a thread other than its leader. */
+void procend_check(struct collect *c, uint64_t now);
+void procend_free(struct procend *p);
+
+#endif
