@@ -200,9 +200,15 @@ stream_reader_open(struct stream_reader *r, int fd, const char *name, struct str
 	map_input(r);
 	int rc = fill(r, STREAM_HEADER_SIZE);
 	if (rc <= 0) {
-		if (rc == 0 || r->eof)
+		size_t have = r->len - r->pos < 8 ? r->len - r->pos : 8;
+		if (rc < 0 && r->eof && memcmp(r->buf + r->pos, STREAM_MAGIC, have) != 0) {
+			/* Short, and no stream at all: not an input that ended early. */
+			seterr(r->err, sizeof(r->err), "not a rustprofile stream (bad magic)");
+			r->eof = 0;
+		} else if (rc == 0 || r->eof) {
 			seterr(r->err, sizeof(r->err), rc == 0 ? "empty stream" :
 			       "truncated stream header");
+		}
 		return -1;
 	}
 	const uint8_t *p = r->buf;
