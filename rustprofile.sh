@@ -500,12 +500,6 @@ while [ ${#left[@]} -gt 0 ]; do
 	[ -n "$found" ] || [ "$s" -ne 127 ] || sleep 0.1
 done 2>/dev/null
 
-# A commit that did not end by itself (killed) left what the emitters had handed it.
-if [ "${rc[commit]}" -gt 128 ] && [ -s "$work/session" ]; then
-	${drop[@]+"${drop[@]}"} "$bin/commit" --output "$output" \
-		--sweep "$(head -c 16 "$work/session")" 2>/dev/null || true
-fi
-
 # The cause of a failure is the first stage, in pipeline order, that failed for a reason of
 # its own.  Status 3 (collect's reader stopped), SIGPIPE (141) and 4 (the input ended early)
 # only echo another stage's failure; a derived emitter the driver ended did as told; fanout's
@@ -526,6 +520,14 @@ if [ -z "$failed" ]; then
 		[ "${rc[$name]}" -eq 0 ] || { failed=$name status=${rc[$name]}; break; }
 	done
 fi
+# A failed run's stages may have left temporary files after commit's own sweep (an emitter
+# that finished a window no stage would publish any more), or commit was killed before it:
+# the session's temporaries go.
+if { [ -n "$failed" ] || [ "${rc[commit]}" -ne 0 ]; } && [ -s "$work/session" ]; then
+	${drop[@]+"${drop[@]}"} "$bin/commit" --output "$output" \
+		--sweep "$(head -c 16 "$work/session")" 2>/dev/null || true
+fi
+
 # Warnings of the stages that succeeded, and the reason of the one that failed.  A stage the
 # driver ended has nothing to tell: what it said echoes the stage it was ended for.
 for name in "${order[@]}"; do
