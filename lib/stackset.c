@@ -68,7 +68,9 @@ stackset_add(struct stackset *s, uint32_t pid, uint32_t tid, const uint32_t *loc
 	k[0] = pid;
 	k[1] = tid;
 	k[2] = nlocs;
-	memcpy(k + 3, locs, (size_t)nlocs * sizeof(*locs));
+	/* An empty stack may come with no array at all: memcpy wants a pointer even for 0. */
+	if (nlocs)
+		memcpy(k + 3, locs, (size_t)nlocs * sizeof(*locs));
 	h = hash_key(k, n);
 	for (j = h & (s->nslots - 1); s->slots[j].off; j = (j + 1) & (s->nslots - 1))
 		if (s->slots[j].hash == h && same(s, s->slots[j].off - 1, k, n))
