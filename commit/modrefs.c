@@ -337,7 +337,8 @@ modrefs_prune(struct commit *c, int ended)
 	/* A session may have listed one of them meanwhile: it listed it before it looked. */
 	struct idset late = { 0 };
 	session_refs(c, sessions, ended, 0, &late);
-	qsort(late.v, late.n, sizeof(*late.v), cmp_hex);
+	if (late.n) /* qsort wants an array even for none */
+		qsort(late.v, late.n, sizeof(*late.v), cmp_hex);
 	for (size_t i = 0; i < naside; i++) {
 		char sub[3] = { aside[i].hex[0], aside[i].hex[1], 0 }, moved[HEX + 40];
 		const char *rest = aside[i].hex + 2;

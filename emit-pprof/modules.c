@@ -46,7 +46,8 @@ modules_announce(struct stream_writer *out, uint32_t index, const struct profile
 			nids++;
 		}
 	}
-	qsort(ids, nids, sizeof(*ids), cmp_bid);
+	if (nids) /* qsort wants an array even for none */
+		qsort(ids, nids, sizeof(*ids), cmp_bid);
 	size_t u = 0;
 	for (size_t i = 0; i < nids; i++)
 		if (u == 0 || cmp_bid(&ids[u - 1], &ids[i]) != 0)
