@@ -350,14 +350,23 @@ put_header(struct profile *p, const struct fr_window_end *we, int64_t clock_offs
 		pb_uint(b, P_DEFAULT_SAMPLE_TYPE, str_ix(p, "off_cpu", 7));
 		return;
 	}
+	/* An imported event other than a clock counts in its own unit (cycles/count). */
+	const struct defs *d = p->defs;
+	const char *type = "cpu", *unit = "nanoseconds";
+	int ns = 1;
+	if (d->sample_type.len && d->sample_unit.len) {
+		type = defs_str(d, d->sample_type);
+		unit = defs_str(d, d->sample_unit);
+		ns = !strcmp(type, "cpu") && !strcmp(unit, "nanoseconds");
+	}
 	put_value_type(p, P_SAMPLE_TYPE, "samples", "count");
-	put_value_type(p, P_SAMPLE_TYPE, "cpu", "nanoseconds");
+	put_value_type(p, P_SAMPLE_TYPE, type, unit);
 	pb_int(b, P_TIME_NANOS, stream_unix_ns(we->start, clock_offset_ns));
 	pb_int(b, P_DURATION, we->end > we->start ? (int64_t)(we->end - we->start) : 0);
-	put_value_type(p, P_PERIOD_TYPE, "cpu", "nanoseconds");
-	if (p->defs->cpu_frequency)
-		pb_int(b, P_PERIOD, 1000000000 / p->defs->cpu_frequency);
-	pb_uint(b, P_DEFAULT_SAMPLE_TYPE, str_ix(p, "cpu", 3));
+	put_value_type(p, P_PERIOD_TYPE, type, unit);
+	if (ns && d->cpu_frequency)
+		pb_int(b, P_PERIOD, 1000000000 / d->cpu_frequency);
+	pb_uint(b, P_DEFAULT_SAMPLE_TYPE, str_ix(p, type, strlen(type)));
 }
 
 int

@@ -61,6 +61,8 @@ struct defs {
 	int profile_cpu, profile_offcpu;
 	struct pstr exe;
 	struct pstr comm;       /* the target's process name at start */
+	/* What the periods count (the target's sample type): empty for CPU nanoseconds. */
+	struct pstr sample_type, sample_unit;
 
 	char *pool;
 	size_t pool_len, pool_cap;

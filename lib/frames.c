@@ -300,6 +300,8 @@ stream_put_target(struct stream_writer *w, const struct fr_target *v)
 	put_str(e, v->scope_reason);
 	put_u32(e, v->offcpu_percent ? v->offcpu_percent : 100);
 	put_u64(e, v->window_nanos);
+	put_str(e, v->sample_type);
+	put_str(e, v->sample_unit);
 	return enc_done(e, FR_TARGET);
 }
 
@@ -353,6 +355,11 @@ stream_get_target(const struct frame *f, struct fr_target *v, char *err, size_t 
 	v->window_nanos = 0;
 	if (!d->bad && d->pos < d->len)
 		v->window_nanos = get_u64(d);
+	v->sample_type = v->sample_unit = (struct str){ "", 0 };
+	if (!d->bad && d->pos < d->len) {
+		v->sample_type = get_str(d);
+		v->sample_unit = get_str(d);
+	}
 	return dec_done(f, d, err, errlen);
 }
 

@@ -112,6 +112,9 @@ struct fr_target {
 	/* Appended: the window length the recording was made with (collect's --window), which
 	 * aggregate uses when it is given no --window; 0 (or absent): not recorded. */
 	uint64_t window_nanos;
+	/* Appended: what a sample's period counts, as a pprof value type ("cpu" and
+	 * "nanoseconds" when empty or absent; an import of another event: "cycles", "count"). */
+	struct str sample_type, sample_unit;
 };
 
 struct fr_mmap {
