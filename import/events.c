@@ -2,6 +2,11 @@
  * Which event becomes the CPU profile, and the closing summary.  A capture may hold several
  * events (a group, hardware and software events, a tracepoint next to cycles); the windows
  * hold one of them, so their periods add up in one unit, and the diagnostics say which.
+ *
+ * A hybrid machine records one event per core type (cpu_core/cycles/ and cpu_atom/cycles/
+ * on Intel): those are one event split by where the thread ran, so they are imported
+ * together.  The default is the best event that has samples: a capture counts them first
+ * (file mode) or by the time the first sample is due (pipe mode, see events_choose).
  */
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +15,13 @@
 
 #define FLAG_FREQ (1ull << 10)
 
+/* The event's id among the generic ones: a hybrid PMU's type rides in config's high half. */
+static uint64_t
+generic_config(const struct attr *a)
+{
+	return (a->type == 0 || a->type == 3) ? a->config & 0xffffffffull : a->config;
+}
+
 /* CPU time first (cpu-clock, task-clock), then cycles, then any other sampling event;
  * tracepoints and the dummy event sample occurrences, not time. */
 static int
@@ -17,7 +29,7 @@ score(const struct attr *a)
 {
 	if (a->type == 1 && a->config <= 1)
 		return 3;
-	if (a->type == 0 && a->config == 0)
+	if (a->type == 0 && generic_config(a) == 0)
 		return 2;
 	if (a->type == 2 || (a->type == 1 && a->config == 9))
 		return 0;
@@ -32,27 +44,67 @@ name_matches(const char *name, const char *want)
 	return strncmp(name, want, n) == 0 && (name[n] == 0 || name[n] == ':');
 }
 
-int
-records_choose_event(struct imp *m)
+/* "cpu_core/cycles/u" is "cycles:u" on its PMU "cpu_core"; a name without a PMU is its own
+ * base.  pmu gets the PMU's length (0 without one). */
+static void
+base_name(const char *name, char *base, size_t n, size_t *pmu)
 {
-	if (m->nattrs == 0)
-		return imp_fail(m, 0, "no event attributes before the first record");
-	for (size_t i = 0; i < m->nattrs; i++)
-		if (!m->attrs[i].name[0])
-			attr_default_name(&m->attrs[i], m->attrs[i].name, sizeof(m->attrs[i].name));
-	m->chosen = 0;
-	for (size_t i = 0; i < m->nattrs; i++) {
-		if (m->want_event) {
-			if (name_matches(m->attrs[i].name, m->want_event)) {
-				m->chosen = (int)i;
-				return 0;
-			}
-		} else if (score(&m->attrs[i]) > score(&m->attrs[m->chosen])) {
-			m->chosen = (int)i;
-		}
+	const char *s = strchr(name, '/'), *e = s ? strchr(s + 1, '/') : NULL;
+	*pmu = 0;
+	if (!s || !e || s == name || e == s + 1 || memchr(s + 1, '=', (size_t)(e - s - 1))) {
+		snprintf(base, n, "%s", name);
+		return;
 	}
-	if (!m->want_event)
+	*pmu = (size_t)(s - name);
+	snprintf(base, n, "%.*s%s%s", (int)(e - s - 1), s + 1, e[1] ? ":" : "", e + 1);
+}
+
+/* Names every attr and joins the events that differ only by PMU. */
+static void
+group_events(struct imp *m)
+{
+	size_t pmu[IMP_MAX_ATTRS];
+	for (size_t i = 0; i < m->nattrs; i++) {
+		struct attr *a = &m->attrs[i];
+		if (!a->name[0])
+			attr_default_name(m, a, a->name, sizeof(a->name));
+		base_name(a->name, a->base, sizeof(a->base), &pmu[i]);
+		a->group = (int)i;
+		for (size_t j = 0; j < i && pmu[i]; j++)
+			if (pmu[j] && m->attrs[j].group == (int)j &&
+			    !strcmp(m->attrs[j].base, a->base) &&
+			    (pmu[i] != pmu[j] || memcmp(a->name, m->attrs[j].name, pmu[i]))) {
+				a->group = (int)j;
+				break;
+			}
+	}
+}
+
+static void
+select_group(struct imp *m, int g)
+{
+	m->chosen = g;
+	for (size_t i = 0; i < m->nattrs; i++)
+		m->attrs[i].selected = m->attrs[i].group == g;
+}
+
+/* --event NAME: the events named so (NAME also matches NAME:modifiers), or those whose
+ * name without the PMU is NAME; "cycles" takes cpu_core/cycles/ and cpu_atom/cycles/. */
+static int
+choose_named(struct imp *m)
+{
+	int found = -1;
+	for (size_t i = 0; i < m->nattrs; i++) {
+		struct attr *a = &m->attrs[i];
+		a->selected = name_matches(a->name, m->want_event) ||
+			      name_matches(a->base, m->want_event);
+		if (a->selected && found < 0)
+			found = (int)i;
+	}
+	if (found >= 0) {
+		m->chosen = found;
 		return 0;
+	}
 	char list[400] = "";
 	for (size_t i = 0; i < m->nattrs; i++)
 		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "",
@@ -61,86 +113,66 @@ records_choose_event(struct imp *m)
 			list);
 }
 
-static const char *
-type_name(uint32_t t)
-{
-	static const char *const k[] = {
-		[6] = "UNTHROTTLE", [8] = "READ", [11] = "AUX", [12] = "ITRACE_START",
-		[14] = "SWITCH", [15] = "SWITCH_CPU_WIDE", [16] = "NAMESPACES",
-		[17] = "KSYMBOL", [18] = "BPF_EVENT", [19] = "CGROUP", [20] = "TEXT_POKE",
-		[21] = "AUX_OUTPUT_HW_ID",
-	};
-	if (t < sizeof(k) / sizeof(k[0]) && k[t])
-		return k[t];
-	if (t >= 32768)
-		return "SIMPLEPERF";
-	return "TYPE";
-}
-
-static void
-note_events(struct imp *m)
-{
-	char text[200];
-	int n = snprintf(text, sizeof(text), "sampling event %s: %llu samples",
-			 m->attrs[m->chosen].name,
-			 (unsigned long long)m->attrs[m->chosen].nsamples);
-	for (size_t i = 0; i < m->nattrs && n > 0 && (size_t)n < sizeof(text); i++)
-		if ((int)i != m->chosen)
-			n += snprintf(text + n, sizeof(text) - (size_t)n, "%s%s %llu",
-				      n && strchr(text, ';') ? ", " : "; not imported: ",
-				      m->attrs[i].name, (unsigned long long)m->attrs[i].nsamples);
-	imp_note(m, "%s", text);
-}
-
-static void
-note_skipped(struct imp *m)
-{
-	char text[200];
-	int n = 0;
-	for (size_t i = 0; i < m->nskipped && (size_t)n < sizeof(text); i++)
-		n += snprintf(text + n, sizeof(text) - (size_t)n, "%s%s(%u) %llu", i ? ", " : "",
-			      type_name(m->skipped[i].type), m->skipped[i].type,
-			      (unsigned long long)m->skipped[i].count);
-	if (m->nskipped)
-		imp_note(m, "records skipped by type: %s", text);
-	if (m->unknown_id_samples)
-		imp_note(m, "%llu samples of no known event id skipped",
-			 (unsigned long long)m->unknown_id_samples);
-}
-
 int
-records_finish(struct imp *m)
+events_prepare(struct imp *m)
 {
-	if (m->chosen < 0 && m->nattrs && records_choose_event(m) < 0)
-		return -1;
-	if (order_release(m, UINT64_MAX) < 0)
-		return -1;
-	if (!m->target_sent && out_target(m, 0, 0) < 0)
-		return -1;
-	if (m->malformed) {
-		struct fr_lost l = { m->max_time, m->malformed, LOST_MALFORMED };
-		if (out_check(m, stream_put_lost(&m->out, &l)) < 0)
-			return -1;
-		imp_note(m, "%llu malformed records skipped", (unsigned long long)m->malformed);
-	}
-	if (m->chosen >= 0)
-		note_events(m);
-	note_skipped(m);
-	for (size_t i = 0; i < m->nnotes; i++) {
-		struct fr_warning w = { m->max_time, { m->notes[i], (uint16_t)strlen(m->notes[i]) } };
-		if (out_check(m, stream_put_warning(&m->out, &w)) < 0)
-			return -1;
-	}
-	struct fr_end e = { m->max_time, END_INPUT };
-	if (out_check(m, stream_put_end(&m->out, &e)) < 0)
-		return -1;
-	return out_check(m, stream_flush(&m->out));
+	if (m->prepared)
+		return 0;
+	if (m->nattrs == 0)
+		return imp_fail(m, 0, "no event attributes before the first record");
+	m->prepared = 1;
+	group_events(m);
+	if (m->want_event)
+		return choose_named(m);
+	if (m->nattrs == 1)
+		select_group(m, 0);
+	return 0;
 }
 
-/* cpu_frequency of the target frame: the sampling rate when perf ran in frequency mode. */
-uint32_t
-records_frequency(const struct imp *m)
+/* The default: an event with samples before one without, then by score, then the first.
+ * The samples are those counted so far: all of them in file mode; in pipe mode those read
+ * before the first sample had to be written, at least the capture's first round. */
+int
+events_choose(struct imp *m)
 {
+	if (m->chosen >= 0)
+		return 0;
+	if (events_prepare(m) < 0 || m->chosen >= 0)
+		return m->err[0] ? -1 : 0;
+	uint64_t seen[IMP_MAX_ATTRS] = { 0 };
+	for (size_t i = 0; i < m->nattrs; i++)
+		seen[m->attrs[i].group] += m->attrs[i].seen;
+	int best = 0;
+	for (size_t i = 1; i < m->nattrs; i++) {
+		const struct attr *a = &m->attrs[i], *b = &m->attrs[best];
+		if (a->group != (int)i)
+			continue;
+		int ha = seen[i] > 0, hb = seen[best] > 0;
+		if (ha > hb || (ha == hb && score(a) > score(b)))
+			best = (int)i;
+	}
+	select_group(m, best);
+	return 0;
+}
+
+/* The pprof sample type of the profile's values: CPU nanoseconds for the clock events,
+ * else a count of the event (cycles/count, instructions/count, page-faults/count). */
+void
+events_unit(const struct imp *m, const char **type, const char **unit)
+{
+	static char name[64];
 	const struct attr *a = m->chosen >= 0 ? &m->attrs[m->chosen] : NULL;
-	return a && (a->flags & FLAG_FREQ) && a->period <= UINT32_MAX ? (uint32_t)a->period : 0;
+	*type = "cpu";
+	*unit = "nanoseconds";
+	if (!a || (a->type == 1 && a->config <= 1))
+		return;
+	struct attr plain = *a;
+	plain.config = generic_config(a);
+	if (a->type <= 1 && attr_generic_name(&plain, name, sizeof(name)))
+		*type = name;
+	else {
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(a->base, ":"), a->base);
+		*type = name;
+	}
+	*unit = "count";
 }

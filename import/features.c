@@ -14,6 +14,7 @@ enum {
 	FEAT_OSRELEASE = 4,
 	FEAT_ARCH = 6,
 	FEAT_EVENT_DESC = 12,
+	FEAT_PMU_MAPPINGS = 16,
 	FEAT_CLOCK_DATA = 29,
 	FEAT_SP_FILE = 128,
 	FEAT_SP_META_INFO = 129,
@@ -34,6 +35,10 @@ attr_parse(struct imp *m, const uint8_t *p, size_t n, uint64_t off, struct attr 
 	a->sample_type = bo64(m->bo, p + 24);
 	a->read_format = bo64(m->bo, p + 32);
 	a->flags = bo_flags(m->bo, p + 40);
+	/* Fields of later attr versions: absent in older captures. */
+	a->branch_sample_type = n >= 80 ? bo64(m->bo, p + 72) : 0;
+	a->sample_regs_user = n >= 96 ? bo64(m->bo, p + 80) : 0;
+	a->sample_stack_user = n >= 96 ? bo32(m->bo, p + 88) : 0;
 	a->clockid = n >= 96 ? (int32_t)bo32(m->bo, p + 92) : -1;
 	return 0;
 }
@@ -74,8 +79,9 @@ ids_find(struct imp *m, uint64_t id)
 	return f ? (int)f->attr : -1;
 }
 
+/* The generic name of a hardware or software event (cycles, cpu-clock), or NULL. */
 const char *
-attr_default_name(const struct attr *a, char *buf, size_t n)
+attr_generic_name(const struct attr *a, char *buf, size_t n)
 {
 	static const char *const hw[] = { "cycles", "instructions", "cache-references",
 					  "cache-misses", "branches", "branch-misses",
@@ -90,8 +96,43 @@ attr_default_name(const struct attr *a, char *buf, size_t n)
 		snprintf(buf, n, "%s", hw[a->config]);
 	else if (a->type == 1 && a->config < sizeof(sw) / sizeof(sw[0]))
 		snprintf(buf, n, "%s", sw[a->config]);
+	else
+		return NULL;
+	return buf;
+}
+
+static const char *
+pmu_name(const struct imp *m, uint32_t type, char *buf, size_t n)
+{
+	for (size_t i = 0; i < m->npmus; i++)
+		if (m->pmus[i].type == type)
+			return m->pmus[i].name;
+	snprintf(buf, n, "pmu%u", type);
+	return buf;
+}
+
+/* The name perf would print without EVENT_DESC: a hybrid PMU's generic event (the PMU
+ * type in config's high half, PERF_PMU_TYPE_SHIFT) as "cpu_core/cycles/", the PMU from
+ * PMU_MAPPINGS. */
+const char *
+attr_default_name(const struct imp *m, const struct attr *a, char *buf, size_t n)
+{
+	char pb[16], gb[32];
+	uint32_t pmu = (a->type == 0 || a->type == 3) ? (uint32_t)(a->config >> 32) : 0;
+	struct attr plain = *a;
+	plain.config &= 0xffffffffull;
+	if (pmu && a->type == 0 && attr_generic_name(&plain, gb, sizeof(gb)))
+		snprintf(buf, n, "%s/%s/", pmu_name(m, pmu, pb, sizeof(pb)), gb);
+	else if (pmu)
+		snprintf(buf, n, "%s/config=%#llx/", pmu_name(m, pmu, pb, sizeof(pb)),
+			 (unsigned long long)plain.config);
+	else if (attr_generic_name(a, buf, n))
+		;
 	else if (a->type == 2)
 		snprintf(buf, n, "tracepoint:%llu", (unsigned long long)a->config);
+	else if (a->type >= 6)
+		snprintf(buf, n, "%s/config=%#llx/", pmu_name(m, a->type, pb, sizeof(pb)),
+			 (unsigned long long)a->config);
 	else
 		snprintf(buf, n, "event:%u:%#llx", a->type, (unsigned long long)a->config);
 	return buf;
@@ -137,6 +178,31 @@ event_desc(struct imp *m, const uint8_t *p, size_t n, uint64_t off)
 	return 0;
 }
 
+/* u32 nr, then nr × {u32 type, perf_header_string name}. */
+static int
+pmu_mappings(struct imp *m, const uint8_t *p, size_t n, uint64_t off)
+{
+	if (n < 4)
+		return imp_fail(m, off, "PMU mappings section is too short");
+	size_t nr = bo32(m->bo, p), o = 4, used;
+	for (size_t i = 0; i < nr; i++) {
+		char name[32];
+		if (n - o < 4)
+			return imp_fail(m, off + o, "PMU mappings run past their section");
+		uint32_t type = bo32(m->bo, p + o);
+		o += 4;
+		if (get_string(m, p + o, n - o, off + o, name, sizeof(name), &used) < 0)
+			return -1;
+		o += used;
+		if (m->npmus < IMP_MAX_PMUS) {
+			m->pmus[m->npmus].type = type;
+			snprintf(m->pmus[m->npmus].name, sizeof(m->pmus[0].name), "%s", name);
+			m->npmus++;
+		}
+	}
+	return 0;
+}
+
 static uint32_t
 path_hash(const char *p, size_t n)
 {
@@ -158,6 +224,11 @@ features_add_buildid(struct imp *m, const uint8_t *r, size_t size)
 		return imp_fail(m, 0, "out of memory");
 	b->len = (bo16(m->bo, r + 4) & MISC_BUILD_ID_SIZE) && r[32] <= 20 ? r[32] : 20;
 	memcpy(b->id, r + 12, 20);
+	/* Without the size flag (older perf, simpleperf) a 16-byte id (MD5, UUID) is padded
+	 * to 20 with zeros; a real 20-byte id ends in four zero bytes once in 2^32. */
+	if (b->len == 20 && !(bo16(m->bo, r + 4) & MISC_BUILD_ID_SIZE) &&
+	    !memcmp(b->id + 16, "\0\0\0\0", 4))
+		b->len = 16;
 	memcpy(b->path, r + 36, plen);
 	b->path[plen] = 0;
 	uint32_t h = path_hash(b->path, plen);
@@ -213,6 +284,8 @@ features_parse(struct imp *m, uint64_t feat, const uint8_t *p, size_t n, uint64_
 		return get_string(m, p, n, off, m->arch, sizeof(m->arch), &used);
 	case FEAT_EVENT_DESC:
 		return event_desc(m, p, n, off);
+	case FEAT_PMU_MAPPINGS:
+		return pmu_mappings(m, p, n, off);
 	case FEAT_CLOCK_DATA:
 		clock_data(m, p, n);
 		return 0;

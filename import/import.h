@@ -22,9 +22,15 @@ enum imp_format { FMT_AUTO, FMT_PERF, FMT_SIMPLEPERF };
 struct attr {
 	uint32_t type, size;
 	uint64_t config, period, sample_type, read_format, flags;
+	uint64_t branch_sample_type, sample_regs_user;
+	uint32_t sample_stack_user;
 	int32_t clockid;
 	char name[64];
-	uint64_t nsamples;
+	char base[64];           /* the name without a hybrid PMU: cpu_core/cycles/ is cycles */
+	int group;               /* the first attr of the same event on another PMU, else itself */
+	int selected;            /* its samples become the profile */
+	uint64_t seen;           /* samples counted for the default choice */
+	uint64_t nsamples;       /* samples delivered (PERF_SAMPLE_READ: one per value) */
 };
 
 /* Bytes of the capture: a whole mapped file, or a forward-only window over a pipe. */
@@ -43,6 +49,13 @@ struct src {
 struct idmap {
 	uint64_t id;
 	uint32_t attr;
+};
+
+/* PERF_SAMPLE_READ: the last value read per event id (and thread, for inherited counters),
+ * so that each sample weighs the difference, as perf's deliver_sample_value does. */
+struct readval {
+	uint64_t id, tid, value;
+	int used;
 };
 
 struct buildid {
@@ -101,6 +114,58 @@ struct usyms {
 	size_t n, cap;
 };
 
+/* Kernel symbols from /proc/kallsyms or --kallsyms FILE (kallsyms.c), sent as FR_KSYM
+ * frames before the first sample whose kernel frames fall in each. */
+struct kent {
+	uint64_t addr;
+	uint32_t name, module;   /* offsets into strings; module 0: the core kernel ("") */
+	uint16_t nlen, mlen;
+	int sent;
+};
+struct kallsyms {
+	int fd;                  /* --kallsyms FILE, or -1 */
+	int proc_fd, notes_fd;   /* /proc/kallsyms and /sys/kernel/notes, or -1 */
+	const char *file;        /* --kallsyms FILE's name for messages */
+	int state;               /* 0 not loaded yet, 1 loaded, -1 none */
+	struct kent *v;
+	size_t n;
+	char *strings;
+	int64_t delta;           /* capture address - table address (KASLR of another boot) */
+	char why[200];           /* where the names came from, or why there are none */
+};
+
+/* Process names and executables by pid, for the target frame (procs.c). */
+#define PROCS_MAX 65536
+struct procent {
+	uint32_t pid;
+	int used;
+	char comm[16];
+	char *exe;
+};
+
+/* A parsed sample (sample.c); pointers are into the record. */
+struct body {
+	uint64_t ip, period, time, nr, nbr, abi, stack_size, dyn_size;
+	uint32_t pid, tid, cpu;
+	int has_ip, has_period;
+	const uint8_t *read;     /* PERF_SAMPLE_READ body, read_len bytes */
+	size_t read_len;
+	const uint8_t *chain;    /* nr u64 */
+	const uint8_t *br;       /* nbr {from, to, flags} */
+	const uint8_t *regs;     /* popcount(sample_regs_user) u64 when abi != 0 */
+	const uint8_t *stack;    /* stack_size bytes, dyn_size of them valid */
+};
+
+struct readent {
+	uint64_t value, id;
+};
+
+#define IMP_MAX_PMUS 32
+struct pmu {
+	uint32_t type;
+	char name[32];
+};
+
 struct imp {
 	/* Input. */
 	struct src src;
@@ -115,6 +180,21 @@ struct imp {
 	size_t nids, capids;
 	int ids_sorted;
 	int chosen;              /* attr index of the sampling event, -1 before the choice */
+	int prepared;            /* names and groups set, --event matched */
+	int counting;            /* the pass that only counts samples per event (file mode) */
+	int counted;             /* that pass is done: seen holds every sample */
+	struct pmu pmus[IMP_MAX_PMUS]; /* PMU_MAPPINGS: dynamic PMU types by name */
+	size_t npmus;
+	struct readval *reads;   /* open addressing, nreads of capreads (a power of two) */
+	size_t nreads, capreads;
+	/* The kernel: where its addresses start (perf's machine->kernel_start; 0 unknown)
+	 * and its relocation symbol (the [kernel.kallsyms]_text map's name and pgoff). */
+	uint64_t kernel_start;
+	char kref_name[64];
+	uint64_t kref_addr;
+	struct kallsyms ks;
+	struct procent *procs;   /* PROCS_MAX entries, allocated on first use */
+	size_t nprocs;
 	char osrelease[128], arch[64];
 	uint32_t clockid;
 	int have_clock_data;
@@ -131,8 +211,11 @@ struct imp {
 	struct stream_writer out;
 	int out_fd, opened, target_sent;
 	uint64_t session_id;
+	uint32_t e_machine;      /* of the capture's arch, set with the header */
 	uint64_t max_time, round_time, last_round;
 	uint32_t first_pid;
+	uint64_t target_start;
+	int retarget;            /* the target executed: a new target frame at its next sample */
 	uint64_t unknown_id_samples, malformed;
 	char notes[8][200];      /* sent as warnings at the end */
 	size_t nnotes;
@@ -180,7 +263,8 @@ const struct buildid *features_find_buildid(const struct imp *m, const char *pat
 int attr_parse(struct imp *m, const uint8_t *p, size_t n, uint64_t off, struct attr *a);
 int ids_add(struct imp *m, uint64_t id, uint32_t attr);
 int ids_find(struct imp *m, uint64_t id); /* attr index or -1 */
-const char *attr_default_name(const struct attr *a, char *buf, size_t n);
+const char *attr_default_name(const struct imp *m, const struct attr *a, char *buf, size_t n);
+const char *attr_generic_name(const struct attr *a, char *buf, size_t n);
 
 /* simpleperf.c: the FILE and META_INFO sections and the private records. */
 int simpleperf_file_section(struct imp *m, const uint8_t *p, size_t n, uint64_t off);
@@ -188,17 +272,57 @@ int simpleperf_meta_info(struct imp *m, const uint8_t *p, size_t n);
 int simpleperf_record(struct imp *m, uint32_t type, const uint8_t *r, size_t size,
 		      uint64_t off);
 
+/* events.c: the event the profile holds.  prepare names and groups the events (and
+ * applies --event); choose makes the default choice from the samples seen. */
+int events_prepare(struct imp *m);
+int events_choose(struct imp *m);
+void events_unit(const struct imp *m, const char **type, const char **unit);
+
 /* records.c: kernel records into frames. */
-int records_choose_event(struct imp *m);
 int records_handle(struct imp *m, uint32_t type, const uint8_t *r, size_t size, uint64_t off);
+void records_count_sample(struct imp *m, const uint8_t *r, size_t size);
 int records_round(struct imp *m);
+void records_skip(struct imp *m, uint32_t type);
+
+/* finish.c: the closing warnings and the end frame. */
 int records_finish(struct imp *m);
 uint32_t records_frequency(const struct imp *m);
-void records_skip(struct imp *m, uint32_t type);
+
+/* sample.c: a sample's fields; 0, or -1 when they do not fit the record. */
+int sample_parse(const struct imp *m, const struct attr *a, const uint8_t *r, size_t size,
+		 struct body *b);
+size_t sample_read_size(const struct imp *m, const struct attr *a, const uint8_t *p,
+			size_t left);
+size_t sample_read_values(const struct imp *m, const struct attr *a, const struct body *b,
+			  struct readent *out, size_t max);
+
+/* stack.c: the sample's addresses (kernel leaf first, then user leaf first). */
+void stack_build(struct imp *m, const struct attr *a, const struct body *b, uint16_t misc,
+		 struct fr_sample *s);
+int stack_ip_is_kernel(const struct imp *m, uint64_t ip, int header_kernel);
+
+/* readval.c: PERF_SAMPLE_READ counts into per-sample weights. */
+int readval_delta(struct imp *m, const struct attr *a, uint64_t id, uint32_t tid, uint64_t value,
+		  uint64_t *delta);
+void readval_release(struct imp *m);
+
+/* procs.c: each process's name and executable, for the target frame. */
+int procs_comm(struct imp *m, uint32_t pid, uint32_t tid, struct str comm, int exec);
+int procs_exe(struct imp *m, uint32_t pid, struct str path);
+const struct procent *procs_find(const struct imp *m, uint32_t pid);
+void procs_release(struct imp *m);
+
+/* kallsyms.c: names for the kernel frames.  The fds are opened by main before the stage
+ * is confined (-1 each when not wanted; the fuzz target and the unit tests leave them). */
+void kallsyms_init(struct kallsyms *k);
+int kallsyms_frames(struct imp *m, const uint64_t *ips, size_t n);
+void kallsyms_note(struct imp *m);
+void kallsyms_release(struct kallsyms *k);
 
 /* out.c: the stream writer, the target frame and the closing warnings. */
 int out_open(struct imp *m);
 int out_target(struct imp *m, uint64_t time, uint32_t pid);
+int out_retarget(struct imp *m);
 int out_check(struct imp *m, int rc);
 
 /* order.c: kernel records replayed in time order. */

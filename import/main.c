@@ -27,7 +27,10 @@
 
 static struct {
 	const char *input;
+	const char *name;       /* the input in messages */
 	const char *event;
+	const char *kallsyms;
+	int proc_kallsyms_fd;   /* -1: open /proc/kallsyms here */
 	enum imp_format format;
 } env;
 
@@ -36,14 +39,21 @@ usage(FILE *f, int status)
 {
 	fprintf(f,
 		"usage: import --input PATH [--format auto|perf-data|simpleperf] [--event NAME]\n"
-		"              > stream\n"
+		"              [--kallsyms FILE] [--input-name NAME] > stream\n"
 		"\n"
 		"Turns a perf.data or simpleperf capture into the framed event stream.\n"
-		"  --input PATH     the capture; - reads a pipe-mode perf.data on stdin\n"
-		"  --format FORMAT  auto (default), perf-data or simpleperf\n"
-		"  --event NAME     the sampling event to import (default: cpu-clock or\n"
-		"                   task-clock, else cycles, else the first sampling event);\n"
-		"                   NAME also matches NAME:modifiers, e.g. cycles for cycles:u\n");
+		"  --input PATH       the capture; - reads it on stdin\n"
+		"  --format FORMAT    auto (default), perf-data or simpleperf\n"
+		"  --event NAME       the sampling event to import (default: of the events with\n"
+		"                     samples, cpu-clock or task-clock, else cycles, else the\n"
+		"                     first); NAME also matches NAME:modifiers (cycles for\n"
+		"                     cycles:u) and the event on every PMU of a hybrid CPU\n"
+		"                     (cycles for cpu_core/cycles/ and cpu_atom/cycles/)\n"
+		"  --kallsyms FILE    the recording kernel's /proc/kallsyms, for kernel names when\n"
+		"                     the capture's kernel is not the running one\n"
+		"  --input-name NAME  how messages name the input (default: PATH)\n"
+		"  --proc-kallsyms-fd N  the running kernel's /proc/kallsyms, opened on fd N by a\n"
+		"                     privileged caller (the kernel shows addresses to its opener)\n");
 	exit(status);
 }
 
@@ -54,11 +64,15 @@ parse_options(int argc, char **argv)
 		{ "input", required_argument, NULL, 'i' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "event", required_argument, NULL, 'e' },
+		{ "kallsyms", required_argument, NULL, 'k' },
+		{ "input-name", required_argument, NULL, 'n' },
+		{ "proc-kallsyms-fd", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
+	env.proc_kallsyms_fd = -1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
@@ -78,6 +92,21 @@ parse_options(int argc, char **argv)
 		case 'e':
 			env.event = optarg;
 			break;
+		case 'k':
+			env.kallsyms = optarg;
+			break;
+		case 'n':
+			env.name = optarg;
+			break;
+		case 'K': {
+			char *end;
+			long fd = strtol(optarg, &end, 10);
+			if (end == optarg || *end || fd < 0 || fd > INT_MAX ||
+			    fcntl((int)fd, F_GETFD) < 0)
+				errx(1, "--proc-kallsyms-fd: '%s' is not an open file descriptor", optarg);
+			env.proc_kallsyms_fd = (int)fd;
+			break;
+		}
 		case 'h':
 			usage(stdout, 0);
 			break;
@@ -89,6 +118,21 @@ parse_options(int argc, char **argv)
 		errx(1, "unexpected argument '%s'", argv[optind]);
 	if (!env.input)
 		errx(1, "--input is required");
+	if (!env.name)
+		env.name = env.input;
+}
+
+/* Kernel names (kallsyms.c) come from files opened now: the confined stage reads only the
+ * capture.  The running kernel's are optional; --kallsyms FILE must open. */
+static void
+open_kallsyms(struct kallsyms *k)
+{
+	k->proc_fd = env.proc_kallsyms_fd >= 0 ? env.proc_kallsyms_fd
+					       : open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
+	k->notes_fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+	if (env.kallsyms && (k->fd = open(env.kallsyms, O_RDONLY | O_CLOEXEC)) < 0)
+		err(1, "--kallsyms: cannot open '%s'", env.kallsyms);
+	k->file = env.kallsyms;
 }
 
 int
@@ -98,6 +142,8 @@ main(int argc, char **argv)
 	char e[200];
 
 	parse_options(argc, argv);
+	imp_init(&m, STDOUT_FILENO);
+	open_kallsyms(&m.ks);
 	/* It reads the capture (or stdin) and writes stdout: no other file. */
 	const struct rp_confine_path in[] = { { env.input, RP_CONFINE_READ } };
 	const struct rp_confine_spec spec = { in, strcmp(env.input, "-") != 0, 0 };
@@ -108,19 +154,18 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	int fd = strcmp(env.input, "-") ? open(env.input, O_RDONLY | O_CLOEXEC) : 0;
 	if (fd < 0)
-		err(1, "cannot open '%s'", env.input);
-	imp_init(&m, STDOUT_FILENO);
+		err(1, "cannot open '%s'", env.name);
 	m.format = env.format;
 	m.want_event = env.event;
 	if (getrandom(&m.session_id, sizeof(m.session_id), 0) != sizeof(m.session_id))
 		err(1, "getrandom");
 	if (src_open_fd(&m.src, fd, e, sizeof(e)) < 0)
-		errx(1, "cannot read '%s': %s", env.input, e);
+		errx(1, "cannot read '%s': %s", env.name, e);
 	if (perfdata_run(&m) < 0) {
 		/* Keep what is out: downstream publishes the windows already complete. */
 		if (m.opened)
 			(void)stream_flush(&m.out);
-		errx(m.opened ? stream_writer_status(&m.out) : 1, "'%s': %s", env.input, m.err);
+		errx(m.opened ? stream_writer_status(&m.out) : 1, "'%s': %s", env.name, m.err);
 	}
 	imp_release(&m);
 	if (fd > 0)

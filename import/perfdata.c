@@ -3,6 +3,7 @@
  * sections, or the 16-byte pipe header followed by records that carry the same metadata
  * in-band.  Every offset and size is checked against the bytes that exist before use.
  */
+#include <linux/perf_event.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,6 +24,7 @@ enum {
 	REC_FINISHED_INIT = 82,
 	REC_COMPRESSED2 = 83,
 	REC_SIMPLEPERF = 32768,
+	REC_SP_EVENT_ID = 32774,
 };
 
 size_t
@@ -56,23 +58,61 @@ header_attr(struct imp *m, const uint8_t *r, size_t size, uint64_t off)
 	return 0;
 }
 
+/* The attrs are complete at the first kernel record.  Until the default event is chosen
+ * (pipe mode: when the first sample is due) the samples read are counted for the choice. */
 static int
 kernel_record(struct imp *m, uint32_t type, const uint8_t *r, size_t size, uint64_t off)
 {
-	if (m->chosen < 0 && (records_choose_event(m) < 0 || out_open(m) < 0))
+	if (events_prepare(m) < 0 || out_open(m) < 0)
 		return -1;
+	if (type == PERF_RECORD_SAMPLE && m->chosen < 0 && !m->counted)
+		records_count_sample(m, r, size);
 	return order_push(m, records_time(m, type, r, size), r, size, off);
+}
+
+static int
+compressed(struct imp *m, uint32_t type, const uint8_t *r, size_t size, uint64_t off)
+{
+	if (m->in_z)
+		return imp_fail(m, off, "compressed record inside compressed data");
+	size_t hdr = type == REC_COMPRESSED ? 8 : 16;
+	if (size < hdr)
+		return imp_fail(m, off, "compressed record of %zu bytes is too short", size);
+	size_t n = size - hdr;
+	if (type == REC_COMPRESSED2 && bo64(m->bo, r + 8) <= n)
+		n = (size_t)bo64(m->bo, r + 8); /* the rest is padding to 8 bytes */
+	else if (type == REC_COMPRESSED2)
+		return imp_fail(m, off, "compressed data size exceeds its record");
+	return zstd_feed(m, r + hdr, n, off);
+}
+
+/* The counting pass (file mode, several events): samples, and what reaches them. */
+static int
+count_record(struct imp *m, uint32_t type, const uint8_t *r, size_t size, uint64_t off)
+{
+	if (type == PERF_RECORD_SAMPLE)
+		records_count_sample(m, r, size);
+	else if (type == REC_COMPRESSED || type == REC_COMPRESSED2)
+		return compressed(m, type, r, size, off);
+	else if (type == REC_SP_EVENT_ID && m->format != FMT_PERF)
+		return simpleperf_record(m, type, r, size, off);
+	return 0;
 }
 
 int
 perfdata_record(struct imp *m, const uint8_t *r, size_t size, uint64_t off)
 {
 	uint32_t type = bo32(m->bo, r);
+	if (m->counting)
+		return count_record(m, type, r, size, off);
 	if (type < REC_HEADER_ATTR)
 		return kernel_record(m, type, r, size, off);
-	if (type >= REC_SIMPLEPERF)
+	if (type >= REC_SIMPLEPERF) {
+		if (type == REC_SP_EVENT_ID && m->counted)
+			return 0; /* its ids were added by the counting pass */
 		return m->format == FMT_PERF ? (records_skip(m, type), 0)
 					     : simpleperf_record(m, type, r, size, off);
+	}
 	switch (type) {
 	case REC_HEADER_ATTR:
 		return header_attr(m, r, size, off);
@@ -85,19 +125,8 @@ perfdata_record(struct imp *m, const uint8_t *r, size_t size, uint64_t off)
 	case REC_FINISHED_ROUND:
 		return records_round(m);
 	case REC_COMPRESSED:
-	case REC_COMPRESSED2: {
-		if (m->in_z)
-			return imp_fail(m, off, "compressed record inside compressed data");
-		size_t hdr = type == REC_COMPRESSED ? 8 : 16;
-		size_t n = size - hdr;
-		if (size < hdr)
-			return imp_fail(m, off, "compressed record of %zu bytes is too short", size);
-		if (type == REC_COMPRESSED2 && bo64(m->bo, r + 8) <= n)
-			n = (size_t)bo64(m->bo, r + 8); /* the rest is padding to 8 bytes */
-		else if (type == REC_COMPRESSED2)
-			return imp_fail(m, off, "compressed data size exceeds its record");
-		return zstd_feed(m, r + hdr, n, off);
-	}
+	case REC_COMPRESSED2:
+		return compressed(m, type, r, size, off);
 	default:
 		/* 65-82: perf's own metadata (id index, thread and cpu maps, time conversion,
 		 * stat, auxtrace) that a CPU profile does not use. */
@@ -240,18 +269,9 @@ file_features(struct imp *m, const uint8_t *h, const struct section *data)
 }
 
 static int
-file_run(struct imp *m)
+file_records(struct imp *m, const struct section *data)
 {
-	const uint8_t *h = src_get(&m->src, 0, FILE_HEADER);
-	struct section data;
-	if (m->src.fd >= 0)
-		return imp_fail(m, 0, "a file-mode capture must be a regular file, not a pipe");
-	if (!h)
-		return imp_fail(m, 0, "file header is truncated");
-	if (section_at(m, h + 40, 40, "data", &data) < 0 || file_attrs(m, h) < 0 ||
-	    file_features(m, h, &data) < 0)
-		return -1;
-	for (uint64_t off = data.off, end = data.off + data.size; off < end;) {
+	for (uint64_t off = data->off, end = data->off + data->size; off < end;) {
 		uint32_t type;
 		size_t size = end - off >= 8 ? perfdata_record_size(m, m->src.map + off, &type) : 0;
 		if (size == 0)
@@ -264,6 +284,39 @@ file_run(struct imp *m)
 		src_done(&m->src, off);
 	}
 	return 0;
+}
+
+/* A file is read twice when it has several events and no --event: first to count each
+ * event's samples, so the default is one that has them (events.c), then to import. */
+static int
+file_count(struct imp *m, const struct section *data)
+{
+	m->counting = 1;
+	int rc = file_records(m, data);
+	m->counting = 0;
+	if (rc < 0 || zstd_finish(m) < 0)
+		return -1;
+	zstd_release(m);
+	m->counted = 1;
+	m->src.released = 0;
+	return events_choose(m);
+}
+
+static int
+file_run(struct imp *m)
+{
+	const uint8_t *h = src_get(&m->src, 0, FILE_HEADER);
+	struct section data;
+	if (m->src.fd >= 0)
+		return imp_fail(m, 0, "a file-mode capture must be a regular file, not a pipe");
+	if (!h)
+		return imp_fail(m, 0, "file header is truncated");
+	if (section_at(m, h + 40, 40, "data", &data) < 0 || file_attrs(m, h) < 0 ||
+	    file_features(m, h, &data) < 0)
+		return -1;
+	if (m->nattrs > 1 && !m->want_event && file_count(m, &data) < 0)
+		return -1;
+	return file_records(m, &data);
 }
 
 int

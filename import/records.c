@@ -10,6 +10,8 @@
 
 #include "import.h"
 
+#define PATH_KERNEL "[kernel.kallsyms]"
+
 #define ST(x) PERF_SAMPLE_##x
 #define FLAG_FREQ (1ull << 10)
 #define FLAG_SAMPLE_ID_ALL (1ull << 18)
@@ -85,111 +87,110 @@ records_time(struct imp *m, uint32_t type, const uint8_t *r, size_t size)
 	return (st & ST(TIME)) && at + 8 <= size ? bo64(m->bo, r + at) : 0;
 }
 
-/* Bytes of a PERF_SAMPLE_READ body, or 0 when it does not fit. */
-static size_t
-read_size(struct imp *m, const struct attr *a, const uint8_t *p, size_t left)
+/* Samples of the event counted for the default choice: each sample's own event, and with
+ * PERF_SAMPLE_READ each event whose value it reads. */
+void
+records_count_sample(struct imp *m, const uint8_t *r, size_t size)
 {
-	uint64_t rf = a->read_format;
-	size_t per = 8 * (size_t)(1 + !!(rf & PERF_FORMAT_ID) + !!(rf & (1u << 4)));
-	size_t head = 8 * (size_t)popcount(rf & (PERF_FORMAT_TOTAL_TIME_ENABLED |
-						  PERF_FORMAT_TOTAL_TIME_RUNNING));
-	if (!(rf & PERF_FORMAT_GROUP))
-		return per + head <= left ? per + head : 0;
-	if (left < 8 + head)
-		return 0;
-	uint64_t nr = bo64(m->bo, p);
-	if (nr > (left - 8 - head) / per)
-		return 0;
-	return 8 + head + (size_t)nr * per;
+	static struct readent v[IMP_MAX_ATTRS];
+	struct body b;
+	int i = sample_attr(m, r, size);
+	if (i < 0)
+		return;
+	const struct attr *a = &m->attrs[i];
+	if (!(a->sample_type & ST(READ)) || !(a->read_format & PERF_FORMAT_ID)) {
+		m->attrs[i].seen++;
+		return;
+	}
+	if (sample_parse(m, a, r, size, &b) < 0)
+		return;
+	size_t n = sample_read_values(m, a, &b, v, IMP_MAX_ATTRS);
+	for (size_t k = 0; k < n; k++) {
+		int j = ids_find(m, v[k].id);
+		if (j >= 0)
+			m->attrs[j].seen++;
+	}
 }
 
-/* Kernel ips, then user ips, leaf first; other contexts (hypervisor, guest) are left out. */
-static void
-split_chain(struct imp *m, struct fr_sample *s, const uint8_t *chain, uint64_t nr,
-	    int kernel_first)
+/* Registers and a stack copy a CFI walk can use: perf record --call-graph dwarf leaves the
+ * user part of the callchain out (exclude_callchain_user), so these are the user stack. */
+static int
+regs_usable(const struct imp *m, const struct attr *a, const struct body *b,
+	    const struct fr_sample *s)
 {
-	static uint64_t user[STREAM_MAX_IPS];
-	size_t nk = 0, nu = 0;
-	int mode = kernel_first ? 1 : 2;
-	for (uint64_t i = 0; i < nr && nk + nu < STREAM_MAX_IPS; i++) {
-		uint64_t ip = bo64(m->bo, chain + 8 * i);
-		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
-			mode = ip == (uint64_t)PERF_CONTEXT_KERNEL ? 1 :
-			       ip == (uint64_t)PERF_CONTEXT_USER ? 2 : 0;
+	return (a->sample_type & ST(REGS_USER)) && (a->sample_type & ST(STACK_USER)) &&
+	       b->abi == PERF_SAMPLE_REGS_ABI_64 && b->regs && b->dyn_size > 0 && !m->bo.swap &&
+	       (m->e_machine == 62 || m->e_machine == 183) && s->nuser <= 1 &&
+	       __builtin_popcountll(a->sample_regs_user) <= STREAM_MAX_REGS;
+}
+
+static int
+put_regs(struct imp *m, const struct attr *a, const struct body *b, const struct fr_sample *s)
+{
+	static struct fr_sample_regs sr;
+	sr.time = s->time;
+	sr.pid = s->pid;
+	sr.tid = s->tid;
+	sr.cpu = s->cpu;
+	sr.abi = (uint32_t)b->abi;
+	sr.period = s->period;
+	sr.nkernel = s->nkernel;
+	memcpy(sr.kips, s->ips, s->nkernel * sizeof(*s->ips));
+	sr.reg_mask = a->sample_regs_user;
+	sr.nregs = (uint16_t)__builtin_popcountll(a->sample_regs_user);
+	for (unsigned i = 0; i < sr.nregs; i++)
+		sr.regs[i] = bo64(m->bo, b->regs + 8 * i);
+	sr.stack_len = (uint32_t)(b->dyn_size < STREAM_MAX_STACK ? b->dyn_size : STREAM_MAX_STACK);
+	sr.stack = b->stack;
+	return put(m, stream_put_sample_regs(&m->out, &sr));
+}
+
+/* One sample of the profile, worth period: the target frame and the kernel symbols it
+ * needs first, then the sample, as registers and stack when there are. */
+static int
+emit(struct imp *m, const struct attr *a, const struct body *b, uint16_t misc, uint64_t period)
+{
+	struct fr_sample *s = &m->sample;
+	s->pid = b->pid;
+	s->tid = b->tid;
+	s->cpu = b->cpu;
+	s->time = b->time;
+	s->period = period;
+	stack_build(m, a, b, misc, s);
+	if (!m->target_sent && out_target(m, s->time, s->pid) < 0)
+		return -1;
+	if (m->retarget && s->pid == m->first_pid && out_retarget(m) < 0)
+		return -1;
+	if (s->time > m->max_time)
+		m->max_time = s->time;
+	if (kallsyms_frames(m, s->ips, s->nkernel) < 0)
+		return -1;
+	if (regs_usable(m, a, b, s))
+		return put_regs(m, a, b, s);
+	return put(m, stream_put_sample(&m->out, s));
+}
+
+/* A sample that reads counters: one sample per value, of the value's event, weighing the
+ * count's growth (readval.c). */
+static int
+read_values(struct imp *m, const struct attr *a, const struct body *b, uint16_t misc)
+{
+	static struct readent v[IMP_MAX_ATTRS];
+	size_t n = sample_read_values(m, a, b, v, IMP_MAX_ATTRS);
+	for (size_t k = 0; k < n; k++) {
+		int j = ids_find(m, v[k].id);
+		uint64_t d;
+		if (j < 0) {
+			m->unknown_id_samples++;
 			continue;
 		}
-		if (mode == 1)
-			s->ips[nk++] = ip;
-		else if (mode == 2)
-			user[nu++] = ip;
-	}
-	memcpy(s->ips + nk, user, nu * sizeof(*user));
-	s->nkernel = (uint16_t)nk;
-	s->nuser = (uint16_t)nu;
-}
-
-struct body {
-	uint64_t ip, nr;
-	const uint8_t *chain;
-	int has_period;
-};
-
-/* Walks the sample body in perf's field order up to the callchain, the last field used. */
-static int
-sample_body(struct imp *m, const struct attr *a, const uint8_t *r, size_t size,
-	    struct fr_sample *s, struct body *b)
-{
-	uint64_t st = a->sample_type;
-	size_t o = 8;
-#define NEED(n) do { if (size - o < (n)) return -1; } while (0)
-#define SKIP(bit) do { if (st & (bit)) { NEED(8); o += 8; } } while (0)
-	SKIP(ST(IDENTIFIER));
-	if (st & ST(IP)) {
-		NEED(8);
-		b->ip = bo64(m->bo, r + o);
-		o += 8;
-	}
-	if (st & ST(TID)) {
-		NEED(8);
-		s->pid = bo32(m->bo, r + o);
-		s->tid = bo32(m->bo, r + o + 4);
-		o += 8;
-	}
-	if (st & ST(TIME)) {
-		NEED(8);
-		s->time = bo64(m->bo, r + o);
-		o += 8;
-	}
-	SKIP(ST(ADDR));
-	SKIP(ST(ID));
-	SKIP(ST(STREAM_ID));
-	if (st & ST(CPU)) {
-		NEED(8);
-		s->cpu = bo32(m->bo, r + o);
-		o += 8;
-	}
-	if (st & ST(PERIOD)) {
-		NEED(8);
-		s->period = bo64(m->bo, r + o);
-		b->has_period = 1;
-		o += 8;
-	}
-	if (st & ST(READ)) {
-		size_t n = read_size(m, a, r + o, size - o);
-		if (n == 0)
+		if (readval_delta(m, &m->attrs[j], v[k].id, b->tid, v[k].value, &d) < 0)
 			return -1;
-		o += n;
-	}
-	if (st & ST(CALLCHAIN)) {
-		NEED(8);
-		b->nr = bo64(m->bo, r + o);
-		if (b->nr > (size - o - 8) / 8)
+		m->attrs[j].nsamples++;
+		if (m->attrs[j].selected && emit(m, a, b, misc, d) < 0)
 			return -1;
-		b->chain = r + o + 8;
 	}
 	return 0;
-#undef NEED
-#undef SKIP
 }
 
 static int
@@ -200,35 +201,26 @@ on_sample(struct imp *m, const uint8_t *r, size_t size)
 		m->unknown_id_samples++;
 		return 0;
 	}
-	m->attrs[i].nsamples++;
-	if (i != m->chosen)
+	if (m->chosen < 0 && events_choose(m) < 0)
+		return -1;
+	struct attr *a = &m->attrs[i];
+	int reads = (a->sample_type & ST(READ)) && (a->read_format & PERF_FORMAT_ID);
+	struct body b;
+	if (!reads && !a->selected) {
+		a->nsamples++;
 		return 0;
-	const struct attr *a = &m->attrs[i];
-	struct fr_sample *s = &m->sample;
-	struct body b = { 0 };
-	s->pid = s->tid = s->cpu = 0;
-	s->time = s->period = 0;
-	if (sample_body(m, a, r, size, s, &b) < 0) {
-		m->attrs[i].nsamples--;
+	}
+	if (sample_parse(m, a, r, size, &b) < 0) {
 		m->malformed++;
 		return 0;
 	}
+	uint16_t misc = bo16(m->bo, r + 4);
+	if (reads)
+		return read_values(m, a, &b, misc);
+	a->nsamples++;
 	/* perf record -c N writes no period: every sample is worth the fixed one. */
-	if (!b.has_period)
-		s->period = (a->flags & FLAG_FREQ) ? 1 : a->period;
-	int in_kernel = (bo16(m->bo, r + 4) & PERF_RECORD_MISC_CPUMODE_MASK) ==
-			PERF_RECORD_MISC_KERNEL;
-	split_chain(m, s, b.chain, b.nr, in_kernel);
-	if (s->nkernel + s->nuser == 0) {
-		s->ips[0] = b.ip;
-		s->nkernel = in_kernel ? 1 : 0;
-		s->nuser = in_kernel ? 0 : 1;
-	}
-	if (!m->target_sent && out_target(m, s->time, s->pid) < 0)
-		return -1;
-	if (s->time > m->max_time)
-		m->max_time = s->time;
-	return put(m, stream_put_sample(&m->out, s));
+	uint64_t period = b.has_period ? b.period : (a->flags & FLAG_FREQ) ? 1 : a->period;
+	return emit(m, a, &b, misc, period);
 }
 
 /* A NUL-terminated name in r[at, end); -1 when it is missing or unterminated. */
@@ -243,6 +235,25 @@ name_in(const uint8_t *r, size_t at, size_t end, struct str *out)
 	out->p = (const char *)r + at;
 	out->len = (uint16_t)(n < STREAM_MAX_STR ? n : STREAM_MAX_STR - 1);
 	return 0;
+}
+
+/* [kernel.kallsyms]_text at its pgoff: the relocation symbol and its address, from which
+ * a kallsyms of another boot is shifted; a 32-bit kernel's map says where it starts. */
+static void
+kernel_map(struct imp *m, const struct fr_mmap *f)
+{
+	size_t n = sizeof(PATH_KERNEL) - 1;
+	if (f->path.len < n || memcmp(f->path.p, PATH_KERNEL, n))
+		return;
+	if (f->path.len > n && f->path.len - n < sizeof(m->kref_name)) {
+		memcpy(m->kref_name, f->path.p + n, f->path.len - n);
+		m->kref_name[f->path.len - n] = 0;
+		m->kref_addr = f->pgoff;
+	}
+	/* 64-bit kernels live above 2^63 (perf's machine__get_kernel_start) */
+	if (f->start && m->e_machine != 62 && m->e_machine != 183 &&
+	    (!m->kernel_start || f->start < m->kernel_start))
+		m->kernel_start = f->start;
 }
 
 static int
@@ -265,12 +276,20 @@ on_mmap(struct imp *m, uint32_t type, const uint8_t *r, size_t size)
 		f.prot = bo32(m->bo, r + 64);
 		f.flags = bo32(m->bo, r + 68);
 	}
-	/* Kernel and module maps are the kernel's business; data maps hold no code, except
-	 * that simpleperf's offline unwinder puts interpreted Java frames in dex/vdex maps. */
+	/* Kernel and module maps are the kernel's business (the kernel's own says where its
+	 * addresses start); data maps hold no code, except that simpleperf's offline unwinder
+	 * puts interpreted Java frames in dex/vdex maps. */
 	if (f.pid == PID_KERNEL || (misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
-	    PERF_RECORD_MISC_KERNEL || (misc & MISC_MMAP_DATA) || (!(f.prot & PROT_EXEC) && !m->simpleperf) ||
+	    PERF_RECORD_MISC_KERNEL) {
+		kernel_map(m, &f);
+		return 0;
+	}
+	if ((misc & MISC_MMAP_DATA) || (!(f.prot & PROT_EXEC) && !m->simpleperf) ||
 	    f.start + f.len < f.start)
 		return 0;
+	if ((f.prot & PROT_EXEC) && f.path.len && f.path.p[0] == '/' &&
+	    procs_exe(m, f.pid, f.path) < 0)
+		return imp_fail(m, 0, "out of memory");
 	if (type == PERF_RECORD_MMAP2 && (misc & MISC_MMAP_BUILD_ID)) {
 		f.build_id_len = r[40] <= STREAM_BUILD_ID_MAX ? r[40] : STREAM_BUILD_ID_MAX;
 		memcpy(f.build_id, r + 44, f.build_id_len);
@@ -296,6 +315,10 @@ on_comm(struct imp *m, const uint8_t *r, size_t size)
 	f.pid = bo32(m->bo, r + 8);
 	f.tid = bo32(m->bo, r + 12);
 	f.flags = (bo16(m->bo, r + 4) & MISC_COMM_EXEC) ? COMM_EXEC : 0;
+	if (procs_comm(m, f.pid, f.tid, f.comm, f.flags & COMM_EXEC) < 0)
+		return imp_fail(m, 0, "out of memory");
+	if (m->target_sent && f.pid == m->first_pid && (f.flags & COMM_EXEC))
+		m->retarget = 1;
 	return put(m, stream_put_comm(&m->out, &f));
 }
 

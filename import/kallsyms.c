@@ -1,0 +1,314 @@
+/*
+ * Names for the kernel frames of a capture.  A perf.data has the kernel's build id but no
+ * symbols; the running kernel's /proc/kallsyms names them when the build ids match (the
+ * capture was made on this kernel), and --kallsyms FILE (a copy of the recording machine's
+ * /proc/kallsyms) otherwise.  A table from another boot of the same kernel sits at another
+ * KASLR offset: perf's [kernel.kallsyms]_text map gives the relocation symbol's address at
+ * recording time, and the table is shifted by the difference.
+ *
+ * The table is read at the first kernel frame, from fds main opened before confinement;
+ * each symbol goes out as an FR_KSYM frame before the first sample that needs it.  Only
+ * text symbols (t, T, w, W) are kept; a symbol ends where the next begins.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "import.h"
+
+#define KALLSYMS_MAX (256u << 20)   /* bytes of a kallsyms text read at most */
+#define LAST_SPAN 4096              /* the last symbol covers at most this much */
+
+void
+kallsyms_init(struct kallsyms *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->fd = k->proc_fd = k->notes_fd = -1;
+}
+
+/* The whole of fd, NUL-terminated; NULL when it cannot be read. */
+static char *
+slurp(int fd, size_t *len)
+{
+	size_t cap = 1 << 20, n = 0;
+	char *b = malloc(cap);
+	for (ssize_t r; b;) {
+		if (n + 1 == cap) {
+			char *nb = cap < KALLSYMS_MAX ? realloc(b, 2 * cap) : NULL;
+			if (!nb)
+				break;
+			b = nb;
+			cap *= 2;
+		}
+		r = read(fd, b + n, cap - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			free(b);
+			return NULL;
+		}
+		if (r == 0) {
+			b[n] = 0;
+			*len = n;
+			return b;
+		}
+		n += (size_t)r;
+	}
+	free(b);
+	return NULL;
+}
+
+/* The GNU build id in the ELF notes of /sys/kernel/notes; its length, 0 when none. */
+static size_t
+running_build_id(int fd, uint8_t *id)
+{
+	uint8_t buf[4096];
+	ssize_t n = fd >= 0 ? pread(fd, buf, sizeof(buf), 0) : -1;
+	for (size_t o = 0; n > 0 && o + 12 <= (size_t)n;) {
+		uint32_t nsz, dsz, type;
+		memcpy(&nsz, buf + o, 4);
+		memcpy(&dsz, buf + o + 4, 4);
+		memcpy(&type, buf + o + 8, 4);
+		size_t name = o + 12, desc = name + ((nsz + 3u) & ~3u);
+		if (nsz > sizeof(buf) || dsz > sizeof(buf) || desc + dsz > (size_t)n)
+			break;
+		if (type == 3 && nsz == 4 && !memcmp(buf + name, "GNU", 4) && dsz &&
+		    dsz <= STREAM_BUILD_ID_MAX) {
+			memcpy(id, buf + desc, dsz);
+			return dsz;
+		}
+		o = desc + ((dsz + 3u) & ~3u);
+	}
+	return 0;
+}
+
+static int
+by_addr(const void *a, const void *b)
+{
+	const struct kent *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x < y ? -1 : x > y; /* stable: the first of several names at one address */
+}
+
+/* "ffffffff81000000 T _text" and "ffffffffc0a01000 t fn\t[module]" lines into k->v.  The
+ * names stay in k->strings, the text read, cut into pieces in place. */
+static int
+parse(struct kallsyms *k, char *text, size_t len)
+{
+	size_t cap = 0;
+	k->strings = text;
+	for (char *p = text, *end = text + len; p < end;) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		char *line = p, *stop = nl ? nl : end;
+		p = nl ? nl + 1 : end;
+		*stop = 0;
+		char *e, *name, *mod;
+		uint64_t addr = strtoull(line, &e, 16);
+		if (e == line || e[0] != ' ' || !strchr("tTwW", e[1]) || !e[1] || e[2] != ' ')
+			continue;
+		name = e + 3;
+		size_t nlen = strcspn(name, "\t ");
+		mod = name[nlen] ? name + nlen + 1 + strspn(name + nlen + 1, "\t [") : NULL;
+		name[nlen] = 0;
+		size_t mlen = mod ? strcspn(mod, "]") : 0;
+		if (mod)
+			mod[mlen] = 0;
+		if (k->n == cap) {
+			cap = cap ? 2 * cap : 65536;
+			struct kent *v = realloc(k->v, cap * sizeof(*v));
+			if (!v)
+				return -1;
+			k->v = v;
+		}
+		k->v[k->n++] = (struct kent){ addr, (uint32_t)(name - text),
+					       mlen ? (uint32_t)(mod - text) : 0,
+					       (uint16_t)(nlen < STREAM_MAX_STR ? nlen : STREAM_MAX_STR - 1),
+					       (uint16_t)(mlen < STREAM_MAX_STR ? mlen : STREAM_MAX_STR - 1),
+					       0 };
+	}
+	qsort(k->v, k->n, sizeof(*k->v), by_addr);
+	size_t w = 0;
+	for (size_t i = 0; i < k->n; i++)
+		if (!w || k->v[i].addr != k->v[w - 1].addr)
+			k->v[w++] = k->v[i];
+	k->n = w;
+	return 0;
+}
+
+/* capture address - table address of the relocation symbol, 0 without one. */
+static int64_t
+relocation(const struct imp *m, const struct kallsyms *k)
+{
+	if (!m->kref_name[0])
+		return 0;
+	for (size_t i = 0; i < k->n; i++)
+		if (!strcmp(k->strings + k->v[i].name, m->kref_name))
+			return (int64_t)(m->kref_addr - k->v[i].addr);
+	return 0;
+}
+
+static void
+hex(const uint8_t *id, size_t n, char *out)
+{
+	for (size_t i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", id[i]);
+	out[2 * n] = 0;
+}
+
+/* A capture without the kernel's build id (pipe mode: perf writes none there) is taken
+ * for the running kernel's when it names the same release. */
+static int
+same_release(const struct imp *m)
+{
+	struct utsname u;
+	return m->osrelease[0] && uname(&u) == 0 && !strcmp(u.release, m->osrelease);
+}
+
+/* Which table names the capture's kernel: the running one when the build ids match, else
+ * --kallsyms FILE.  fd, or -1 with the reason in k->why. */
+static int
+source(struct imp *m, struct kallsyms *k, const char **name)
+{
+	const struct buildid *cb = features_find_buildid(m, "[kernel.kallsyms]", 17);
+	uint8_t run[STREAM_BUILD_ID_MAX];
+	size_t rlen = running_build_id(k->notes_fd, run);
+	char ch[2 * STREAM_BUILD_ID_MAX + 1] = "none", rh[2 * STREAM_BUILD_ID_MAX + 1] = "none";
+	if (cb)
+		hex(cb->id, cb->len, ch);
+	if (rlen)
+		hex(run, rlen, rh);
+	*name = "/proc/kallsyms";
+	if (cb && rlen == cb->len && !memcmp(run, cb->id, rlen) && k->proc_fd >= 0) {
+		snprintf(k->why, sizeof(k->why), "(the capture's kernel build id %.16s is the "
+			 "running kernel's)", ch);
+		return k->proc_fd;
+	}
+	if (!cb && k->fd < 0 && k->proc_fd >= 0 && same_release(m)) {
+		snprintf(k->why, sizeof(k->why), "(the capture has no kernel build id; its "
+			 "release %.40s is the running kernel's)", m->osrelease);
+		return k->proc_fd;
+	}
+	if (k->fd >= 0) {
+		*name = k->file;
+		snprintf(k->why, sizeof(k->why), "(--kallsyms; the capture's kernel build id is "
+			 "%.16s, the running kernel's %.16s)", ch, rh);
+		return k->fd;
+	}
+	snprintf(k->why, sizeof(k->why), "kernel frames stay addresses: the capture's kernel "
+		 "build id (%.16s) is not the running kernel's (%.16s); --kallsyms FILE names "
+		 "them", ch, rh);
+	return -1;
+}
+
+static void
+load(struct imp *m, struct kallsyms *k)
+{
+	const char *name = NULL;
+	size_t len;
+	char *text;
+	k->state = -1;
+	if (m->nksyms)
+		return; /* the capture carries its own (simpleperf) */
+	int fd = source(m, k, &name);
+	if (fd < 0)
+		return;
+	if (!(text = slurp(fd, &len)) || parse(k, text, len) < 0) {
+		snprintf(k->why, sizeof(k->why), "kernel frames stay addresses: cannot read %s",
+			 name);
+		return;
+	}
+	if (k->n == 0) {
+		snprintf(k->why, sizeof(k->why), "kernel frames stay addresses: %s holds no "
+			 "text symbols", name);
+		return;
+	}
+	size_t nonzero = 0;
+	for (size_t i = 0; i < k->n && !nonzero; i++)
+		nonzero = k->v[i].addr != 0;
+	if (!nonzero) {
+		snprintf(k->why, sizeof(k->why), "kernel frames stay addresses: %s shows no "
+			 "addresses (kptr_restrict; a copy made as root names them)", name);
+		return;
+	}
+	k->delta = relocation(m, k);
+	char why[sizeof(k->why)];
+	int n = snprintf(why, sizeof(why), "kernel frames named from %s ", name);
+	if (n > 0 && (size_t)n < sizeof(why))
+		memcpy(why + n, k->why, strnlen(k->why, sizeof(why) - (size_t)n - 1) + 1);
+	why[sizeof(why) - 1] = 0;
+	memcpy(k->why, why, sizeof(why));
+	k->state = 1;
+}
+
+static const struct kent *
+find(const struct kallsyms *k, uint64_t addr, size_t *at)
+{
+	size_t lo = 0, hi = k->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (k->v[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || (lo == k->n && addr - k->v[lo - 1].addr >= LAST_SPAN))
+		return NULL;
+	*at = lo - 1;
+	return &k->v[lo - 1];
+}
+
+int
+kallsyms_frames(struct imp *m, const uint64_t *ips, size_t n)
+{
+	struct kallsyms *k = &m->ks;
+	if (n == 0 || k->state < 0)
+		return 0;
+	if (k->state == 0)
+		load(m, k);
+	for (size_t i = 0; i < n && k->state > 0; i++) {
+		size_t at;
+		/* above the leaf, a return address: the call is the byte before */
+		uint64_t a = (i ? ips[i] - 1 : ips[i]) - (uint64_t)k->delta;
+		struct kent *e = (struct kent *)find(k, a, &at);
+		if (!e || e->sent)
+			continue;
+		e->sent = 1;
+		uint64_t end = at + 1 < k->n ? k->v[at + 1].addr : e->addr + LAST_SPAN;
+		struct fr_ksym f = {
+			.start = e->addr + (uint64_t)k->delta, .end = end + (uint64_t)k->delta,
+			.name = { k->strings + e->name, e->nlen },
+			.module = { e->module ? k->strings + e->module : "", e->mlen },
+		};
+		if (out_check(m, stream_put_ksym(&m->out, &f)) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+void
+kallsyms_note(struct imp *m)
+{
+	if (m->ks.state != 0 && m->ks.why[0])
+		imp_note(m, "%s", m->ks.why);
+}
+
+void
+kallsyms_release(struct kallsyms *k)
+{
+	if (k->fd >= 0)
+		close(k->fd);
+	if (k->proc_fd >= 0)
+		close(k->proc_fd);
+	if (k->notes_fd >= 0)
+		close(k->notes_fd);
+	k->fd = k->proc_fd = k->notes_fd = -1;
+	free(k->v);
+	free(k->strings);
+	k->v = NULL;
+	k->strings = NULL;
+	k->n = 0;
+}
