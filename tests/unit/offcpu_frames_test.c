@@ -287,11 +287,12 @@ test_target_percent(void)
 	CHECK(stream_put_target(&w, &in) == 0);
 	struct frame f = last_frame(buf, sizeof(buf));
 	CHECK(stream_get_target(&f, &out, err, sizeof(err)) == 0 && out.offcpu_percent == 25);
-	/* The percentage is followed by the window length (8 bytes). */
-	struct frame older = { FR_TARGET, f.len - 8 - 4, buf };
+	/* The percentage is followed by the window length (8 bytes) and the sample type and
+	 * unit (two empty strings here, 2 bytes each). */
+	struct frame older = { FR_TARGET, f.len - 4 - 8 - 4, buf };
 	CHECK(stream_get_target(&older, &out, err, sizeof(err)) == 0 && out.offcpu_percent == 100);
 	uint32_t forged = 101;
-	memcpy(buf + f.len - 8 - 4, &forged, 4);
+	memcpy(buf + f.len - 4 - 8 - 4, &forged, 4);
 	CHECK(stream_get_target(&f, &out, err, sizeof(err)) < 0 && strstr(err, "probability"));
 	in.offcpu_percent = 0;
 	CHECK(stream_put_target(&w, &in) == 0);

@@ -237,13 +237,13 @@ test_target_scope(void)
 	CHECK(str_eq(t.scope_effective, "process") && str_eq(t.scope_cgroup, "/x/y"));
 	CHECK(t.scope_reason.len == 0);
 	struct frame old = f;
-	/* window_nanos, offcpu_percent, the scope */
-	old.len -= 8 + 4 + (2 + 6) + (2 + 7) + (2 + 4) + (2 + 0);
+	/* the sample type and unit (empty), window_nanos, offcpu_percent, the scope */
+	old.len -= (2 + 2) + 8 + 4 + (2 + 6) + (2 + 7) + (2 + 4) + (2 + 0);
 	CHECK(stream_get_target(&old, &t, e, sizeof(e)) == 0);
 	CHECK(t.pid == 42 && str_eq(t.kind, "launch") && t.scope_requested.len == 0);
 	CHECK(t.scope_effective.len == 0 && t.scope_cgroup.len == 0);
 	/* Cut inside the scope: corrupt, not silently short. */
-	old.len = f.len - 8 - 4 - 3;
+	old.len = f.len - 4 - 8 - 4 - 3;
 	CHECK(stream_get_target(&old, &t, e, sizeof(e)) == -1);
 	stream_reader_release(&r);
 	free(b);
@@ -273,10 +273,44 @@ test_target_window(void)
 	CHECK(stream_read(&r, &f) == 1 && stream_get_target(&f, &t, e, sizeof(e)) == 0);
 	CHECK(t.pid == 42 && t.window_nanos == 2000000000 && t.offcpu_percent == 100);
 	struct frame old = f;
-	old.len -= 8;
+	old.len -= 4 + 8; /* the empty sample type and unit, then the window */
 	t.window_nanos = 7;
 	CHECK(stream_get_target(&old, &t, e, sizeof(e)) == 0 && t.window_nanos == 0);
 	CHECK(t.offcpu_percent == 100);
+	old.len = f.len - 4 - 3;
+	CHECK(stream_get_target(&old, &t, e, sizeof(e)) == -1);
+	stream_reader_release(&r);
+	free(b);
+}
+
+static void
+fill_target_unit(struct stream_writer *w)
+{
+	struct fr_target t = { .pid = 42, .kind = { "import", 6 }, .sample_type = { "cycles", 6 },
+			       .sample_unit = { "count", 5 } };
+	stream_put_target(w, &t);
+}
+
+/* What the periods count comes back; a frame that ends before it reads as empty (CPU
+ * nanoseconds); one cut inside it is corrupt. */
+static void
+test_target_unit(void)
+{
+	size_t len;
+	uint8_t *b = capture(fill_target_unit, &len);
+	struct stream_reader r;
+	struct stream_header h;
+	struct frame f;
+	struct fr_target t;
+	char e[200];
+
+	CHECK(reader_on(b, len, &r, &h) == 0);
+	CHECK(stream_read(&r, &f) == 1 && stream_get_target(&f, &t, e, sizeof(e)) == 0);
+	CHECK(str_eq(t.sample_type, "cycles") && str_eq(t.sample_unit, "count"));
+	struct frame old = f;
+	old.len -= (2 + 6) + (2 + 5);
+	CHECK(stream_get_target(&old, &t, e, sizeof(e)) == 0);
+	CHECK(t.sample_type.len == 0 && t.sample_unit.len == 0 && str_eq(t.kind, "import"));
 	old.len = f.len - 3;
 	CHECK(stream_get_target(&old, &t, e, sizeof(e)) == -1);
 	stream_reader_release(&r);
@@ -404,6 +438,7 @@ main(void)
 	test_regs_and_usym();
 	test_target_scope();
 	test_target_window();
+	test_target_unit();
 	test_corrupt();
 	test_unix_ns();
 	printf("stream: %d passed, %d failed\n", passed, failed);
