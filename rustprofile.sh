@@ -63,7 +63,8 @@ usage() {
 usage: $prog record --pid PID [OPTIONS]
        $prog launch [OPTIONS] -- COMMAND [ARGS...]
        $prog replay --input STREAM [--module-cache DIR] [OPTIONS]
-       $prog import --input CAPTURE [--format FORMAT] [--event NAME] [OPTIONS]
+       $prog import --input CAPTURE [--format FORMAT] [--event NAME] [--kallsyms FILE]
+              [OPTIONS]
 
 Options (defaults in brackets):
   --pid PID                      process to profile (record)
@@ -99,6 +100,8 @@ Options (defaults in brackets):
   --input FILE                   saved stream (replay) or perf.data/simpleperf capture (import)
   --format FORMAT                auto, perf-data or simpleperf (import) [auto]
   --event NAME                   the capture's sampling event to import (import)
+  --kallsyms FILE                the recording kernel's /proc/kallsyms, to name kernel
+                                 frames of a capture from another kernel (import)
   --module-cache DIR             module copies for replay [<input dir>/.modules]
   --max-module-cache BYTES       record/launch: what <output>/.modules may hold [1073741824]
   -h, --help                     this text
@@ -122,7 +125,7 @@ record | launch | replay | import) ;;
 *) err "unknown command '$cmd' (expected record, launch, replay or import)" ;;
 esac
 
-format=auto event='' pid='' duration=60s window='' output=. profiles=cpu unwind=auto freq=49
+format=auto event='' kallsyms='' pid='' duration=60s window='' output=. profiles=cpu unwind=auto freq=49
 keep=60 max_stacks=65536 max_pending=262144 reorder=100ms save='' input='' cache=''
 max_threads='' max_cache='' selectors=0 partial='' svg='' collapsed='' firefox='' timeline=65536 budget=30s
 symdirs=() offcpu_opts=()
@@ -160,6 +163,7 @@ while [ $# -gt 0 ]; do
 	--max-module-cache) need "$@"; max_cache=$2; shift 2 ;;
 	--format) need "$@"; format=$2; shift 2 ;;
 	--event) need "$@"; event=$2; shift 2 ;;
+	--kallsyms) need "$@"; kallsyms=$2; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
 	--) shift; break ;;
 	*) err "unknown option '$1'" ;;
@@ -184,7 +188,9 @@ replay | import)
 	[ -r "$input" ] || err "cannot read '$input'"
 	[ -z "$save" ] || err "--save-stream is only valid with record and launch" ;;
 esac
-[ "$cmd" = import ] || [ "$format$event" = auto ] || err "--format and --event are only valid with import"
+[ "$cmd" = import ] || [ "$format$event$kallsyms" = auto ] ||
+	err "--format, --event and --kallsyms are only valid with import"
+[ -z "$kallsyms" ] || [ -r "$kallsyms" ] || err "cannot read --kallsyms '$kallsyms'"
 case $format in
 auto | perf-data | simpleperf) ;;
 *) err "--format must be auto, perf-data or simpleperf, not '$format'" ;;
@@ -337,9 +343,16 @@ if [ "$cmd" = replay ]; then
 elif [ "$cmd" = import ]; then
 	cache=${cache:-$output/.modules}
 	eopt=()
-	[ -z "$event" ] || eopt=(--event "$event")
+	[ -z "$event" ] || eopt+=(--event "$event")
+	[ -z "$kallsyms" ] || eopt+=(--kallsyms "$kallsyms")
+	# The capture comes on stdin (opened here, as whoever runs the driver); messages name
+	# it.  /proc/kallsyms shows its addresses to the opener: the stage gets the driver's.
+	if [ -r /proc/kallsyms ] && exec 6</proc/kallsyms; then
+		eopt+=(--proc-kallsyms-fd 6)
+	fi 2>/dev/null
 	start import "$input" "$work/s1" ${drop[@]+"${drop[@]}"} "$bin/import" --input - \
-		--format "$format" ${eopt[@]+"${eopt[@]}"}
+		--input-name "$input" --format "$format" ${eopt[@]+"${eopt[@]}"}
+	exec 6<&-
 	src=$work/s1
 else
 	cache=$output/.modules
@@ -363,6 +376,9 @@ else
 		start save-stream "$work/s0" "$work/s1" ${drop[@]+"${drop[@]}"} tee -- "$save"
 	fi
 fi
+# An import keeps the leaf of a DWARF-mode sample whose module this machine lacks, as perf
+# report does without the binary.
+[ "$cmd" != import ] || partial=--allow-partial
 start unwind "$src" "$work/s2" ${drop[@]+"${drop[@]}"} "$bin/unwind" --module-cache "$cache" \
 	${symargs[@]+"${symargs[@]}"} $partial
 start aggregate "$work/s2" "$work/s3" ${drop[@]+"${drop[@]}"} "$bin/aggregate" "${aopts[@]}"

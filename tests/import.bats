@@ -5,6 +5,14 @@ load helper
 
 CAPTURES=$BATS_TEST_DIRNAME/../../shared/fixtures/captures
 
+# perfgen (tests/tools/perfgen.c) writes the captures this machine cannot record: hybrid,
+# LBR, hardware events, group reads, simpleperf.
+setup_file() {
+	export PERFGEN="$BATS_FILE_TMPDIR/perfgen"
+	${CC:-cc} -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -o "$PERFGEN" \
+		"$BATS_TEST_DIRNAME/tools/perfgen.c" -lelf
+}
+
 setup() {
 	open_tmpdirs
 	out=$BATS_TEST_TMPDIR/out
@@ -15,11 +23,13 @@ need_captures() {
 	[ -d "$CAPTURES" ] || skip "fixture captures not found at $CAPTURES"
 }
 
-# pipeline FILE [import options]: the capture through every stage into $out, one big window.
+# pipeline FILE [import options]: the capture through every stage into $out, one big window,
+# with unwind keeping the leaf of DWARF samples whose binary is not here (as the driver does).
 pipeline() {
 	local f=$1
 	shift
-	"$RP_BIN/import" --input "$f" "$@" | "$RP_BIN/unwind" | "$RP_BIN/aggregate" --window 1000000s |
+	"$RP_BIN/import" --input "$f" "$@" | "$RP_BIN/unwind" --allow-partial ${UNWIND_OPTS:-} |
+		"$RP_BIN/aggregate" --window 1000000s |
 		"$RP_BIN/emit-pprof" --output "$out" | "$RP_BIN/commit" --output "$out" >/dev/null
 }
 
@@ -94,12 +104,13 @@ leaf_shares() {
 		}'
 }
 
-# fn_share flat|cum NAME PROFILE: a function's self or inclusive CPU share; NAME is a prefix
-# of the demangled name as pprof -top prints it.
+# fn_share flat|cum NAME PROFILE: a function's self or inclusive share of the profile's value
+# (CPU time, or the imported event's count); NAME is a prefix of the demangled name as pprof
+# -top prints it.
 fn_share() {
 	local flag=
 	[ "$1" = cum ] && flag=-cum
-	pprof -top $flag -nodecount=100000 -sample_index=cpu "$3" |
+	pprof -top $flag -nodecount=100000 -sample_index=1 "$3" |
 		awk -v f="$2" -v col="$( [ "$1" = cum ] && echo 5 || echo 2)" '
 			NF >= 6 { name = $6; for (i = 7; i <= NF; i++) name = name " " $i
 				  if (index(name, f) == 1) { v = $col; sub("%", "", v); print v; found = 1; exit } }
@@ -342,4 +353,259 @@ need_perf() {
 	[ "$status" -ne 0 ]
 	[ "${#stderr_lines[@]}" -eq 1 ]
 	[[ "${stderr_lines[0]}" == *"--format must be"* ]]
+}
+
+# ---- captures of the kinds real users bring (issue 15) ----
+
+# gen SCENARIO [N]: perfgen's capture of cpu_split in $cap.
+gen() {
+	cap=$BATS_TEST_TMPDIR/$1.data
+	"$PERFGEN" "$1" "$cap" "$RP_WORKLOADS/cpu_split" ${2:-}
+}
+
+# The newest CPU profile in $out.
+prof() {
+	echo "$out/$(outputs "$out" cpu pb.gz | tail -n 1)"
+}
+
+# value_type PROFILE: the profile's second sample type, as pprof -raw names it (cycles/count).
+value_type() {
+	pprof -raw "$1" | awk '/^Samples:/ { getline; sub(/\[dflt\]/, ""); print $2; exit }'
+}
+
+warnings() {
+	jq -r '.warnings[]' "$out"/diagnostics-*.json
+}
+
+fresh() {
+	rm -rf "$out" && mkdir -p "$out"
+}
+
+@test "import: of two events the first without samples, the default is the one with samples" {
+	need_perf
+	# a cpu-clock period of 1000 s takes no sample in a 1 s run
+	for mode in file pipe; do
+		o=$BATS_TEST_TMPDIR/two.data
+		[ $mode = file ] || o=-
+		perf record -q -e cpu-clock/period=1000000000000/ -e task-clock -F 499 -o "$o" \
+			"$RP_WORKLOADS/cpu_split" 1 > "$BATS_TEST_TMPDIR/two.$mode" 2>/dev/null ||
+			skip "perf record failed"
+		[ $mode = pipe ] || mv "$BATS_TEST_TMPDIR/two.data" "$BATS_TEST_TMPDIR/two.$mode"
+		fresh
+		pipeline "$BATS_TEST_TMPDIR/two.$mode"
+		n=$(samples_in)
+		echo "$mode: $n samples"
+		[ "$n" -gt 100 ]
+		run -0 warnings
+		assert_output --partial "sampling event task-clock: $n samples; not imported: cpu-clock/period=1000000000000/ 0"
+		within "$(fn_share flat hot_a "$(prof)")" 60 10
+	done
+}
+
+@test "import: a hybrid capture's cpu_core and cpu_atom cycles are one event, named in the diagnostics" {
+	gen hybrid 0
+	pipeline "$cap"
+	[ "$(samples_in)" = 9 ]
+	run -0 warnings
+	assert_output --partial "sampling event cycles (cpu_atom/cycles/ 0, cpu_core/cycles/ 9): 9 samples"
+	[ "$(value_type "$(prof)")" = cycles/count ]
+	# with samples on both PMUs, both are in the profile; --event picks the pair or one PMU
+	gen hybrid 3
+	for ev in "" cycles cpu_core/cycles/; do
+		fresh
+		pipeline "$cap" ${ev:+--event "$ev"}
+		echo "event '$ev': $(samples_in) samples"
+		if [ "$ev" = cpu_core/cycles/ ]; then
+			[ "$(samples_in)" = 9 ]
+			[ "$(fn_share flat hot_c "$(prof)")" = 0 ]
+		else
+			[ "$(samples_in)" = 12 ]
+			within "$(fn_share flat hot_c "$(prof)")" 25 0.1
+		fi
+	done
+}
+
+@test "import: error lines name the capture's path, through the driver too" {
+	gen hybrid 0
+	run -1 --separate-stderr "$RP" import --input "$cap" --event nope --output "$out"
+	echo "$stderr"
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ ${stderr_lines[0]} == *"'$cap': "*"no event named 'nope'"*"cpu_atom/cycles/, cpu_core/cycles/"* ]]
+	[[ ${stderr_lines[0]} != *"'-'"* ]]
+	run -1 --separate-stderr "$RP_BIN/import" --input - --input-name "$cap" --event nope < "$cap"
+	[[ $stderr == *"'$cap': "* ]]
+}
+
+@test "import: executables mapped at the same address in different processes keep their own mappings" {
+	# simpleperf's layout: three processes, /data/local/tmp/{one,two,three} at 0x400000
+	gen sp3
+	pipeline "$cap"
+	p=$(prof)
+	within "$(fn_share flat f_one "$p")" 57.14 0.1
+	within "$(fn_share flat f_two "$p")" 28.57 0.1
+	within "$(fn_share flat f_three "$p")" 14.29 0.1
+	run -0 leaf_shares "$p"
+	assert_line "dso one 57.14"
+	assert_line "dso two 28.57"
+	assert_line "dso three 14.29"
+	# perf: three non-PIE programs at the same address, run together
+	need_perf
+	d=$BATS_TEST_TMPDIR/same
+	mkdir -p "$d"
+	for n in one two three; do
+		printf '%s\n' '#include <time.h>' 'static volatile unsigned long sink;' \
+			"__attribute__((noinline)) void spin_$n(void) { for (int i = 0; i < 1000; i++) sink += i; }" \
+			'int main(void) { struct timespec a, b; clock_gettime(CLOCK_MONOTONIC, &a);' \
+			"do { spin_$n(); clock_gettime(CLOCK_MONOTONIC, &b); } while (b.tv_sec - a.tv_sec < 1); }" \
+			> "$d/$n.c"
+		${CC:-cc} -O1 -g -no-pie -fno-omit-frame-pointer -o "$d/$n" "$d/$n.c"
+	done
+	perf record -q -g -e cpu-clock -F 499 -o "$d/p.data" -- \
+		sh -c "'$d/one' & '$d/two' & '$d/three' & wait" >/dev/null 2>&1 || skip "perf record failed"
+	fresh
+	pipeline "$d/p.data"
+	p=$(prof)
+	for n in one two three; do
+		v=$(fn_share flat "spin_$n" "$p")
+		echo "spin_$n: $v%"
+		# a third each on a quiet machine; each must be there whatever the load
+		awk -v v="$v" 'BEGIN { exit !(v >= 15) }'
+	done
+	# one mapping per program, all at the same address
+	[ "$(pprof -raw "$p" | awk '/^Mappings/ { m = 1 } m && / 0x401000\// { print $3 }' |
+		sort -u | wc -l)" -eq 3 ]
+}
+
+@test "import: an LBR call stack: the leaf is the sample's IP, the user frames are the recorded calls" {
+	gen lbr
+	pipeline "$cap"
+	p=$(prof)
+	[ "$(fn_share flat hot_a "$p")" = 100 ]
+	[ "$(fn_share cum dispatch "$p")" = 100 ]
+	[ "$(fn_share cum run_worker "$p")" = 100 ]
+	# the callchain's kernel frame and its wrong user frames are not in the stacks
+	[ "$(fn_share cum hot_b "$p")" = 0 ]
+	[ "$(fn_share cum main "$p")" = 0 ]
+	run -0 leaf_shares "$p"
+	refute_output --partial "kernel.kallsyms"
+	run -0 jq -r '.cpu.unwind_reason' "$out"/diagnostics-*.json
+	assert_output --partial "LBR"
+}
+
+@test "import: a sample whose IP disagrees with its cpumode is placed where the IP is" {
+	gen cpumode
+	pipeline "$cap"
+	run -0 leaf_shares "$(prof)"
+	assert_line "dso cpu_split 50.00"
+	assert_line "dso [kernel.kallsyms] 50.00"
+	assert_line "off [kernel.kallsyms] 0xffffffff81001234 50.00"
+	within "$(fn_share flat hot_a "$(prof)")" 50 0.1
+}
+
+@test "import: cycles and instructions are exported in their own unit, clocks in nanoseconds" {
+	gen units
+	pipeline "$cap"
+	[ "$(value_type "$(prof)")" = cycles/count ]
+	[ "$(jq -s 'map(.cpu.cpu_nanoseconds) | add' "$out"/diagnostics-*.json)" = 3000 ]
+	fresh
+	pipeline "$cap" --event instructions
+	[ "$(value_type "$(prof)")" = instructions/count ]
+	within "$(fn_share flat hot_b "$(prof)")" 100 0
+	fresh
+	gen cpumode
+	pipeline "$cap"
+	[ "$(value_type "$(prof)")" = cpu/nanoseconds ]
+	# a software event that counts occurrences, recorded here
+	need_perf
+	perf record -q -e page-faults -c 1 -o "$BATS_TEST_TMPDIR/pf.data" \
+		"$RP_WORKLOADS/cpu_split" 1 >/dev/null 2>&1 || skip "perf record failed"
+	fresh
+	pipeline "$BATS_TEST_TMPDIR/pf.data"
+	[ "$(value_type "$(prof)")" = page-faults/count ]
+}
+
+@test "import: a group read with PERF_SAMPLE_READ is weighed by the values read" {
+	gen group
+	pipeline "$cap"
+	within "$(fn_share flat hot_a "$(prof)")" 75 0.1
+	fresh
+	pipeline "$cap" --event instructions
+	within "$(fn_share flat hot_b "$(prof)")" 90 0.1
+	[ "$(value_type "$(prof)")" = instructions/count ]
+	run -0 warnings
+	assert_output --partial "sampling event instructions: 10 samples; not imported: cycles 10"
+}
+
+@test "import: a --call-graph dwarf capture is unwound offline to main, here and through --symbol-dir" {
+	need_perf
+	d=$BATS_TEST_TMPDIR/dw
+	mkdir -p "$d"
+	# deep_nofp has no frame pointers: only the CFI walk reaches main
+	cp "$RP_WORKLOADS/deep_nofp" "$d/deep_nofp"
+	perf record -q --call-graph dwarf -e cpu-clock -F 499 -o "$d/p.data" "$d/deep_nofp" 1 \
+		>/dev/null 2>&1 || skip "perf record failed"
+	chmod a+r "$d/p.data"
+	pipeline "$d/p.data"
+	p=$(prof)
+	for f in main chain_1 chain_6; do
+		v=$(fn_share cum "$f" "$p")
+		echo "$f: $v%"
+		within "$v" 100 3
+	done
+	run -0 jq -r '.cpu.unwind_mode' "$out"/diagnostics-*.json
+	assert_output dwarf
+	# the binary gone from its path: found by build id in --symbol-dir, through the driver
+	id=$(readelf -n "$d/deep_nofp" | awk '/Build ID:/ { print $3; exit }')
+	mkdir -p "$d/sym/.build-id/${id:0:2}"
+	mv "$d/deep_nofp" "$d/sym/.build-id/${id:0:2}/${id:2}.debug"
+	chmod -R a+rX "$d"
+	run -0 "$RP" import --input "$d/p.data" --symbol-dir "$d/sym" --output "$d/out"
+	within "$(fn_share cum main "$d/out/$(outputs "$d/out" cpu pb.gz | tail -n 1)")" 100 3
+	# and without it, the leaf alone, as perf report shows without the binary
+	run -0 "$RP" import --input "$d/p.data" --output "$d/out2"
+	p=$d/out2/$(outputs "$d/out2" cpu pb.gz | tail -n 1)
+	[ "$(fn_share cum main "$p")" = 0 ]
+	run -0 leaf_shares "$p"
+	assert_output --partial "dso deep_nofp"
+}
+
+@test "import: kernel frames are named from /proc/kallsyms for this kernel, from --kallsyms otherwise" {
+	# another kernel: its own table, at another KASLR offset than the capture's _text
+	gen cpumode
+	printf '%s\n' 'ffffffff80e00000 T _text' 'ffffffff80e01000 T fake_kernel_fn' \
+		'ffffffff80e02000 t next_fn	[mod]' > "$BATS_TEST_TMPDIR/kallsyms"
+	pipeline "$cap"
+	[ "$(fn_share flat fake_kernel_fn "$(prof)")" = 0 ]
+	run -0 warnings
+	assert_output --partial "--kallsyms FILE names them"
+	fresh
+	pipeline "$cap" --kallsyms "$BATS_TEST_TMPDIR/kallsyms"
+	within "$(fn_share flat fake_kernel_fn "$(prof)")" 50 0.1
+	run -1 "$RP_BIN/import" --input "$cap" --kallsyms /nonexistent
+	assert_output --partial "--kallsyms: cannot open '/nonexistent'"
+	# this kernel: a capture made here, through the driver (whose stages drop privileges)
+	need_perf
+	perf record -q -g -e cpu-clock -F 999 -o "$BATS_TEST_TMPDIR/k.data" \
+		"$RP_WORKLOADS/syscall_heavy" 1 >/dev/null 2>&1 || skip "perf record failed"
+	chmod a+r "$BATS_TEST_TMPDIR/k.data"
+	run -0 "$RP" import --input "$BATS_TEST_TMPDIR/k.data" --output "$out"
+	# every kernel location has a function name
+	run -0 pprof -raw "$(prof)"
+	raw=$output
+	kern=$(printf '%s\n' "$raw" | awk '/^Mappings/ { exit } / 0xffffffff[0-9a-f]+ M=/ { n++ } END { print n + 0 }')
+	named=$(printf '%s\n' "$raw" | awk '/^Mappings/ { exit } / 0xffffffff[0-9a-f]+ M=[0-9]+ [^ ]/ { n++ } END { print n + 0 }')
+	echo "kernel locations: $kern, named: $named"
+	[ "$kern" -gt 0 ]
+	[ "$named" -eq "$kern" ]
+	run -0 warnings
+	assert_output --partial "kernel frames named from /proc/kallsyms"
+}
+
+@test "import: imported profiles carry the process name" {
+	gen units
+	run -0 "$RP" import --input "$cap" --firefox-profile json --output "$out"
+	f=$out/$(outputs "$out" firefox json.gz | tail -n 1)
+	[ "$(zcat "$f" | jq -r '.meta.product')" = cpu_split ]
+	run -0 jq -r '.target.comm' "$out"/diagnostics-*.json
+	assert_output cpu_split
 }

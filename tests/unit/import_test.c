@@ -1,5 +1,8 @@
 /* import: a hand-built pipe capture (one attr, one mmap, one sample with a callchain, in
- * both byte orders) gives the frames collect would write; the flag word's bit order. */
+ * both byte orders) gives the frames collect would write; the flag word's bit order; a
+ * sample's addresses (leaf, cpumode, LBR); PERF_SAMPLE_READ weights; the event choice;
+ * padded build ids. */
+#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,9 +107,140 @@ run(void)
 	close(q[0]);
 }
 
+static uint8_t chainbuf[256];
+
+static const uint8_t *
+le64s(const uint64_t *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		for (int b = 0; b < 8; b++)
+			chainbuf[8 * i + (size_t)b] = (uint8_t)(v[i] >> (8 * b));
+	return chainbuf;
+}
+
+/* The leaf is the sample's IP in the space of its address; the LBR gives the user frames. */
+static void
+test_stack(void)
+{
+	static struct imp m;
+	static struct fr_sample s;
+	struct attr a = { .sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN };
+	const uint64_t K = 0xffffffff81000010ull, U1 = 0x401000, U2 = 0x402000, IP = 0x401004;
+	uint64_t chain[] = { (uint64_t)PERF_CONTEXT_KERNEL, K, (uint64_t)PERF_CONTEXT_USER, U1, U2 };
+	struct body b = { .ip = IP, .has_ip = 1, .nr = 5, .chain = le64s(chain, 5) };
+	imp_init(&m, -1);
+	m.kernel_start = 1ull << 63;
+	/* a user IP under a kernel cpumode: no kernel frame above a user leaf */
+	stack_build(&m, &a, &b, PERF_RECORD_MISC_KERNEL, &s);
+	CHECK(s.nkernel == 0 && s.nuser == 2 && s.ips[0] == IP && s.ips[1] == U2);
+	/* a kernel IP under a user cpumode: a kernel leaf, the user context kept */
+	b.ip = K + 4;
+	stack_build(&m, &a, &b, PERF_RECORD_MISC_USER, &s);
+	CHECK(s.nkernel == 1 && s.ips[0] == K + 4 && s.nuser == 2 && s.ips[1] == U1);
+	/* LBR: the leaf, then each call site plus one (unwind looks up the byte before) */
+	uint64_t br[] = { 0x403010, IP - 4, 0, 0x404020, 0x403000, 0 };
+	a.sample_type |= PERF_SAMPLE_BRANCH_STACK;
+	a.branch_sample_type = PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_CALL_STACK;
+	b.ip = IP;
+	b.nbr = 2;
+	uint8_t brb[48];
+	memcpy(brb, le64s(br, 6), sizeof(brb));
+	b.br = brb;
+	b.chain = le64s(chain, 5);
+	stack_build(&m, &a, &b, PERF_RECORD_MISC_USER, &s);
+	CHECK(s.nkernel == 0 && s.nuser == 3 && s.ips[0] == IP && s.ips[1] == 0x403011 &&
+	      s.ips[2] == 0x404021);
+	imp_release(&m);
+}
+
+/* READ values weigh their growth, per id (and per thread for an inherited counter). */
+static void
+test_readval(void)
+{
+	static struct imp m;
+	struct attr a = { 0 }, inh = { .flags = 1ull << 1 };
+	uint64_t d;
+	imp_init(&m, -1);
+	CHECK(readval_delta(&m, &a, 7, 1, 1000, &d) == 0 && d == 1000);
+	CHECK(readval_delta(&m, &a, 7, 2, 3500, &d) == 0 && d == 2500);
+	CHECK(readval_delta(&m, &a, 8, 1, 10, &d) == 0 && d == 10);
+	CHECK(readval_delta(&m, &inh, 9, 1, 100, &d) == 0 && d == 100);
+	CHECK(readval_delta(&m, &inh, 9, 2, 40, &d) == 0 && d == 40);
+	CHECK(readval_delta(&m, &inh, 9, 1, 150, &d) == 0 && d == 50);
+	for (uint64_t id = 100; id < 1100; id++) /* growth keeps every value */
+		CHECK(readval_delta(&m, &a, id, 0, id, &d) == 0 && d == id);
+	CHECK(readval_delta(&m, &a, 7, 0, 3600, &d) == 0 && d == 100);
+	imp_release(&m);
+}
+
+static struct imp *
+attrs_of(const char *const *names, const uint64_t *seen, size_t n)
+{
+	static struct imp m;
+	imp_init(&m, -1);
+	for (size_t i = 0; i < n; i++) {
+		struct attr *a = &m.attrs[m.nattrs++];
+		a->type = !strcmp(names[i], "page-faults") || !strcmp(names[i], "cpu-clock");
+		a->config = !strcmp(names[i], "page-faults") ? 2 : 0;
+		snprintf(a->name, sizeof(a->name), "%s", names[i]);
+		a->seen = seen[i];
+	}
+	return &m;
+}
+
+/* A hybrid PMU pair is one event; the default is an event with samples. */
+static void
+test_events(void)
+{
+	static const char *const hy[] = { "cpu_atom/cycles/", "cpu_core/cycles/", "cpu_core/instructions/" };
+	static const uint64_t hs[] = { 0, 9, 4 };
+	struct imp *m = attrs_of(hy, hs, 3);
+	CHECK(events_choose(m) == 0 && m->chosen == 0);
+	CHECK(m->attrs[0].selected && m->attrs[1].selected && !m->attrs[2].selected);
+	CHECK(!strcmp(m->attrs[1].base, "cycles") && !strcmp(m->attrs[2].base, "instructions"));
+	imp_release(m);
+	static const char *const two[] = { "cpu-clock", "page-faults" };
+	static const uint64_t ts[] = { 0, 5 };
+	m = attrs_of(two, ts, 2);
+	CHECK(events_choose(m) == 0 && m->chosen == 1 && !m->attrs[0].selected);
+	const char *type, *unit;
+	events_unit(m, &type, &unit);
+	CHECK(!strcmp(type, "page-faults") && !strcmp(unit, "count"));
+	imp_release(m);
+	m = attrs_of(hy, hs, 3);
+	m->want_event = "cpu_core/cycles/";
+	CHECK(events_choose(m) == 0 && m->chosen == 1 && !m->attrs[0].selected);
+	imp_release(m);
+}
+
+/* A BUILD_ID entry without the size flag: a 16-byte id padded with zeros is 16 bytes. */
+static void
+test_buildid(void)
+{
+	static struct imp m;
+	uint8_t r[64] = { 0 };
+	imp_init(&m, -1);
+	r[6] = sizeof(r);
+	memset(r + 12, 0xab, 16);
+	memcpy(r + 36, "/x", 3);
+	CHECK(features_add_buildid(&m, r, sizeof(r)) == 0);
+	const struct buildid *b = features_find_buildid(&m, "/x", 2);
+	CHECK(b && b->len == 16);
+	r[12 + 16] = 1;
+	memcpy(r + 36, "/y", 3);
+	CHECK(features_add_buildid(&m, r, sizeof(r)) == 0);
+	b = features_find_buildid(&m, "/y", 2);
+	CHECK(b && b->len == 20);
+	imp_release(&m);
+}
+
 int
 main(void)
 {
+	test_stack();
+	test_readval();
+	test_events();
+	test_buildid();
 	uint8_t be[8] = { 0x80, 0, 0, 0, 0, 0, 0, 0x01 };
 	CHECK(bo_flags((struct bo){ 1 }, be) == 0x8000000000000001ull);
 	swap = 0;
