@@ -178,27 +178,21 @@ event_desc(struct imp *m, const uint8_t *p, size_t n, uint64_t off)
 	return 0;
 }
 
-/* u32 nr, then nr × {u32 type, perf_header_string name}. */
+/* u32 nr, then nr × {u32 type, perf_header_string name}.  Only names: a section that does
+ * not parse is left (the events keep numbered PMU names), not fatal. */
 static int
-pmu_mappings(struct imp *m, const uint8_t *p, size_t n, uint64_t off)
+pmu_mappings(struct imp *m, const uint8_t *p, size_t n)
 {
-	if (n < 4)
-		return imp_fail(m, off, "PMU mappings section is too short");
-	size_t nr = bo32(m->bo, p), o = 4, used;
-	for (size_t i = 0; i < nr; i++) {
-		char name[32];
-		if (n - o < 4)
-			return imp_fail(m, off + o, "PMU mappings run past their section");
-		uint32_t type = bo32(m->bo, p + o);
-		o += 4;
-		if (get_string(m, p + o, n - o, off + o, name, sizeof(name), &used) < 0)
-			return -1;
-		o += used;
-		if (m->npmus < IMP_MAX_PMUS) {
-			m->pmus[m->npmus].type = type;
-			snprintf(m->pmus[m->npmus].name, sizeof(m->pmus[0].name), "%s", name);
-			m->npmus++;
-		}
+	size_t nr = n >= 4 ? bo32(m->bo, p) : 0, o = 4;
+	for (size_t i = 0; i < nr && m->npmus < IMP_MAX_PMUS && n - o >= 8; i++) {
+		uint32_t type = bo32(m->bo, p + o), len = bo32(m->bo, p + o + 4);
+		if (len > n - o - 8)
+			break;
+		struct pmu *u = &m->pmus[m->npmus++];
+		u->type = type;
+		snprintf(u->name, sizeof(u->name), "%.*s",
+			 (int)strnlen((const char *)p + o + 8, len), (const char *)p + o + 8);
+		o += 8 + len;
 	}
 	return 0;
 }
@@ -285,7 +279,7 @@ features_parse(struct imp *m, uint64_t feat, const uint8_t *p, size_t n, uint64_
 	case FEAT_EVENT_DESC:
 		return event_desc(m, p, n, off);
 	case FEAT_PMU_MAPPINGS:
-		return pmu_mappings(m, p, n, off);
+		return pmu_mappings(m, p, n);
 	case FEAT_CLOCK_DATA:
 		clock_data(m, p, n);
 		return 0;

@@ -213,6 +213,23 @@ test_events(void)
 	imp_release(m);
 }
 
+/* Without EVENT_DESC, an extended hardware type is named by its PMU from PMU_MAPPINGS. */
+static void
+test_names(void)
+{
+	static struct imp m;
+	char buf[64];
+	imp_init(&m, -1);
+	m.pmus[m.npmus++] = (struct pmu){ 4, "cpu_core" };
+	struct attr a = { .type = 0, .config = 4ull << 32 | 1 };
+	CHECK(!strcmp(attr_default_name(&m, &a, buf, sizeof(buf)), "cpu_core/instructions/"));
+	a.config = 8ull << 32;
+	CHECK(!strcmp(attr_default_name(&m, &a, buf, sizeof(buf)), "pmu8/cycles/"));
+	a = (struct attr){ .type = 1, .config = 1 };
+	CHECK(!strcmp(attr_default_name(&m, &a, buf, sizeof(buf)), "task-clock"));
+	imp_release(&m);
+}
+
 /* A BUILD_ID entry without the size flag: a 16-byte id padded with zeros is 16 bytes. */
 static void
 test_buildid(void)
@@ -241,6 +258,7 @@ main(void)
 	test_readval();
 	test_events();
 	test_buildid();
+	test_names();
 	uint8_t be[8] = { 0x80, 0, 0, 0, 0, 0, 0, 0x01 };
 	CHECK(bo_flags((struct bo){ 1 }, be) == 0x8000000000000001ull);
 	swap = 0;
