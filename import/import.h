@@ -132,6 +132,8 @@ struct kallsyms {
 	char *strings;
 	int64_t delta;           /* capture address - table address (KASLR of another boot) */
 	char why[200];           /* where the names came from, or why there are none */
+#define KALLSYMS_SEEN 4096
+	uint64_t seen[KALLSYMS_SEEN]; /* addresses looked up (+1; 0 is empty), by hash */
 };
 
 /* Process names and executables by pid, for the target frame (procs.c). */

@@ -94,6 +94,13 @@ by_addr(const void *a, const void *b)
 	return x < y ? -1 : x > y; /* stable: the first of several names at one address */
 }
 
+static int
+hexdigit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+	       c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
 /* "ffffffff81000000 T _text" and "ffffffffc0a01000 t fn\t[module]" lines into k->v.  The
  * names stay in k->strings, the text read, cut into pieces in place. */
 static int
@@ -106,9 +113,11 @@ parse(struct kallsyms *k, char *text, size_t len)
 		char *line = p, *stop = nl ? nl : end;
 		p = nl ? nl + 1 : end;
 		*stop = 0;
-		char *e, *name, *mod;
-		uint64_t addr = strtoull(line, &e, 16);
-		if (e == line || e[0] != ' ' || !strchr("tTwW", e[1]) || !e[1] || e[2] != ' ')
+		char *e = line, *name, *mod;
+		uint64_t addr = 0;
+		for (int d; (d = hexdigit(*e)) >= 0 && e - line < 16; e++)
+			addr = addr << 4 | (uint64_t)d;
+		if (e == line || e[0] != ' ' || !e[1] || !strchr("tTwW", e[1]) || e[2] != ' ')
 			continue;
 		name = e + 3;
 		size_t nlen = strcspn(name, "\t ");
@@ -130,7 +139,12 @@ parse(struct kallsyms *k, char *text, size_t len)
 					       (uint16_t)(mlen < STREAM_MAX_STR ? mlen : STREAM_MAX_STR - 1),
 					       0 };
 	}
-	qsort(k->v, k->n, sizeof(*k->v), by_addr);
+	/* The core kernel's symbols come sorted, then each module's: sort only when needed. */
+	for (size_t i = 1; i < k->n; i++)
+		if (k->v[i].addr < k->v[i - 1].addr) {
+			qsort(k->v, k->n, sizeof(*k->v), by_addr);
+			break;
+		}
 	size_t w = 0;
 	for (size_t i = 0; i < k->n; i++)
 		if (!w || k->v[i].addr != k->v[w - 1].addr)
@@ -273,6 +287,11 @@ kallsyms_frames(struct imp *m, const uint64_t *ips, size_t n)
 		size_t at;
 		/* above the leaf, a return address: the call is the byte before */
 		uint64_t a = (i ? ips[i] - 1 : ips[i]) - (uint64_t)k->delta;
+		/* samples repeat the same few addresses: one looked up is done with */
+		uint64_t *c = &k->seen[(a ^ a >> 17) & (KALLSYMS_SEEN - 1)];
+		if (*c == a + 1)
+			continue;
+		*c = a + 1;
 		struct kent *e = (struct kent *)find(k, a, &at);
 		if (!e || e->sent)
 			continue;
