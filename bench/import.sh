@@ -1,9 +1,11 @@
 #!/bin/sh
 # import.sh: a perf.data of at least 500,000 samples with callchains into pprof windows,
-# beside `perf script` and `perf report --stdio` on the same file.
+# beside `perf script` and `perf report --stdio` on the same file; then a `--call-graph dwarf`
+# capture unwound offline, beside `perf report --call-graph dwarf`.
 #
 # USAGE: sh bench/import.sh     (as root, after `make` and `make workloads`)
 #   env: SECONDS_BIG=30 SECONDS_SMALL=3 FREQ=25000 REPS=3 WINDOW=60s MIN_SAMPLES=500000
+#        DWARF_SECONDS=10 DWARF_FREQ=2999 (DWARF_SECONDS=0 skips that part)
 # Records busy2 (two busy threads, frame-pointer stacks) with `perf record -g -e cpu-clock`
 # at FREQ Hz (capped at perf_event_max_sample_rate), once for SECONDS_BIG and once for
 # SECONDS_SMALL.  Each tool reads the big capture REPS times, one process each run (startup
@@ -15,6 +17,15 @@
 #   import: import stage alone    0.110 s   (perf script / import stage 40.000x)
 #   import: peak RSS of import: 10316 KB at 11.9 MB, 11540 KB at 119.1 MB
 # Peak RSS is GNU time's maximum resident set size of the import stage alone.
+# The DWARF part records deep_nofp (a six-deep chain without frame pointers) with
+# `perf record --call-graph dwarf -e cpu-clock -F DWARF_FREQ` (8 KiB of stack per sample) and
+# times the whole import (CFI walk of every sample, symbols) against `perf report --stdio -g`
+# (perf report unwinds a --call-graph dwarf capture itself; its --call-graph option takes a
+# display mode, not "dwarf") and `perf script` on that file, after checking that our stacks
+# reach main:
+#   import: dwarf capture 87.1 MB, 9957 samples, 3 runs each (median), main in 99.9% of them
+#   import: rustprofile import (dwarf)    0.910 s
+#   import: perf report -g (dwarf)        9.802 s   ours 10.771x faster
 set -eu
 . "$(dirname "$0")/common.sh"
 bench_init import
@@ -24,12 +35,15 @@ FREQ=${FREQ:-25000}
 REPS=${REPS:-3}
 WINDOW=${WINDOW:-60s}
 MIN_SAMPLES=${MIN_SAMPLES:-500000}
+DWARF_SECONDS=${DWARF_SECONDS:-10}
+DWARF_FREQ=${DWARF_FREQ:-2999}
 
 [ "$(id -u)" -eq 0 ] || die "run as root (perf record and the driver)"
 command -v perf >/dev/null || die "perf is not installed"
 [ -x /usr/bin/time ] || die "GNU time (/usr/bin/time) is not installed"
 have_driver || die "'$RP_DRIVER' missing: run 'make'"
 busy=$(need_workload busy2)
+deep=$(need_workload deep_nofp)
 max=$(cat /proc/sys/kernel/perf_event_max_sample_rate 2>/dev/null || echo 100000)
 [ "$FREQ" -le "$max" ] || FREQ=$max
 
@@ -39,12 +53,29 @@ record() {
 		die "perf record failed"
 }
 
-# run_time CMD...: wall seconds of one run, output discarded.
-run_time() {
-	t0=$(now_s)
-	"$@" >/dev/null 2>&1 || die "failed: $*"
-	t1=$(now_s)
-	fsub "$t1" "$t0"
+# measure TAG CMD...: one run, output discarded; its wall seconds go to t.TAG and its CPU
+# seconds (user + system of it and every child it waited for, GNU time) to c.TAG.  On a
+# machine shared with other work the CPU seconds are the steadier comparison.
+measure() {
+	tag=$1
+	shift
+	/usr/bin/time -f '%e %U %S' -o "$BENCH_TMP/rusage" "$@" >/dev/null 2>&1 ||
+		die "failed: $*"
+	awk '{ print $1 }' "$BENCH_TMP/rusage" >>"$BENCH_TMP/t.$tag"
+	awk '{ printf "%.3f\n", $2 + $3 }' "$BENCH_TMP/rusage" >>"$BENCH_TMP/c.$tag"
+}
+
+# line LABEL TAG [BASE]: the medians of TAG, and how many times faster BASE is than TAG.
+line() {
+	t=$(median <"$BENCH_TMP/t.$2")
+	c=$(median <"$BENCH_TMP/c.$2")
+	if [ -n "${3:-}" ]; then
+		say "$(printf '%-31s %7s s (cpu %6s s)   ours %sx faster (cpu %sx)' "$1" "$t" "$c" \
+			"$(ratio "$t" "$(median <"$BENCH_TMP/t.$3")")" \
+			"$(ratio "$c" "$(median <"$BENCH_TMP/c.$3")")")"
+	else
+		say "$(printf '%-31s %7s s (cpu %6s s)' "$1" "$t" "$c")"
+	fi
 }
 
 rp_import() {
@@ -73,28 +104,50 @@ samples=$(cat "$BENCH_TMP"/out/diagnostics-*.json | jq -s 'map(.cpu.samples) | a
 [ "$samples" -ge "$MIN_SAMPLES" ] ||
 	die "only $samples samples (want $MIN_SAMPLES): raise SECONDS_BIG or FREQ"
 
-: >"$BENCH_TMP/t.ours"
-: >"$BENCH_TMP/t.stage"
-: >"$BENCH_TMP/t.script"
-: >"$BENCH_TMP/t.report"
 i=0
 while [ "$i" -lt "$REPS" ]; do
-	run_time rp_import >>"$BENCH_TMP/t.ours"
-	run_time "$RP_BIN/import" --input "$big" >>"$BENCH_TMP/t.stage"
-	run_time perf script -i "$big" >>"$BENCH_TMP/t.script"
-	run_time perf report --stdio -i "$big" >>"$BENCH_TMP/t.report"
+	rm -rf "$BENCH_TMP/out"
+	measure ours "$RP_DRIVER" import --input "$big" --window "$WINDOW" --output "$BENCH_TMP/out"
+	measure stage "$RP_BIN/import" --input "$big"
+	measure script perf script -i "$big"
+	measure report perf report --stdio -i "$big"
 	i=$((i + 1))
 done
-ours=$(median <"$BENCH_TMP/t.ours")
-stage=$(median <"$BENCH_TMP/t.stage")
-script=$(median <"$BENCH_TMP/t.script")
-report=$(median <"$BENCH_TMP/t.report")
-
 say "capture $(mb "$big"), $samples samples with callchains, $REPS runs each (median)"
-say "$(printf '%-24s %7s s' 'rustprofile import' "$ours")"
-say "$(printf '%-24s %7s s   ours %sx faster' 'perf script' "$script" "$(ratio "$script" "$ours")")"
-say "$(printf '%-24s %7s s   ours %sx faster' 'perf report --stdio' "$report" \
-	"$(ratio "$report" "$ours")")"
-say "$(printf '%-24s %7s s   (perf script / import stage %sx)' 'import stage alone' "$stage" \
-	"$(ratio "$script" "$stage")")"
+line 'rustprofile import' ours
+line 'perf script' script ours
+line 'perf report --stdio' report ours
+line 'import stage alone' stage
+say "(perf script / import stage $(ratio "$(median <"$BENCH_TMP/t.script")" \
+	"$(median <"$BENCH_TMP/t.stage")")x)"
 say "peak RSS of import: $(import_rss "$small") KB at $(mb "$small"), $(import_rss "$big") KB at $(mb "$big")"
+
+[ "$DWARF_SECONDS" -gt 0 ] || exit 0
+dw=$BENCH_TMP/dwarf.data
+say "recording deep_nofp for ${DWARF_SECONDS}s at $DWARF_FREQ Hz with --call-graph dwarf"
+perf record -q --call-graph dwarf -e cpu-clock -F "$DWARF_FREQ" -o "$dw" "$deep" \
+	"$DWARF_SECONDS" >/dev/null 2>&1 || die "perf record --call-graph dwarf failed"
+chmod 644 "$dw"
+rp_dwarf() {
+	rm -rf "$BENCH_TMP/dout"
+	"$RP_DRIVER" import --input "$dw" --window "$WINDOW" --output "$BENCH_TMP/dout"
+}
+rp_dwarf >/dev/null 2>&1 || die "rustprofile.sh import of the dwarf capture failed"
+dsamples=$(cat "$BENCH_TMP"/dout/diagnostics-*.json | jq -s 'map(.cpu.samples) | add')
+# The share of the CPU time whose stack reaches main: the unwinding did its work.
+main_pct=$(for p in "$BENCH_TMP"/dout/cpu-*.pb.gz; do
+	HOME=$BENCH_TMP GOCACHE=$BENCH_TMP/gocache go tool pprof -top -cum -nodecount=1000 \
+		-sample_index=cpu "$p" 2>/dev/null
+done | awk '$6 == "main" { sub("%", "", $5); print $5; exit }')
+i=0
+while [ "$i" -lt "$REPS" ]; do
+	rm -rf "$BENCH_TMP/dout"
+	measure dours "$RP_DRIVER" import --input "$dw" --window "$WINDOW" --output "$BENCH_TMP/dout"
+	measure dreport perf report --stdio -g -i "$dw"
+	measure dscript perf script -i "$dw"
+	i=$((i + 1))
+done
+say "dwarf capture $(mb "$dw"), $dsamples samples, $REPS runs each (median), main in ${main_pct:-0}% of them"
+line 'rustprofile import (dwarf)' dours
+line 'perf report -g (dwarf)' dreport dours
+line 'perf script' dscript dours

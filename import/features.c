@@ -3,6 +3,7 @@
  * release and arch strings, event names and the clock reference.  Feature payloads are the
  * same in a file's feature sections and in a pipe's HEADER_FEATURE records.
  */
+#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,15 @@ attr_parse(struct imp *m, const uint8_t *p, size_t n, uint64_t off, struct attr 
 	a->sample_regs_user = n >= 96 ? bo64(m->bo, p + 80) : 0;
 	a->sample_stack_user = n >= 96 ? bo32(m->bo, p + 88) : 0;
 	a->clockid = n >= 96 ? (int32_t)bo32(m->bo, p + 92) : -1;
+	uint64_t st = a->sample_type;
+#define N(bits) (8 * __builtin_popcountll(st & (bits)))
+	a->time_at = (uint16_t)(8 + N(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID));
+	a->id_at = (uint16_t)((st & PERF_SAMPLE_IDENTIFIER) ? 8 : (st & PERF_SAMPLE_ID) ?
+			      8 + N(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+				    PERF_SAMPLE_ADDR) : 0);
+	a->sid_size = (uint16_t)N(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
+				  PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER);
+#undef N
 	return 0;
 }
 

@@ -24,6 +24,9 @@ struct attr {
 	uint64_t config, period, sample_type, read_format, flags;
 	uint64_t branch_sample_type, sample_regs_user;
 	uint32_t sample_stack_user;
+	/* Where a sample's TIME and ID are, and the size of the sample_id trailer of other
+	 * records, from sample_type (attr_parse): every record needs one of them. */
+	uint16_t time_at, id_at, sid_size;
 	int32_t clockid;
 	char name[64];
 	char base[64];           /* the name without a hybrid PMU: cpu_core/cycles/ is cycles */

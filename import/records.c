@@ -26,25 +26,12 @@ put(struct imp *m, int rc)
 	return out_check(m, rc);
 }
 
-static int
-popcount(uint64_t v)
-{
-	return __builtin_popcountll(v);
-}
-
 /* The attribute a sample belongs to: by its id when the capture has several. */
 static int
 sample_attr(struct imp *m, const uint8_t *r, size_t size)
 {
-	uint64_t st = m->attrs[0].sample_type;
-	size_t pos;
-	if (m->nattrs == 1)
-		return 0;
-	if (st & ST(IDENTIFIER))
-		pos = 8;
-	else if (st & ST(ID))
-		pos = 8 + 8 * (size_t)popcount(st & (ST(IP) | ST(TID) | ST(TIME) | ST(ADDR)));
-	else
+	size_t pos = m->attrs[0].id_at;
+	if (m->nattrs == 1 || pos == 0)
 		return 0; /* nothing to tell them apart: perf takes the first */
 	return pos + 8 <= size ? ids_find(m, bo64(m->bo, r + pos)) : -1;
 }
@@ -63,8 +50,7 @@ trailer_time(struct imp *m, const uint8_t *r, size_t size, size_t *tsize)
 	if (!(a->flags & FLAG_SAMPLE_ID_ALL))
 		return 0;
 	uint64_t st = a->sample_type;
-	*tsize = 8 * (size_t)popcount(st & (ST(TID) | ST(TIME) | ST(ID) | ST(STREAM_ID) |
-					    ST(CPU) | ST(IDENTIFIER)));
+	*tsize = a->sid_size;
 	if (!(st & ST(TIME)) || size < 8 + *tsize)
 		return 0;
 	return bo64(m->bo, r + size - *tsize + ((st & ST(TID)) ? 8 : 0));
@@ -82,9 +68,10 @@ records_time(struct imp *m, uint32_t type, const uint8_t *r, size_t size)
 	if (type != PERF_RECORD_SAMPLE)
 		return trailer_time(m, r, size, &ts);
 	int i = sample_attr(m, r, size);
-	uint64_t st = i >= 0 ? m->attrs[i].sample_type : 0;
-	size_t at = 8 + 8 * (size_t)popcount(st & (ST(IDENTIFIER) | ST(IP) | ST(TID)));
-	return (st & ST(TIME)) && at + 8 <= size ? bo64(m->bo, r + at) : 0;
+	if (i < 0 || !(m->attrs[i].sample_type & ST(TIME)))
+		return 0;
+	size_t at = m->attrs[i].time_at;
+	return at + 8 <= size ? bo64(m->bo, r + at) : 0;
 }
 
 /* Samples of the event counted for the default choice: each sample's own event, and with
