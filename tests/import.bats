@@ -534,6 +534,21 @@ fresh() {
 	[ "$(value_type "$(prof)")" = instructions/count ]
 	run -0 warnings
 	assert_output --partial "sampling event instructions: 10 samples; not imported: cycles 10"
+	# a group read recorded here: the page faults counted beside cpu-clock's samples, as
+	# perf sums them (deep_nofp: one thread, a group read is not inherited)
+	need_perf
+	g=$BATS_TEST_TMPDIR/grp.data
+	perf record -q -e '{cpu-clock,page-faults}:S' -F 499 -o "$g" "$RP_WORKLOADS/deep_nofp" 1 \
+		>/dev/null 2>&1 || skip "perf record failed"
+	want=$(perf script -F event,period -i "$g" 2>/dev/null |
+		awk '$2 == "page-faults:" { n += $1 } END { print n + 0 }')
+	fresh
+	pipeline "$g" --event page-faults
+	[ "$(value_type "$(prof)")" = page-faults/count ]
+	got=$(jq -s 'map(.cpu.cpu_nanoseconds) | add' "$out"/diagnostics-*.json)
+	echo "page faults: $got, perf script $want"
+	[ "$want" -gt 0 ]
+	[ "$got" = "$want" ]
 }
 
 @test "import: a --call-graph dwarf capture is unwound offline to main, here and through --symbol-dir" {
