@@ -1,7 +1,7 @@
 #!/bin/sh
 # import.sh: a perf.data of at least 500,000 samples with callchains into pprof windows,
 # beside `perf script` and `perf report --stdio` on the same file; then a `--call-graph dwarf`
-# capture unwound offline, beside `perf report --call-graph dwarf`.
+# capture unwound offline, beside perf report on the same file.
 #
 # USAGE: sh bench/import.sh     (as root, after `make` and `make workloads`)
 #   env: SECONDS_BIG=30 SECONDS_SMALL=3 FREQ=25000 REPS=3 WINDOW=60s MIN_SAMPLES=500000
@@ -9,23 +9,29 @@
 # Records busy2 (two busy threads, frame-pointer stacks) with `perf record -g -e cpu-clock`
 # at FREQ Hz (capped at perf_event_max_sample_rate), once for SECONDS_BIG and once for
 # SECONDS_SMALL.  Each tool reads the big capture REPS times, one process each run (startup
-# included, output to /dev/null, our windows to a fresh directory); medians and ratios:
-#   import: capture 119.1 MB, 1486563 samples with callchains, 3 runs each (median)
-#   import: rustprofile import    0.484 s
-#   import: perf script           4.400 s   ours 9.091x faster
-#   import: perf report --stdio   3.921 s   ours 8.101x faster
-#   import: import stage alone    0.110 s   (perf script / import stage 40.000x)
-#   import: peak RSS of import: 10316 KB at 11.9 MB, 11540 KB at 119.1 MB
-# Peak RSS is GNU time's maximum resident set size of the import stage alone.
+# included, output to /dev/null, our windows to a fresh directory): medians and ratios of the
+# wall time and of the CPU time (user + system of the tool and its children; on a machine
+# shared with other work the CPU seconds are the steadier comparison).  A run on 2 shared
+# cores (load about 8), SECONDS_BIG=60 FREQ=40000:
+#   import: capture 84.2 MB, 1011741 samples with callchains, 3 runs each (median)
+#   import: rustprofile import                1.250 s (cpu  0.500 s)
+#   import: perf script                       5.890 s (cpu  2.330 s)   ours 4.712x faster (cpu 4.660x)
+#   import: perf report --stdio               5.770 s (cpu  2.430 s)   ours 4.616x faster (cpu 4.860x)
+#   import: import stage alone                0.380 s (cpu  0.120 s)
+#   import: (perf script / import stage 15.500x)
+#   import: peak RSS of import: 13820 KB at 2.8 MB, 22904 KB at 84.2 MB
+# Peak RSS is GNU time's maximum resident set size of the import stage alone (about 8 MB of
+# it the running kernel's symbol table, read when the capture is of this kernel).
 # The DWARF part records deep_nofp (a six-deep chain without frame pointers) with
 # `perf record --call-graph dwarf -e cpu-clock -F DWARF_FREQ` (8 KiB of stack per sample) and
 # times the whole import (CFI walk of every sample, symbols) against `perf report --stdio -g`
 # (perf report unwinds a --call-graph dwarf capture itself; its --call-graph option takes a
 # display mode, not "dwarf") and `perf script` on that file, after checking that our stacks
 # reach main:
-#   import: dwarf capture 87.1 MB, 9957 samples, 3 runs each (median), main in 99.9% of them
-#   import: rustprofile import (dwarf)    0.910 s
-#   import: perf report -g (dwarf)        9.802 s   ours 10.771x faster
+#   import: dwarf capture 93.7 MB, 11079 samples, 3 runs each (median), main in 100% of them
+#   import: rustprofile import (dwarf)        0.560 s (cpu  0.190 s)
+#   import: perf report -g (dwarf)            1.170 s (cpu  0.220 s)   ours 2.089x faster (cpu 1.158x)
+#   import: perf script                       0.940 s (cpu  0.210 s)   ours 1.679x faster (cpu 1.105x)
 set -eu
 . "$(dirname "$0")/common.sh"
 bench_init import
