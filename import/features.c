@@ -80,7 +80,8 @@ int
 ids_find(struct imp *m, uint64_t id)
 {
 	if (!m->ids_sorted) {
-		qsort(m->ids, m->nids, sizeof(*m->ids), id_cmp);
+		if (m->nids) /* none yet: no array to sort (qsort of NULL is undefined) */
+			qsort(m->ids, m->nids, sizeof(*m->ids), id_cmp);
 		m->ids_sorted = 1;
 	}
 	struct idmap key = { id, 0 };
