@@ -217,6 +217,15 @@ path_hash(const char *p, size_t n)
 	return h % (sizeof(((struct imp *)0)->bids) / sizeof(((struct imp *)0)->bids[0]));
 }
 
+int
+features_zero_id(const uint8_t *id, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (id[i])
+			return 0;
+	return 1;
+}
+
 /* header, s32 pid, u8 build_id[20], u8 size, u8 pad[3], char filename[]. */
 int
 features_add_buildid(struct imp *m, const uint8_t *r, size_t size)
@@ -229,6 +238,12 @@ features_add_buildid(struct imp *m, const uint8_t *r, size_t size)
 		return imp_fail(m, 0, "out of memory");
 	b->len = (bo16(m->bo, r + 4) & MISC_BUILD_ID_SIZE) && r[32] <= 20 ? r[32] : 20;
 	memcpy(b->id, r + 12, 20);
+	/* Zeros are no build id (simpleperf writes them for files it could not read): taken
+	 * for one, they would make every such file the same module. */
+	if (features_zero_id(r + 12, 20)) {
+		free(b);
+		return 0;
+	}
 	/* Without the size flag (older perf, simpleperf) a 16-byte id (MD5, UUID) is padded
 	 * to 20 with zeros; a real 20-byte id ends in four zero bytes once in 2^32. */
 	if (b->len == 20 && !(bo16(m->bo, r + 4) & MISC_BUILD_ID_SIZE) &&

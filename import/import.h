@@ -264,6 +264,7 @@ size_t perfdata_record_size(const struct imp *m, const uint8_t *r, uint32_t *typ
 /* features.c: one feature payload (file section or pipe HEADER_FEATURE). */
 int features_parse(struct imp *m, uint64_t feat, const uint8_t *p, size_t n, uint64_t off);
 int features_add_buildid(struct imp *m, const uint8_t *r, size_t size);
+int features_zero_id(const uint8_t *id, size_t n); /* all zeros: no build id */
 const struct buildid *features_find_buildid(const struct imp *m, const char *path, size_t n);
 int attr_parse(struct imp *m, const uint8_t *p, size_t n, uint64_t off, struct attr *a);
 int ids_add(struct imp *m, uint64_t id, uint32_t attr);

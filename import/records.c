@@ -280,6 +280,8 @@ on_mmap(struct imp *m, uint32_t type, const uint8_t *r, size_t size)
 	if (type == PERF_RECORD_MMAP2 && (misc & MISC_MMAP_BUILD_ID)) {
 		f.build_id_len = r[40] <= STREAM_BUILD_ID_MAX ? r[40] : STREAM_BUILD_ID_MAX;
 		memcpy(f.build_id, r + 44, f.build_id_len);
+		if (features_zero_id(f.build_id, f.build_id_len))
+			f.build_id_len = 0;
 	} else {
 		const struct buildid *b = features_find_buildid(m, f.path.p, f.path.len);
 		if (b) {

@@ -437,17 +437,21 @@ fresh() {
 }
 
 @test "import: executables mapped at the same address in different processes keep their own mappings" {
-	# simpleperf's layout: three processes, /data/local/tmp/{one,two,three} at 0x400000
-	gen sp3
-	pipeline "$cap"
-	p=$(prof)
-	within "$(fn_share flat f_one "$p")" 57.14 0.1
-	within "$(fn_share flat f_two "$p")" 28.57 0.1
-	within "$(fn_share flat f_three "$p")" 14.29 0.1
-	run -0 leaf_shares "$p"
-	assert_line "dso one 57.14"
-	assert_line "dso two 28.57"
-	assert_line "dso three 14.29"
+	# simpleperf's layout: three processes, /data/local/tmp/{one,two,three} at 0x400000,
+	# whose build ids simpleperf wrote as zeros (they were one module), or distinct
+	for distinct in 0 1; do
+		gen sp3 $distinct
+		fresh
+		pipeline "$cap"
+		p=$(prof)
+		within "$(fn_share flat f_one "$p")" 57.14 0.1
+		within "$(fn_share flat f_two "$p")" 28.57 0.1
+		within "$(fn_share flat f_three "$p")" 14.29 0.1
+		run -0 leaf_shares "$p"
+		assert_line "dso one 57.14"
+		assert_line "dso two 28.57"
+		assert_line "dso three 14.29"
+	done
 	# perf: three non-PIE programs at the same address, run together
 	need_perf
 	d=$BATS_TEST_TMPDIR/same

@@ -19,7 +19,8 @@
  *   sp3       simpleperf layout: three processes (pids 201-203) whose executables
  *             /data/local/tmp/{one,two,three} are all mapped at 0x400000, with their
  *             symbols (f_one, f_two, f_three at 0x400500) in the FILE section; 4, 2 and 1
- *             samples at 0x400510 (EXE is not read)
+ *             samples at 0x400510 (EXE is not read).  Their BUILD_ID entries are zeros, as
+ *             simpleperf writes for files it cannot read; with N = 1, distinct ids
  *
  *   perfgen lbr lbr.data .output/workloads/cpu_split
  *
@@ -473,7 +474,7 @@ sp_file(const char *path, const char *sym, uint8_t idbyte)
 	u32(b, 67), u16(b, 2), u16(b, 0);
 	u32(b, UINT32_MAX);
 	uint8_t id[24] = { 0 };
-	memset(id, idbyte, 20);
+	memset(id, idbyte, 20); /* 0: no build id read */
 	put(b, id, sizeof(id));
 	padded(b, path, 64);
 	uint16_t size = (uint16_t)(b->n - at);
@@ -481,7 +482,7 @@ sp_file(const char *path, const char *sym, uint8_t idbyte)
 }
 
 static void
-sp3(void)
+sp3(int distinct)
 {
 	static const char *const path[] = { "/data/local/tmp/one", "/data/local/tmp/two",
 					    "/data/local/tmp/three" };
@@ -490,7 +491,7 @@ sp3(void)
 	for (uint32_t p = 0; p < 3; p++) {
 		comm(201 + p, sym[p] + 2);
 		mmap1(201 + p, 0x400000, 0x1000, path[p]);
-		sp_file(path[p], sym[p], (uint8_t)(0x11 * (p + 1)));
+		sp_file(path[p], sym[p], (uint8_t)(distinct ? 0x11 * (p + 1) : 0));
 	}
 	for (uint32_t p = 0; p < 3; p++)
 		for (int i = 0; i < 4 >> p; i++)
@@ -520,7 +521,7 @@ main(int argc, char **argv)
 	else if (!strcmp(s, "group"))
 		group();
 	else if (!strcmp(s, "sp3"))
-		sp3();
+		sp3(argc > 4 && atoi(argv[4]));
 	else
 		errx(2, "unknown scenario '%s'", s);
 	write_file(argv[2]);

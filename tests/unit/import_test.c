@@ -230,7 +230,8 @@ test_names(void)
 	imp_release(&m);
 }
 
-/* A BUILD_ID entry without the size flag: a 16-byte id padded with zeros is 16 bytes. */
+/* A BUILD_ID entry without the size flag: a 16-byte id padded with zeros is 16 bytes; one
+ * of zeros is none. */
 static void
 test_buildid(void)
 {
@@ -248,6 +249,11 @@ test_buildid(void)
 	CHECK(features_add_buildid(&m, r, sizeof(r)) == 0);
 	b = features_find_buildid(&m, "/y", 2);
 	CHECK(b && b->len == 20);
+	/* zeros are no build id: files simpleperf could not read are not one module */
+	memset(r + 12, 0, 20);
+	memcpy(r + 36, "/z", 3);
+	CHECK(features_add_buildid(&m, r, sizeof(r)) == 0);
+	CHECK(features_find_buildid(&m, "/z", 2) == NULL);
 	imp_release(&m);
 }
 
