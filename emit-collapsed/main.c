@@ -3,7 +3,7 @@
  * and other FlameGraph-style tools.
  *
  * Runs on the emitter skeleton (lib/emitter.h): the stream on stdin is copied to stdout
- * unchanged (tee-like).  It keeps the open window's stacks (lib/winmodel.h); at
+ * unchanged (tee-like), the open window's stacks kept until its end (lib/winmodel.h); at
  * FR_WINDOW_END it writes "cpu-<session>-<index>-<start>.collapsed" as a fsynced temporary
  * file in the output directory, emits an FR_FILE frame (kind "collapsed-cpu", not required)
  * naming it, then forwards the FR_WINDOW_END; the commit stage renames it into place.
@@ -29,40 +29,28 @@ static struct env {
 } env;
 
 struct state {
-	struct winmodel wm;
 	struct fold fold;
 	struct bufout buf;
 };
 
 static struct state s;  /* large (frame and output buffers): keep it off the stack */
 
-/* Folds set m of the window into a new file named after prefix, announced as kind. */
+/* Folds one profile of the window into a new file. */
 static void
-write_folded(struct emitter *e, const struct wset *m, const char *prefix, const char *kind)
+write_folded(struct emitter *e, const struct emitter_profile *p)
 {
-	if (fold_window(&s.fold, &s.wm, m) < 0)
+	if (fold_window(&s.fold, &e->wm, p->set) < 0)
 		emitter_give_up(e, "window %u: %s", e->we.index, s.fold.err);
-	struct emitter_file *f = emitter_create(e, prefix, "collapsed");
+	struct emitter_file *f = emitter_create(e, p->prefix, "collapsed");
 	bufout_init(&s.buf, &f->t);
 	fold_write(&s.fold, &s.buf);
-	emitter_finish(e, &s.buf, 0, kind);
-}
-
-static void
-end_window(struct emitter *e, struct fr_window_end *we)
-{
-	(void)we;
-	if (e->defs.profile_cpu)
-		write_folded(e, &s.wm.cpu, "cpu", "collapsed-cpu");
-	if (s.wm.off.open)
-		write_folded(e, &s.wm.off, "off-cpu", "collapsed-off-cpu");
-	winmodel_end(&s.wm);
+	emitter_finish(e, &s.buf, 0, p->kind);
 }
 
 static void
 init(struct emitter *e)
 {
-	winmodel_init(&s.wm, &e->defs);
+	(void)e;
 	fold_init(&s.fold);
 	s.fold.annotate = env.annotate;
 	s.fold.samples = env.samples;
@@ -73,29 +61,6 @@ release(struct emitter *e)
 {
 	(void)e;
 	fold_release(&s.fold);
-	winmodel_release(&s.wm);
-}
-
-static const char *
-begin(struct emitter *e, const struct fr_window_start *ws)
-{
-	(void)ws;
-	winmodel_begin(&s.wm, e->offcpu);
-	return NULL;
-}
-
-static const char *
-stack(struct emitter *e, int offcpu, const struct fr_window_stack *st)
-{
-	(void)e;
-	return winmodel_stack(&s.wm, offcpu, st) < 0 ? s.wm.err : NULL;
-}
-
-static const char *
-frame(struct emitter *e, const struct frame *f)
-{
-	(void)e;
-	return winmodel_frame(&s.wm, f) < 0 ? s.wm.err : NULL;
 }
 
 static void
@@ -108,35 +73,29 @@ option(int key, const char *value)
 		env.samples = 1;
 }
 
-static const struct emitter_option options[] = {
-	{ "annotate", no_argument, 'a', "-a, --annotate",
-	  "append \"_[k]\" to kernel frames (flamegraph.pl colours them)" },
-	{ "samples", no_argument, 's', "-s, --samples",
-	  "values are sample counts instead of CPU nanoseconds" },
-	{ NULL, 0, 0, NULL, NULL },
-};
-
 static const struct emitter_ops collapsed_ops = {
 	.name = "emit-collapsed",
-	.usage = "usage: emit-collapsed [--output DIR] [--annotate] [--samples] < stream > stream\n"
-		 "\n"
-		 "Copies the rustprofile stream from stdin to stdout and writes, for every window,\n"
-		 "its folded stacks (\"process;caller;...;leaf value\", one line per distinct stack,\n"
-		 "sorted bytewise) to a temporary file in DIR, announced by a file frame before the\n"
-		 "window's end frame (the commit stage renames it into place).  Values are CPU\n"
-		 "nanoseconds, the pprof's default sample value; ';' in names becomes ':'.\n"
-		 "\n",
+	.synopsis = "usage: emit-collapsed [--output DIR] [--annotate] [--samples] < stream > stream\n",
+	.writes = "its folded stacks (\"process;caller;...;leaf value\", one line per distinct stack,\n"
+		  "sorted bytewise) to a temporary file in DIR, announced by a file frame before the\n"
+		  "window's end frame (the commit stage renames it into place).  Values are CPU\n"
+		  "nanoseconds, the pprof's default sample value; ';' in names becomes ':'.\n",
 	.output_help = "directory for the temporary files (default .)",
 	.column = 19,
-	.options = options,
+	.options = (const struct emitter_option[]){
+		{ "annotate", no_argument, 'a', "-a, --annotate",
+		  "append \"_[k]\" to kernel frames (flamegraph.pl colours them)" },
+		{ "samples", no_argument, 's', "-s, --samples",
+		  "values are sample counts instead of CPU nanoseconds" },
+		{ 0 },
+	},
 	.order_rules = ORDER_UNIQUE_STACKS,
+	.keep_stacks = 1,
 	.option = option,
 	.init = init,
 	.release = release,
-	.begin = begin,
-	.stack = stack,
-	.frame = frame,
-	.end = end_window,
+	.kind_prefix = "collapsed-",
+	.profile = write_folded,
 };
 
 int

@@ -183,29 +183,24 @@ option(int key, const char *value)
 		errx(1, "--max-timeline-samples: %s", e);
 }
 
-static const struct emitter_option options[] = {
-	{ "format", required_argument, 'f', "-f, --format json|jslb",
-	  "processed-profile JSON, or the same profile in a\n"
-	  "JsonSlabs container (default json)" },
-	{ "max-timeline-samples", required_argument, 'n', "-n, --max-timeline-samples N",
-	  "timestamped samples kept per window; later ones\n"
-	  "are left out and counted (default 65536)" },
-	{ NULL, 0, 0, NULL, NULL },
-};
-
 static const struct emitter_ops firefox_ops = {
 	.name = "emit-firefox",
-	.usage = "usage: emit-firefox [--output DIR] [--format json|jslb]\n"
-		 "                    [--max-timeline-samples N] < stream > stream\n"
-		 "\n"
-		 "Copies the rustprofile stream from stdin to stdout and writes, for every window,\n"
-		 "a gzip-compressed Firefox processed profile (firefox-...json.gz or .jslb.gz) to a\n"
-		 "temporary file in DIR, announced by a file frame before the window's end frame\n"
-		 "(the commit stage renames it into place).\n"
-		 "\n",
+	.synopsis = "usage: emit-firefox [--output DIR] [--format json|jslb]\n"
+		    "                    [--max-timeline-samples N] < stream > stream\n",
+	.writes = "a gzip-compressed Firefox processed profile (firefox-...json.gz or .jslb.gz) to a\n"
+		  "temporary file in DIR, announced by a file frame before the window's end frame\n"
+		  "(the commit stage renames it into place).\n",
 	.output_help = "directory for the temporary files (default .)",
 	.column = 30,
-	.options = options,
+	.options = (const struct emitter_option[]){
+		{ "format", required_argument, 'f', "-f, --format json|jslb",
+		  "processed-profile JSON, or the same profile in a\n"
+		  "JsonSlabs container (default json)" },
+		{ "max-timeline-samples", required_argument, 'n', "-n, --max-timeline-samples N",
+		  "timestamped samples kept per window; later ones\n"
+		  "are left out and counted (default 65536)" },
+		{ 0 },
+	},
 	.stray_is_error = 1,
 	/* Behind fanout, the windows shed for it are missing. */
 	.order_rules = ORDER_WINDOW_GAPS,

@@ -57,30 +57,25 @@ gzfail:
 	emitter_give_up(e, "cannot write '%s': %s", f->t.path, s.gz.err);
 }
 
-/* Ends profile p of the window and writes it to a new file of the given kind. */
+/* Ends one profile of the window and writes it to a new file. */
 static void
-write_kind(struct emitter *e, struct profile *p, const char *kind,
-	   const struct fr_window_end *we)
+write_kind(struct emitter *e, const struct emitter_profile *k)
 {
-	if (profile_end(p, we, e->hdr.clock_offset_ns) < 0)
+	struct profile *p = k->offcpu ? &s.off : &s.prof;
+
+	if (profile_end(p, &e->we, e->hdr.clock_offset_ns) < 0)
 		emitter_give_up(e, "%s: %s", e->in.name, p->err);
-	struct emitter_file *f = emitter_create(e, kind, "pb.gz");
+	struct emitter_file *f = emitter_create(e, k->prefix, "pb.gz");
 	write_profile(e, p, f);
-	emitter_finish(e, NULL, FILE_REQUIRED, kind);
+	emitter_finish(e, NULL, FILE_REQUIRED, k->kind);
 }
 
-/* The window's profiles, then the build ids they refer to, before their file frames. */
+/* After the window's profiles: the build ids they refer to, before their file frames. */
 static void
 end_window(struct emitter *e, struct fr_window_end *we)
 {
 	const struct profile *written[2] = { &s.prof, &s.off };
 
-	if (e->defs.profile_cpu)
-		write_kind(e, &s.prof, "cpu", we);
-	else
-		s.prof.open = 0;
-	if (s.off.open)
-		write_kind(e, &s.off, "off-cpu", we);
 	if (modules_announce(&e->out, we->index, written, 2) < 0)
 		emitter_give_up(e, "%s: %s", e->out.name,
 				e->out.err[0] ? e->out.err : "out of memory");
@@ -128,12 +123,9 @@ stack(struct emitter *e, int offcpu, const struct fr_window_stack *st)
 
 static const struct emitter_ops pprof_ops = {
 	.name = "emit-pprof",
-	.usage = "usage: emit-pprof [--output DIR] < stream > stream\n"
-		 "\n"
-		 "Copies the rustprofile stream from stdin to stdout and writes, for every window,\n"
-		 "a gzip-compressed CPU pprof to a temporary file in DIR, announced by a file frame\n"
-		 "before the window's end frame (the commit stage renames it into place).\n"
-		 "\n",
+	.synopsis = "usage: emit-pprof [--output DIR] < stream > stream\n",
+	.writes = "a gzip-compressed CPU pprof to a temporary file in DIR, announced by a file frame\n"
+		  "before the window's end frame (the commit stage renames it into place).\n",
 	.output_help = "directory for the temporary profile files (default .)",
 	.column = 19,
 	.order_rules = ORDER_UNIQUE_STACKS,
@@ -141,6 +133,7 @@ static const struct emitter_ops pprof_ops = {
 	.release = release,
 	.begin = begin,
 	.stack = stack,
+	.profile = write_kind,
 	.end = end_window,
 };
 

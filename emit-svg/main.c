@@ -2,7 +2,7 @@
  * emit-svg: writes a static SVG flame graph of every window's CPU time.
  *
  * Runs on the emitter skeleton (lib/emitter.h): the stream on stdin is copied to stdout
- * unchanged (tee-like).  It keeps the open window's stacks (lib/winmodel.h); at
+ * unchanged (tee-like), the open window's stacks kept until its end (lib/winmodel.h); at
  * FR_WINDOW_END it builds the window's call tree (flame.h), streams the SVG (svg.h) into a
  * fsynced temporary file in the output directory, emits an FR_FILE frame (kind "svg-cpu",
  * not required: a derived output) naming "cpu-<session>-<index>-<start>.svg", then
@@ -37,7 +37,6 @@ static struct env {
 } env;
 
 struct state {
-	struct winmodel wm;
 	struct bufout buf;
 	struct wframe frames[WINMODEL_MAX_FRAMES];
 };
@@ -76,21 +75,22 @@ window_subtitle(char *buf, size_t len, const struct emitter *e, const struct wse
 		 m->offcpu ? "intervals" : "samples");
 }
 
-/* Draws set m of the window into a new file named after prefix, announced as kind. */
+/* Draws one profile of the window into a new file. */
 static void
-write_svg(struct emitter *e, const struct wset *m, const char *prefix, const char *kind)
+write_svg(struct emitter *e, const struct emitter_profile *p)
 {
 	const struct fr_window_end *we = &e->we;
+	const struct wset *m = p->set;
 	struct flame tree;
 	char sub[512];
 	struct svg_head h = { m->offcpu ? "Off-CPU flame graph" : "CPU flame graph", sub, "ns" };
-	struct emitter_file *f = emitter_create(e, prefix, "svg");
+	struct emitter_file *f = emitter_create(e, p->prefix, "svg");
 	size_t i, n;
 
 	if (flame_init(&tree, FLAME_MAX_NODES) < 0)
 		goto oom;
 	for (i = 0; i < m->nstacks; i++) {
-		n = winmodel_frames(&s.wm, m, &m->stacks[i], s.frames);
+		n = winmodel_frames(&e->wm, m, &m->stacks[i], s.frames);
 		if (flame_add(&tree, s.frames, n, m->stacks[i].nanos) < 0)
 			goto oom;
 	}
@@ -101,21 +101,10 @@ write_svg(struct emitter *e, const struct wset *m, const char *prefix, const cha
 	if (svg_write(&tree, &h, &s.buf) < 0)
 		goto oom;
 	flame_release(&tree);
-	emitter_finish(e, &s.buf, 0, kind);
+	emitter_finish(e, &s.buf, 0, p->kind);
 	return;
 oom:
 	emitter_give_up(e, "window %u: out of memory", we->index);
-}
-
-static void
-end_window(struct emitter *e, struct fr_window_end *we)
-{
-	(void)we;
-	if (e->defs.profile_cpu)
-		write_svg(e, &s.wm.cpu, "cpu", "svg-cpu");
-	if (s.wm.off.open)
-		write_svg(e, &s.wm.off, "off-cpu", "svg-off-cpu");
-	winmodel_end(&s.wm);
 }
 
 /* --folded: one SVG of a folded file on stdout. */
@@ -159,41 +148,6 @@ draw_folded(void)
 }
 
 static void
-init(struct emitter *e)
-{
-	winmodel_init(&s.wm, &e->defs);
-}
-
-static void
-release(struct emitter *e)
-{
-	(void)e;
-	winmodel_release(&s.wm);
-}
-
-static const char *
-begin(struct emitter *e, const struct fr_window_start *ws)
-{
-	(void)ws;
-	winmodel_begin(&s.wm, e->offcpu);
-	return NULL;
-}
-
-static const char *
-stack(struct emitter *e, int offcpu, const struct fr_window_stack *st)
-{
-	(void)e;
-	return winmodel_stack(&s.wm, offcpu, st) < 0 ? s.wm.err : NULL;
-}
-
-static const char *
-frame(struct emitter *e, const struct frame *f)
-{
-	(void)e;
-	return winmodel_frame(&s.wm, f) < 0 ? s.wm.err : NULL;
-}
-
-static void
 option(int key, const char *value)
 {
 	(void)key;              /* 'f', the only one */
@@ -212,38 +166,30 @@ run_alone(void)
 	return draw_folded();
 }
 
-static const struct emitter_option options[] = {
-	{ "folded", required_argument, 'f', "-f, --folded FILE",
-	  "draw FlameGraph folded stacks from FILE (- for stdin)\n"
-	  "instead, writing the SVG to stdout" },
-	{ NULL, 0, 0, NULL, NULL },
-};
-
 static const struct emitter_ops svg_ops = {
 	.name = "emit-svg",
-	.usage = "usage: emit-svg [--output DIR] < stream > stream\n"
-		 "       emit-svg --folded FILE > svg\n"
-		 "\n"
-		 "Copies the rustprofile stream from stdin to stdout and writes, for every window,\n"
-		 "a static SVG flame graph of its CPU time (frame widths in CPU nanoseconds, no\n"
-		 "scripts, a title with label, value and share on every frame) to a temporary file\n"
-		 "in DIR, announced by a file frame before the window's end frame (the commit stage\n"
-		 "renames it into place).  At most 100000 frames are drawn; a cut graph says so.\n"
-		 "\n",
+	.synopsis = "usage: emit-svg [--output DIR] < stream > stream\n"
+		    "       emit-svg --folded FILE > svg\n",
+	.writes = "a static SVG flame graph of its CPU time (frame widths in CPU nanoseconds, no\n"
+		  "scripts, a title with label, value and share on every frame) to a temporary file\n"
+		  "in DIR, announced by a file frame before the window's end frame (the commit stage\n"
+		  "renames it into place).  At most 100000 frames are drawn; a cut graph says so.\n",
 	.output_help = "directory for the temporary SVG files (default .)",
 	.column = 19,
-	.options = options,
+	.options = (const struct emitter_option[]){
+		{ "folded", required_argument, 'f', "-f, --folded FILE",
+		  "draw FlameGraph folded stacks from FILE (- for stdin)\n"
+		  "instead, writing the SVG to stdout" },
+		{ 0 },
+	},
 	/* Behind fanout, the windows shed for it are missing. */
 	.order_rules = ORDER_UNIQUE_STACKS | ORDER_WINDOW_GAPS,
+	.keep_stacks = 1,
 	.option = option,
 	.alone = alone,
 	.run_alone = run_alone,
-	.init = init,
-	.release = release,
-	.begin = begin,
-	.stack = stack,
-	.frame = frame,
-	.end = end_window,
+	.kind_prefix = "svg-",
+	.profile = write_svg,
 };
 
 int

@@ -7,22 +7,17 @@
 #undef main
 #undef exit
 
-/* The options, from the header, before the stage's own init. */
+/* The options, from the header's session id. */
 static void
-fuzz_init(struct emitter *e)
+set_options(uint64_t id)
 {
-	env.annotate = (int)(e->hdr.session_id & 1);
-	env.samples = (int)(e->hdr.session_id >> 1 & 1);
-	collapsed_ops.init(e);
+	env.annotate = (int)(id & 1);
+	env.samples = (int)(id >> 1 & 1);
 }
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct emitter_ops ops;
-
-	ops = collapsed_ops;
-	ops.init = fuzz_init;
-	fuzz_emitter(&ops, data, size);
+	fuzz_emitter(&collapsed_ops, set_options, data, size);
 	return 0;
 }

@@ -8,22 +8,17 @@
 #undef main
 #undef exit
 
-/* The options, from the header, before the stage's own init. */
+/* The options, from the header's session id. */
 static void
-fuzz_init(struct emitter *e)
+set_options(uint64_t id)
 {
-	env.format = e->hdr.session_id & 1 ? FX_JSLB : FX_JSON;
-	env.max_samples = e->hdr.session_id & 2 ? 16 : 65536;
-	firefox_ops.init(e);
+	env.format = id & 1 ? FX_JSLB : FX_JSON;
+	env.max_samples = id & 2 ? 16 : 65536;
 }
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct emitter_ops ops;
-
-	ops = firefox_ops;
-	ops.init = fuzz_init;
-	fuzz_emitter(&ops, data, size);
+	fuzz_emitter(&firefox_ops, set_options, data, size);
 	return 0;
 }

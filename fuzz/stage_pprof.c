@@ -10,6 +10,6 @@
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	fuzz_emitter(&pprof_ops, data, size);
+	fuzz_emitter(&pprof_ops, NULL, data, size);
 	return 0;
 }

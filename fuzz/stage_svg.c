@@ -36,6 +36,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size && (size < 8 || memcmp(data, STREAM_MAGIC, 8) != 0))
 		folded(data, size);
 	else
-		fuzz_emitter(&svg_ops, data, size);
+		fuzz_emitter(&svg_ops, NULL, data, size);
 	return 0;
 }

@@ -1,114 +1,12 @@
-/* The emitter skeleton (emitter.h): options, the tee, the window model, the hand-over. */
+/* The emitter skeleton (emitter.h): the tee, the window model, the hand-over. */
 #include "emitter.h"
 
 #include <err.h>
-#include <getopt.h>
-#include <limits.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "confine.h"
-#include "fsutil.h"
 #include "outname.h"
-
-#define MAX_OPTIONS 16          /* an emitter's own, beside --output and --help */
-
-/* ---- options ---- */
-
-/* One option line: flags, then the help under the column, continued lines aligned. */
-static void
-option_line(FILE *f, int column, const char *flags, const char *help)
-{
-	const char *p = help, *nl;
-
-	fprintf(f, "  %-*s", column, flags);
-	while ((nl = strchr(p, '\n'))) {
-		fprintf(f, "%.*s\n  %*s", (int)(nl - p), p, column, "");
-		p = nl + 1;
-	}
-	fprintf(f, "%s\n", p);
-}
-
-static void __attribute__((noreturn))
-usage(const struct emitter_ops *ops, FILE *f, int status)
-{
-	const struct emitter_option *o;
-
-	fputs(ops->usage, f);
-	option_line(f, ops->column, "-o, --output DIR", ops->output_help);
-	for (o = ops->options; o && o->name; o++)
-		option_line(f, ops->column, o->flags, o->help);
-	option_line(f, ops->column, "-h, --help", "show this help");
-	exit(status);
-}
-
-/* getopt_long's tables for --output, the emitter's options and --help. */
-static void
-option_tables(const struct emitter_ops *ops, struct option *longs, char *shorts)
-{
-	const struct emitter_option *o;
-	size_t n = 0, k = 0;
-
-	longs[n++] = (struct option){ "output", required_argument, NULL, 'o' };
-	shorts[k++] = 'o';
-	shorts[k++] = ':';
-	for (o = ops->options; o && o->name && n < MAX_OPTIONS + 1; o++) {
-		longs[n++] = (struct option){ o->name, o->has_arg, NULL, o->key };
-		shorts[k++] = (char)o->key;
-		if (o->has_arg == required_argument)
-			shorts[k++] = ':';
-	}
-	longs[n++] = (struct option){ "help", no_argument, NULL, 'h' };
-	longs[n] = (struct option){ NULL, 0, NULL, 0 };
-	shorts[k++] = 'h';
-	shorts[k] = '\0';
-}
-
-static void
-parse_args(struct emitter *e, int argc, char **argv)
-{
-	const struct emitter_ops *ops = e->ops;
-	struct option longs[MAX_OPTIONS + 3];
-	char shorts[2 * MAX_OPTIONS + 5];
-	int c;
-
-	option_tables(ops, longs, shorts);
-	while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
-		if (c == 'o')
-			e->output = optarg;
-		else if (c == 'h')
-			usage(ops, stdout, 0);
-		else if (c == '?' || c == ':' || !ops->option)
-			usage(ops, stderr, 2);
-		else
-			ops->option(c, optarg);
-	}
-	if (optind != argc && ops->stray_is_error)
-		errx(1, "unexpected argument '%s'", argv[optind]);
-	if (optind != argc)
-		usage(ops, stderr, 2);
-}
-
-/* Writes beneath the output directory only, or in the other mode reads only its file
- * (nothing but stdin for "-"). */
-static void
-confine(const struct emitter *e, const char *alone)
-{
-	struct rp_confine_path p[] = { { e->output, RP_CONFINE_READ | RP_CONFINE_WRITE } };
-	struct rp_confine_spec spec = { p, 1, 0 };
-	char why[PATH_MAX + 100];
-
-	if (alone)
-		p[0] = (struct rp_confine_path){ alone, RP_CONFINE_READ };
-	if (alone && !strcmp(alone, "-"))
-		spec.npaths = 0;
-	if (rp_confine(e->ops->name, &spec, why, sizeof(why)) < 0)
-		errx(1, "%s", why);
-}
 
 /* ---- the hand-over ---- */
 
@@ -149,9 +47,10 @@ emitter_finish(struct emitter *e, struct bufout *b, uint32_t flags, const char *
 
 	if ((b && bufout_flush(b) < 0) || tmpfile_finish(&f->t) < 0)
 		emitter_give_up(e, "%s", f->t.err);
+	snprintf(f->kind, sizeof(f->kind), "%s", kind);
 	f->ff = (struct fr_file){
 		.index = e->we.index, .flags = flags,
-		.kind = { kind, (uint16_t)strlen(kind) },
+		.kind = { f->kind, (uint16_t)strlen(f->kind) },
 		.name = { f->name, (uint16_t)strlen(f->name) },
 		.temp = { f->t.name, (uint16_t)strlen(f->t.name) },
 	};
@@ -180,6 +79,19 @@ hand_over(struct emitter *e, const struct frame *f)
 /* ---- the window model ---- */
 
 static void
+end_profile(struct emitter *e, int offcpu)
+{
+	struct emitter_profile p = { .offcpu = offcpu, .prefix = offcpu ? "off-cpu" : "cpu",
+				     .set = offcpu ? &e->wm.off : &e->wm.cpu };
+
+	if (!e->ops->profile)
+		return;
+	snprintf(p.kind, sizeof(p.kind), "%s%s", e->ops->kind_prefix ? e->ops->kind_prefix : "",
+		 p.prefix);
+	e->ops->profile(e, &p);
+}
+
+static void
 end_window(struct emitter *e, const struct frame *f)
 {
 	char why[200];
@@ -190,8 +102,14 @@ end_window(struct emitter *e, const struct frame *f)
 		errx(1, "%s: window end %u without its window start", e->in.name, e->we.index);
 	e->nfiles = 0;
 	e->restated = 0;
-	e->ops->end(e, &e->we);
+	if (e->defs.profile_cpu)
+		end_profile(e, 0);
+	if (e->offcpu)
+		end_profile(e, 1);
+	if (e->ops->end)
+		e->ops->end(e, &e->we);
 	e->open = 0;
+	winmodel_end(&e->wm);
 	hand_over(e, f);
 }
 
@@ -210,6 +128,7 @@ begin_window(struct emitter *e, const struct frame *f)
 	e->open = 1;
 	e->index = ws.index;
 	e->offcpu = e->defs.profile_offcpu;
+	winmodel_begin(&e->wm, e->offcpu);
 	return e->ops->begin ? e->ops->begin(e, &ws) : NULL;
 }
 
@@ -227,7 +146,9 @@ take_stack(struct emitter *e, const struct frame *f)
 			 off ? "off-CPU " : "", s.index);
 		return e->why;
 	}
-	return e->ops->stack(e, off, &s);
+	if (e->ops->keep_stacks && winmodel_stack(&e->wm, off, &s) < 0)
+		return e->wm.err;
+	return e->ops->stack ? e->ops->stack(e, off, &s) : NULL;
 }
 
 /* One frame: a window end is handed over, anything else forwarded first. */
@@ -247,8 +168,10 @@ on_frame(struct emitter *e, const struct frame *f)
 	if (f->type == FR_WINDOW_START)
 		why = begin_window(e, f);
 	else if ((f->type == FR_WINDOW_STACK || f->type == FR_WINDOW_OFFCPU_STACK) &&
-		 e->ops->stack)
+		 (e->ops->stack || e->ops->keep_stacks))
 		why = take_stack(e, f);
+	if (!why && e->ops->keep_stacks && winmodel_frame(&e->wm, f) < 0)
+		why = e->wm.err;
 	if (!why && e->ops->frame)
 		why = e->ops->frame(e, f);
 	if (why)
@@ -269,6 +192,8 @@ emitter_open(struct emitter *e, int in, int out)
 	e->opened = 2;
 	e->in.flush_on_wait = &e->out; /* output never waits for input */
 	defs_init(&e->defs);
+	/* Without keep_stacks it stays empty: its windows hold no stack. */
+	winmodel_init(&e->wm, &e->defs);
 	e->open = e->nfiles = 0;
 	e->opened = 3;
 	if (e->ops->init)
@@ -300,38 +225,13 @@ emitter_release(struct emitter *e)
 {
 	if (e->opened >= 3 && e->ops->release)
 		e->ops->release(e);
-	if (e->opened >= 3)
+	if (e->opened >= 3) {
+		winmodel_release(&e->wm);
 		defs_release(&e->defs);
+	}
 	if (e->opened >= 2)
 		stream_writer_release(&e->out);
 	if (e->opened >= 1)
 		stream_reader_release(&e->in);
 	e->opened = 0;
-}
-
-int
-emitter_main(const struct emitter_ops *ops, int argc, char **argv)
-{
-	static struct emitter e;        /* large (buffers, a window end): off the stack */
-	char why[PATH_MAX + 64];
-	const char *alone;
-
-	e.ops = ops;
-	e.output = ".";
-	parse_args(&e, argc, argv);
-	alone = ops->alone ? ops->alone() : NULL;
-	if (!alone && fs_check_dir(e.output, why, sizeof(why)) < 0)
-		errx(1, "%s", why);
-	confine(&e, alone);
-	/* Ctrl-C stops collect, which ends the stream; this stage finishes at end of input. */
-	signal(SIGINT, SIG_IGN);
-	tmpfile_remove_on_term();
-	if (alone)
-		return ops->run_alone();
-	emitter_open(&e, 0, 1);
-	emitter_loop(&e);
-	emitter_release(&e);
-	if (close(1) < 0)
-		err(1, "stdout");
-	return 0;
 }

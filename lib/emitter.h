@@ -8,15 +8,18 @@
  *             the emitter sees it, output flushed before input is waited for
  *   the model the definitions of the whole stream (lib/defs.h, FR_FORGET included) and the
  *             window open: its start frame checked and decoded, its window stacks decoded
- *             and checked to be inside it, its end decoded
+ *             and checked to be inside it, its end decoded; for an emitter that lays a
+ *             window out whole, its CPU and off-CPU stacks (lib/winmodel.h)
  *   hand-over the window's files created in DIR under their published names, finished,
  *             announced with FR_FILE frames before the window's end frame (commit renames
  *             them); removed, with one line and exit status 1, when the window is given up
  *   the end   a truncated stream (4), a reader gone (3), a corrupt one (1), one line each
  *
  * An emitter supplies its options and callbacks in a struct emitter_ops: begin (a window
- * starts), stack (one of its window stacks), frame (any frame, for what else it keeps) and
- * end (the window ends: write its files with emitter_create / emitter_finish).
+ * starts), stack (one of its window stacks, as it passes), frame (any frame, for what else
+ * it keeps), profile (the window ends: write the file of one of its profiles with
+ * emitter_create / emitter_finish) and end (after them).  With keep_stacks it needs none
+ * but profile: each profile comes with its stacks (lib/winmodel.h).
  */
 #ifndef RP_EMITTER_H
 #define RP_EMITTER_H
@@ -28,6 +31,7 @@
 #include "defs.h"
 #include "stream.h"
 #include "tmpfile.h"
+#include "winmodel.h"
 
 #define EMITTER_MAX_FILES 4     /* files of one window */
 
@@ -42,9 +46,21 @@ struct emitter_option {
 
 struct emitter;
 
+/* One profile of a window, as its target asks for them: CPU time (when the target's
+ * profiles name cpu), then off-CPU time (when its target collects it). */
+struct emitter_profile {
+	int offcpu;
+	const char *prefix;     /* of the file's name: "cpu", "off-cpu" */
+	char kind[48];          /* of its file frame: emitter_ops.kind_prefix, then prefix */
+	const struct wset *set; /* with keep_stacks: its stacks */
+};
+
 struct emitter_ops {
 	const char *name;       /* "emit-pprof": the stage's name for the confinement */
-	const char *usage;      /* the usage text before the option lines */
+	/* The usage: synopsis lines, then "Copies the rustprofile stream ... and writes, for
+	 * every window," and the lines of writes, then the options. */
+	const char *synopsis;
+	const char *writes;
 	const char *output_help;        /* --output's help: "directory for the ..." */
 	int column;             /* where the options' help starts, after the indent */
 	const struct emitter_option *options;   /* up to a NULL name; NULL for none */
@@ -52,6 +68,7 @@ struct emitter_ops {
 	 * stderr, status 2. */
 	int stray_is_error;
 	unsigned order_rules;   /* ORDER_* for the reader (lib/order.h) */
+	int keep_stacks;        /* e->wm keeps each window's stacks until its end */
 
 	/* An option of the emitter's own (value NULL without an argument); may exit. */
 	void (*option)(int key, const char *value);
@@ -66,12 +83,15 @@ struct emitter_ops {
 	/* Each returns NULL, or the reason the stage stops: one line "<input>: <reason>". */
 	const char *(*begin)(struct emitter *e, const struct fr_window_start *ws);
 	/* A window stack (offcpu: an FR_WINDOW_OFFCPU_STACK) of the open window.  Without
-	 * this callback window stacks are not even decoded. */
+	 * this callback or keep_stacks, window stacks are not even decoded. */
 	const char *(*stack)(struct emitter *e, int offcpu, const struct fr_window_stack *s);
 	/* Every frame but window ends, after the definitions and the callbacks above. */
 	const char *(*frame)(struct emitter *e, const struct frame *f);
-	/* The window ends: writes its files.  It may change *we (its statistics) and set
-	 * e->restated, and may write frames to e->out that go before the files. */
+	/* The window ends: profile writes the file of each of its profiles, then end the
+	 * rest.  end may change *we (its statistics) and set e->restated, and may write
+	 * frames to e->out that go before the files. */
+	const char *kind_prefix;        /* "svg-": the profiles' files are "svg-cpu", ... */
+	void (*profile)(struct emitter *e, const struct emitter_profile *p);
 	void (*end)(struct emitter *e, struct fr_window_end *we);
 };
 
@@ -80,6 +100,7 @@ struct emitter_file {
 	struct tmpfile t;
 	struct fr_file ff;
 	char name[256];         /* the published name */
+	char kind[48];          /* its file frame's kind */
 };
 
 struct emitter {
@@ -92,6 +113,7 @@ struct emitter {
 	int open;               /* a window started and has not ended */
 	int offcpu;             /* it has off-CPU stacks: its target said so at its start */
 	uint32_t index;
+	struct winmodel wm;     /* with keep_stacks: the open window's stacks */
 	struct fr_window_end we;        /* the window end being handled */
 	int restated;           /* end changed we: it is written instead of forwarded */
 	struct emitter_file files[EMITTER_MAX_FILES];
