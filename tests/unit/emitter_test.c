@@ -167,7 +167,7 @@ static void
 test_give_up(void)
 {
 	char dir[] = "/tmp/emitter_test.XXXXXX";
-	int status;
+	int status = 0;
 	pid_t pid;
 
 	CHECK(mkdtemp(dir) != NULL);
