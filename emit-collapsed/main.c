@@ -14,7 +14,7 @@
  * nanoseconds (interval counts with --samples); with --profiles off-cpu alone, only it.
  * A corrupt or truncated stream stops it with a one-line reason and exit status 1 (4 when
  * the stream ended early, 3 when its reader stopped: lib/stream.h), after removing the
- * temporary file it was writing, if any.
+ * temporary files of the window it was writing, if any.
  * Confined (lib/confine.h, docs/privileges.md) to files beneath the output directory.
  */
 #include "bufout.h"

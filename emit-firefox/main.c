@@ -5,15 +5,15 @@
  * Runs on the emitter skeleton (lib/emitter.h): the stream on stdin is copied to stdout
  * unchanged (tee-like), except that each window's FR_FILE goes out just before its
  * FR_WINDOW_END, the definitions and thread names kept for the whole stream.  It keeps the
- * FR_STACK frames aggregate forwards, each a
- * timestamped sample of the next window to close, up to --max-timeline-samples per window
- * (the rest are counted and left out).  At FR_WINDOW_END it lays them out as one profile
+ * FR_STACK frames aggregate forwards, each a timestamped sample of the next window to
+ * close, up to --max-timeline-samples per window (the rest are counted and left out).  At FR_WINDOW_END it lays them out as one profile
  * (threads per PID/TID, samples in time order with CPU-time weights; with off-CPU data each
  * thread's FR_OFFCPU_STACK pieces form a track "NAME (off-CPU)" beside it, one sample per
  * piece at its start weighing its length, under the same --max-timeline-samples), writes it
  * to a fsynced temporary file in the output directory and announces it with FR_FILE, kind
- * "firefox", not required: commit renames it into place.  A corrupt stream stops it with a one-line
- * reason and exit status 1, after removing the temporary file it was writing, if any.
+ * "firefox", not required: commit renames it into place; the window's end carries the
+ * timeline's counts.  A corrupt stream stops it with a one-line reason and exit status 1,
+ * after removing the temporary file it was writing, if any.
  * Confined (lib/confine.h, docs/privileges.md) to files beneath the output directory.
  */
 #include <err.h>

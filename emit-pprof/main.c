@@ -4,17 +4,17 @@
  * Runs on the emitter skeleton (lib/emitter.h): the stream on stdin is copied to stdout
  * unchanged (tee-like), the target, mapping, function and location definitions and thread
  * names kept for the whole stream.  It encodes each window's FR_WINDOW_STACK frames as they
- * pass.  At FR_WINDOW_END it writes
- * the profile to a fsynced temporary file in the output directory, then emits FR_MODULES
- * (the build ids the window refers to, for the module cache's retention) and FR_FILE naming
- * it, then forwards the FR_WINDOW_END.  Renaming into place is the commit stage's job.
+ * pass.  At FR_WINDOW_END it writes the profile to a fsynced temporary file in the output
+ * directory, then emits FR_MODULES (the build ids the window refers to, for the module
+ * cache's retention) and FR_FILE naming it, then forwards the FR_WINDOW_END.  Renaming into
+ * place is the commit stage's job.
  * FR_FORGET gives back the definitions of what no later window can name (lib/defs.h).
  * With off-CPU data (a target flagged TARGET_OFFCPU) the window's FR_WINDOW_OFFCPU_STACK
  * frames make a second, required profile "off-cpu-..." (intervals/count,
  * off_cpu/nanoseconds); a target whose profiles leave out cpu gets no CPU profile.
  * A corrupt or truncated stream stops it with a one-line reason and exit status 1 (4 when
  * the stream ended early, 3 when its reader stopped: lib/stream.h), after removing the
- * temporary file it was writing, if any.
+ * temporary files of the window it was writing, if any.
  * Confined (lib/confine.h, docs/privileges.md) to files beneath the output directory.
  */
 #include <stdio.h>

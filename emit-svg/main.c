@@ -13,7 +13,7 @@
  * With --folded FILE it instead draws FlameGraph folded text and writes the SVG to stdout.
  * A corrupt or truncated stream stops it with a one-line reason and exit status 1 (4 when
  * the stream ended early, 3 when its reader stopped: lib/stream.h), after removing the
- * temporary file it was writing, if any.
+ * temporary files of the window it was writing, if any.
  * Confined (lib/confine.h, docs/privileges.md) to files beneath the output directory,
  * or with --folded to reading FILE.
  */
