@@ -112,9 +112,11 @@ check-unit: $(UNIT_BINS)
 
 # The TAP stream is kept and summed up in one closing line; a run that stopped early (fewer
 # results than planned) fails too.
+# BATS_FILES="tests/a.bats tests/b.bats" runs only those.
+BATS_FILES ?= tests/
 check-bats: all $(WORKLOADS)
 	$(Q)RP_BIN=$(abspath $(OUT))/bin RP_WORKLOADS=$(abspath $(OUT))/workloads \
-		bats --print-output-on-failure tests/ | tee $(OUT)/bats.tap
+		bats --print-output-on-failure $(BATS_FILES) | tee $(OUT)/bats.tap
 	$(Q)awk '/^1\.\./ { split($$0, a, "\\.\\."); n = a[2] } \
 		/^ok .* # skip/ { s++; next } /^ok / { p++ } /^not ok / { f++ } \
 		END { printf "bats: %d passed, %d failed, %d skipped\n", p, f, s; \
@@ -197,6 +199,7 @@ $(UNIT_BINS): LDLIBS_ALL += -lbpf
 FUZZ_SRCS := $(wildcard fuzz/*.c)
 FUZZ_ALL := $(FUZZ_SRCS:fuzz/%.c=%)
 FUZZ_TARGETS ?= $(FUZZ_ALL)
+
 FUZZ_FLAGS ?= -timeout=30
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(OUT)/fuzz/%)
 FUZZ_CFLAGS := $(BASE_CFLAGS) -O1 -g -fsanitize=fuzzer-no-link,address,undefined \
