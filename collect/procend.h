@@ -13,9 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "u32set.h"
+
 struct procend {
-	uint32_t *pids;         /* processes whose main thread ended first (sorted) */
-	size_t n, cap;
+	struct u32set waiting;  /* processes whose main thread ended first */
 	uint64_t next_check;    /* when to look for the waiting ones in /proc again */
 };
 

@@ -82,73 +82,31 @@ scope_covers(const struct collect *c, uint32_t pid)
 	return pid == (uint32_t)c->o.pid || c->scope.cgroup;
 }
 
-/* Index of pid in the sorted list, or where it would go. */
-static size_t
-find(const struct scope *s, pid_t pid, int *found)
-{
-	size_t lo = 0, hi = s->nknown;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->known[mid] < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*found = lo < s->nknown && s->known[lo] == pid;
-	return lo;
-}
-
 void
 scope_known(struct collect *c, uint32_t pid)
 {
-	struct scope *s = &c->scope;
-	int found;
-	size_t i = find(s, (pid_t)pid, &found);
-	if (found || !s->cgroup)
-		return;
-	if (s->nknown == s->capknown) {
-		size_t cap = s->capknown ? s->capknown * 2 : 64;
-		pid_t *v = realloc(s->known, cap * sizeof(*v));
-		if (!v)
-			errx(1, "out of memory");
-		s->known = v;
-		s->capknown = cap;
-	}
-	memmove(s->known + i + 1, s->known + i, (s->nknown - i) * sizeof(*s->known));
-	s->known[i] = (pid_t)pid;
-	s->nknown++;
+	if (c->scope.cgroup && u32set_add(&c->scope.known, pid) < 0)
+		errx(1, "out of memory");
 }
 
 void
 scope_forked(struct collect *c, uint32_t pid, uint32_t ppid)
 {
-	int found = ppid == (uint32_t)c->o.pid;
-	if (!found)
-		find(&c->scope, (pid_t)ppid, &found);
-	if (found)
+	if (ppid == (uint32_t)c->o.pid || u32set_has(&c->scope.known, ppid))
 		scope_known(c, pid);
 }
 
 void
 scope_gone(struct collect *c, uint32_t pid)
 {
-	struct scope *s = &c->scope;
-	int found;
-	size_t i = find(s, (pid_t)pid, &found);
-	if (!found || pid == (uint32_t)c->o.pid)
-		return;
-	memmove(s->known + i, s->known + i + 1, (s->nknown - i - 1) * sizeof(*s->known));
-	s->nknown--;
+	if (pid != (uint32_t)c->o.pid)
+		u32set_remove(&c->scope.known, pid);
 }
 
 void
 scope_sample(struct collect *c, uint32_t pid)
 {
-	int found;
-	if (!c->scope.cgroup || pid == (uint32_t)c->o.pid)
-		return;
-	find(&c->scope, (pid_t)pid, &found);
-	if (found)
+	if (!c->scope.cgroup || pid == (uint32_t)c->o.pid || u32set_has(&c->scope.known, pid))
 		return;
 	/* Known from now on even if /proc no longer has it: one attempt per process. */
 	scope_known(c, pid);
@@ -192,7 +150,5 @@ scope_finish(struct collect *c, uint64_t time)
 		struct fr_warning w = { time ? time - 1 : 0, str_of(text) };
 		emit_warning(&c->out, &w);
 	}
-	free(c->scope.known);
-	c->scope.known = NULL;
-	c->scope.nknown = c->scope.capknown = 0;
+	u32set_free(&c->scope.known);
 }

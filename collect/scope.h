@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "cgroup.h"
+#include "u32set.h"
 
 struct scope {
 	const char *requested;  /* "process" or "cgroup"; NULL until scope_init */
@@ -21,8 +22,7 @@ struct scope {
 	int cgroup;             /* 1: the events sample the cgroup cg */
 	struct launch_cgroup cg;
 	/* cgroup scope: processes whose mappings the stream holds (sorted) */
-	pid_t *known;
-	size_t nknown, capknown;
+	struct u32set known;
 };
 
 struct collect;
