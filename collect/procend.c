@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collect.h"
 
 #define CHECK_NS 1000000000ull
 
@@ -49,9 +48,8 @@ procend_exit(struct procend *p, uint32_t pid, uint32_t tid)
 }
 
 void
-procend_check(struct collect *c, uint64_t now)
+procend_check(struct procend *p, uint64_t now, struct emit *out, struct scope *s)
 {
-	struct procend *p = &c->procend;
 	if (!p->waiting.n || now < p->next_check)
 		return;
 	p->next_check = now + CHECK_NS;
@@ -62,8 +60,8 @@ procend_check(struct collect *c, uint64_t now)
 			continue;
 		}
 		struct fr_task t = { .time = now, .pid = pid, .tid = pid, .flags = EXIT_PROCESS };
-		emit_task(&c->out, FR_EXIT, &t);
-		scope_gone(c, t.pid);
+		emit_task(out, FR_EXIT, &t);
+		scope_gone(s, t.pid);
 		u32set_remove_at(&p->waiting, i);
 	}
 }
