@@ -9,19 +9,19 @@
 #include <string.h>
 
 #include "collect.h"
+#include "defaults.h"
 #include "offcpu.h"
 #include "offcpu_shared.h"
 #include "parse.h"
 
-#define DEFAULT_RING_BYTES (4u << 20)
-
 void
 offcpu_defaults(struct collect_opts *o)
 {
-	o->profiles = "cpu";
-	o->offcpu_phases = OFFCPU_WANT_BLOCKED;
-	o->offcpu_ring_bytes = DEFAULT_RING_BYTES;
-	o->offcpu_percent = 100;
+	offcpu_profiles(o, RP_DEFAULT_PROFILES);
+	offcpu_option(o, OPT_OFFCPU_PHASE, RP_DEFAULT_OFFCPU_PHASE);
+	o->offcpu_min_ns = (uint64_t)RP_DEFAULT_OFFCPU_MIN_DURATION_US * 1000;
+	o->offcpu_ring_bytes = RP_DEFAULT_OFFCPU_RING_BUFFER;
+	o->offcpu_percent = RP_DEFAULT_OFFCPU_PROBABILITY;
 }
 
 /* cpu and off-cpu, in the order given, duplicates removed; heap is refused by name. */
