@@ -1,7 +1,9 @@
 /*
  * The live loop: epoll on the rings, the target's pidfd, a signalfd for SIGINT/SIGTERM and
  * a timerfd for --duration.  Every wakeup (or 100 ms without one) drains all rings and ends
- * with FR_ROUND, which lets later stages release events older than the round's time.
+ * with FR_ROUND, which lets later stages release events older than the round's time.  After
+ * each drain the loop acts on what the deciders say: an exec that is due (exec.c) or auto's
+ * switch to DWARF (fallback.c), each through the one reopen sequence (reopen.c).
  */
 #include <err.h>
 #include <errno.h>
