@@ -60,7 +60,7 @@ WORKLOADS := $(OUT)/bin/workloads.stamp
 .SECONDARY:
 .PHONY: demo all check check-unit check-bats check-asan fuzz bench install clean workloads soak
 
-all: $(BINS) $(OUT)/bin/rustprofile.sh
+all: $(BINS) $(OUT)/bin/rustprofile.sh $(OUT)/bin/defaults.sh
 
 $(OUT)/%.o: %.c $(wildcard lib/*.h) $(wildcard */*.h)
 	@mkdir -p $(@D)
@@ -93,6 +93,14 @@ $(OUT)/lib/empty.o:
 $(OUT)/bin/rustprofile.sh: rustprofile.sh
 	@mkdir -p $(@D)
 	$(Q)cp $< $@.tmp && chmod 755 $@.tmp && mv -f $@.tmp $@
+
+# The driver's copy of the shared defaults: each "#define RP_DEFAULT_NAME VALUE" of
+# lib/defaults.h as RP_DEFAULT_NAME=VALUE (quotes dropped), sourced by rustprofile.sh.
+$(OUT)/bin/defaults.sh: lib/defaults.h
+	@mkdir -p $(@D)
+	$(Q){ echo '# Written by make from lib/defaults.h: the defaults the stages share.'; \
+		sed -n 's/^#define \(RP_DEFAULT_[A-Z0-9_]*\)[[:space:]]\{1,\}"\{0,1\}\([^"[:space:]]*\)"\{0,1\}.*$$/\1=\2/p' $<; \
+	} > $@.tmp && mv -f $@.tmp $@
 
 TOOL_ARCHIVES := $(foreach t,$(TOOLS),$(OUT)/$(t)/lib$(t).a)
 $(OUT)/tests/%: tests/unit/%.c $(TOOL_ARCHIVES) $(LIB_A)
@@ -140,6 +148,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/rustprofile
 	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/libexec/rustprofile/
 	install -m 755 rustprofile.sh $(DESTDIR)$(PREFIX)/libexec/rustprofile/rustprofile.sh
+	install -m 644 $(OUT)/bin/defaults.sh $(DESTDIR)$(PREFIX)/libexec/rustprofile/defaults.sh
 	ln -sf ../libexec/rustprofile/rustprofile.sh $(DESTDIR)$(PREFIX)/bin/rustprofile
 
 clean:

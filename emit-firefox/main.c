@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "confine.h"
+#include "defaults.h"
 #include "fsutil.h"
 #include "defs.h"
 #include "fxfile.h"
@@ -47,7 +48,7 @@ static struct env {
 } env = {
 	.output = ".",
 	.format = FX_JSON,
-	.max_samples = 65536,
+	.max_samples = RP_DEFAULT_MAX_TIMELINE_SAMPLES,
 };
 
 struct state {
@@ -77,7 +78,8 @@ usage(FILE *f, int status)
 		"  -f, --format json|jslb        processed-profile JSON, or the same profile in a\n"
 		"                                JsonSlabs container (default json)\n"
 		"  -n, --max-timeline-samples N  timestamped samples kept per window; later ones\n"
-		"                                are left out and counted (default 65536)\n"
+		"                                are left out and counted (default "
+		RP_DEFAULT_TEXT(RP_DEFAULT_MAX_TIMELINE_SAMPLES) ")\n"
 		"  -h, --help                    show this help\n");
 	exit(status);
 }
