@@ -13,8 +13,9 @@
  * one with a `since` time (the unwind fallback) until the windows that start before it are.
  * FR_OFFCPU_STACK pieces wait in their own bounded queue and are cut at window ends
  * (offcpu.h); their windows' off-CPU stacks go out as FR_WINDOW_OFFCPU_STACK.
- * Windows are --window long; without it, as long as the first FR_TARGET says the recording
- * was made with (60 s when it does not say, as from import).
+ * Windows are as long as the first FR_TARGET says the recording was made with (collect's
+ * --window; lib/defaults.h's default when it does not say, as from import); --window
+ * overrides that for a replay.
  * Confined (lib/confine.h, docs/privileges.md) to its stdin and stdout: no file at all.
  * unwind's FR_FORGET frames, and the names of the threads and processes that ended, go out
  * once the windows that may still show them are written (forget.h).
@@ -28,6 +29,7 @@
 #include <unistd.h>
 
 #include "confine.h"
+#include "defaults.h"
 #include "forget.h"
 #include "parse.h"
 #include "reorder.h"
@@ -38,10 +40,8 @@ static struct {
 	uint64_t window_ns, reorder_ns, max_pending, max_stacks;
 	int window_given; /* --window given: it wins over the recorded window length */
 } env = {
-	.window_ns = 60000000000ull,
-	.reorder_ns = 100000000ull,
-	.max_pending = 262144,
-	.max_stacks = 65536,
+	.max_pending = RP_DEFAULT_MAX_PENDING_EVENTS,
+	.max_stacks = RP_DEFAULT_MAX_STACKS,
 };
 
 static void
@@ -52,12 +52,17 @@ usage(FILE *f, int status)
 		"                 [--event-reorder-window DURATION] [--check] < stream > stream\n"
 		"\n"
 		"Cuts resolved stacks into time windows (see docs/stream-format.md).\n"
-		"  --window DURATION               window length, > 0 (default: the length the\n"
-		"                                  stream was recorded with, else 60s)\n"
-		"  --max-stacks N                  distinct stacks per window (default 65536)\n"
-		"  --max-pending-events N          reorder buffer bound (default 262144)\n"
+		"  --window DURATION               window length, > 0, overriding for a replay the\n"
+		"                                  one the stream was recorded with (collect's\n"
+		"                                  --window, in its target frame; default "
+		RP_DEFAULT_WINDOW " for\n"
+		"                                  a stream without one)\n"
+		"  --max-stacks N                  distinct stacks per window (default "
+		RP_DEFAULT_TEXT(RP_DEFAULT_MAX_STACKS) ")\n"
+		"  --max-pending-events N          reorder buffer bound (default "
+		RP_DEFAULT_TEXT(RP_DEFAULT_MAX_PENDING_EVENTS) ")\n"
 		"  --event-reorder-window DURATION tolerated timestamp skew, <= window "
-		"(default 100ms)\n"
+		"(default " RP_DEFAULT_EVENT_REORDER_WINDOW ")\n"
 		"  --check                         validate the options and exit\n");
 	exit(status);
 }
@@ -78,6 +83,8 @@ parse_options(int argc, char **argv)
 	int check = 0;
 	int c;
 
+	env.window_ns = rp_default_ns(RP_DEFAULT_WINDOW);
+	env.reorder_ns = rp_default_ns(RP_DEFAULT_EVENT_REORDER_WINDOW);
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'w':

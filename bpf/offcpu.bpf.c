@@ -222,6 +222,30 @@ switch_time(__u64 *now)
 	return *now;
 }
 
+/* A runnable thread that left the CPU without the preempt flag either asked to
+ * (sched_yield) or was replaced on its way back to user space (the tick or a wake-up set
+ * need-resched; kernels without full preemption replace busy threads this way).  Only the
+ * first is a yield: the thread is then inside the sched_yield system call, which its saved
+ * user registers say.  Before bpf_task_pt_regs() (Linux 5.15) nothing tells the two apart
+ * cheaply, and such a switch counts as preempted: far more common for a busy thread. */
+static __always_inline __u32
+runnable_phase(struct task_struct *prev)
+{
+	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+		return OFFCPU_PREEMPTED;
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+#if defined(__TARGET_ARCH_x86)
+	long nr = regs->orig_ax;
+	const long yield_nr = 24; /* __NR_sched_yield, x86_64 */
+#elif defined(__TARGET_ARCH_arm64)
+	long nr = regs->syscallno;
+	const long yield_nr = 124; /* __NR_sched_yield, arm64 */
+#else
+#error "runnable_phase: no system call register for this architecture"
+#endif
+	return nr == yield_nr ? OFFCPU_YIELDED : OFFCPU_PREEMPTED;
+}
+
 static __always_inline void
 switch_out(void *ctx, bool preempt, struct task_struct *prev, __u64 *now)
 {
@@ -241,7 +265,7 @@ switch_out(void *ctx, bool preempt, struct task_struct *prev, __u64 *now)
 		return;
 	}
 	/* The scheduler keeps a preempted task runnable whatever its state says. */
-	__u32 phase = preempt ? OFFCPU_PREEMPTED : state == 0 ? OFFCPU_YIELDED : OFFCPU_BLOCKED;
+	__u32 phase = preempt ? OFFCPU_PREEMPTED : state == 0 ? runnable_phase(prev) : OFFCPU_BLOCKED;
 	__u32 want = phase == OFFCPU_BLOCKED ? OFFCPU_WANT_BLOCKED : OFFCPU_WANT_RUNQUEUE;
 	if (!(phases & want))
 		return;

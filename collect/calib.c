@@ -12,9 +12,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "collect.h"
+#include "clock.h"
 #include "fpchain.h"
 #include "procfs.h"
+#include "stream.h"
 
 static int
 add_range(const struct procmap *m, void *arg)
@@ -73,12 +74,12 @@ reset(struct calib *k)
 /* Judges the chains of one process against its mappings; a process that is gone by now
  * (a short-lived child in the cgroup scope) cannot be judged and its samples do not count. */
 static void
-judge_pid(struct collect *c, struct calib *k, uint32_t pid)
+judge_pid(struct calib *k, uint32_t pid)
 {
 	ranges_clear(&k->maps);
 	if (procfs_maps((pid_t)pid, add_range, k) < 0) {
-		if (pid == (uint32_t)c->o.pid)
-			err(1, "cannot read the mappings of pid %d", (int)c->o.pid);
+		if (pid == (uint32_t)k->pid)
+			err(1, "cannot read the mappings of pid %d", (int)k->pid);
 		for (size_t i = 0; i < k->nchains; i += 2 + k->chains[i + 1])
 			k->samples -= k->chains[i] == pid;
 		return;
@@ -89,7 +90,7 @@ judge_pid(struct collect *c, struct calib *k, uint32_t pid)
 }
 
 static void
-verdict(struct collect *c, struct calib *k)
+verdict(struct calib *k)
 {
 	/* Each process once, in the order its first sample came. */
 	for (size_t i = 0; i < k->nchains; i += 2 + k->chains[i + 1]) {
@@ -97,7 +98,7 @@ verdict(struct collect *c, struct calib *k)
 		for (size_t j = 0; j < i && !seen; j += 2 + k->chains[j + 1])
 			seen = k->chains[j] == k->chains[i];
 		if (!seen)
-			judge_pid(c, k, (uint32_t)k->chains[i]);
+			judge_pid(k, (uint32_t)k->chains[i]);
 	}
 
 	uint32_t mp = k->addrs ? (uint32_t)(k->mapped * 1000 / k->addrs) : 0;
@@ -122,6 +123,8 @@ verdict(struct collect *c, struct calib *k)
 			 "%u.%u%% reach three frames", k->samples, mp / 10, mp % 10, dp / 10,
 			 dp % 10);
 	}
+	k->result = (struct calib_result){ k->samples, mp, dp, k->cycles,
+					   k->accepted ? "accepted" : "rejected" };
 }
 
 static int
@@ -135,42 +138,46 @@ signalled(void)
 
 /* Why a calibration after the start of the recording must stop, or 0. */
 static int
-soft_end(struct collect *c, int exited)
+soft_end(const struct calib_env *env, int exited)
 {
 	if (exited)
 		return END_TARGET_EXIT;
 	if (signalled())
 		return END_SIGNAL;
-	if (c->deadline_ns && collect_now() >= c->deadline_ns)
+	if (env->deadline_ns && collect_now() >= env->deadline_ns)
 		return END_DURATION;
 	return 0;
 }
 
-int
-calib_run(struct collect *c, int pidfd, struct calib *k,
-	  void (*preflight_again)(struct collect *c))
+void
+calib_exec(struct calib *k)
 {
+	k->exec = 1;
+}
+
+int
+calib_run(struct calib *k, const struct calib_env *env)
+{
+	struct perf_set *perf = env->perf;
 	reset(k);
-	c->calib = k;
+	k->pid = env->pid;
 	uint64_t t0 = collect_now();
 	for (;;) {
-		struct pollfd p = { pidfd, POLLIN, 0 };
+		struct pollfd p = { env->pidfd, POLLIN, 0 };
 		int exited = poll(&p, 1, 50) > 0 && (p.revents & POLLIN);
-		int end = c->recording ? soft_end(c, exited) : 0;
-		if (end) {
-			c->calib = NULL;
+		int end = env->soft ? soft_end(env, exited) : 0;
+		if (end)
 			return end;
-		}
 		if (exited)
 			errx(1, "the target exited during the unwind calibration");
 		if (signalled())
 			errx(1, "interrupted during the unwind calibration");
-		c->calib_exec = 0;
-		for (size_t i = 0; i < c->perf.nrings; i++)
-			perf_ring_read(&c->perf, &c->perf.rings[i], records_handle, c, 1);
-		if (c->calib_exec) {
+		k->exec = 0;
+		for (size_t i = 0; i < perf->nrings; i++)
+			perf_ring_read(perf, &perf->rings[i], env->handle, env->arg, 1);
+		if (k->exec) {
 			/* A new image: check it again and start over, as the manual says. */
-			preflight_again(c);
+			env->again(env->arg);
 			reset(k);
 			t0 = collect_now();
 			continue;
@@ -178,8 +185,7 @@ calib_run(struct collect *c, int pidfd, struct calib *k,
 		if (k->samples >= CALIB_MIN_SAMPLES || collect_now() - t0 >= CALIB_MAX_NS)
 			break;
 	}
-	c->calib = NULL;
-	verdict(c, k);
+	verdict(k);
 	return 0;
 }
 

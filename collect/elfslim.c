@@ -132,6 +132,53 @@ align_up(uint64_t v, uint64_t a)
 	return a > 1 ? (v + a - 1) / a * a : v;
 }
 
+/* Copies section s of e as section number elf_ndxscn(s) of o, placed at *off (moved past
+ * it): its contents when they are kept (compressed when that pays; the buffer goes to
+ * bufs), else as SHT_NOBITS.  0, or -1 with err. */
+static int
+copy_section(Elf *e, Elf *o, Elf_Scn *s, size_t str, uint64_t *off, uint8_t **bufs,
+	     size_t *nbufs, char *err, size_t errlen)
+{
+	int cls = gelf_getclass(e);
+	size_t i = elf_ndxscn(s);
+	GElf_Shdr sh;
+	Elf_Scn *t = elf_newscn(o);
+	if (!gelf_getshdr(s, &sh) || !t || elf_ndxscn(t) != i)
+		return fail(err, errlen, "cannot copy section %zu", i);
+	const char *name = elf_strptr(e, str, sh.sh_name);
+	Elf_Data *d = kept(e, i, &sh, name) ? elf_rawdata(s, NULL) : NULL;
+	if (!d || !d->d_buf || d->d_size != sh.sh_size) {
+		sh.sh_type = SHT_NOBITS;
+		sh.sh_offset = *off;
+	} else {
+		Elf_Data *nd = elf_newdata(t);
+		size_t len = d->d_size;
+		uint8_t *z = compressible(e, i, &sh, name) ?
+				     deflate_section(cls, d, sh.sh_addralign, &len) : NULL;
+		if (!nd) {
+			free(z);
+			return fail(err, errlen, "cannot copy section %zu", i);
+		}
+		if (z) {
+			bufs[(*nbufs)++] = z;
+			/* A compressed section may not be SHF_ALLOC (gABI). */
+			sh.sh_flags = (sh.sh_flags & ~(uint64_t)SHF_ALLOC) | SHF_COMPRESSED;
+			sh.sh_addralign = cls == ELFCLASS64 ? 8 : 4;
+		}
+		nd->d_buf = z ? z : d->d_buf;
+		nd->d_size = len;
+		nd->d_type = ELF_T_BYTE;
+		nd->d_align = 1;
+		*off = align_up(*off, sh.sh_addralign);
+		sh.sh_offset = *off;
+		sh.sh_size = len;
+		*off += len;
+	}
+	if (!gelf_update_shdr(t, &sh))
+		return fail(err, errlen, "cannot copy section %zu", i);
+	return 0;
+}
+
 int
 elfslim_write(int in, int out, char *err, size_t errlen)
 {
@@ -164,48 +211,9 @@ elfslim_write(int in, int out, char *err, size_t errlen)
 			goto done;
 		}
 	}
-	for (Elf_Scn *s = NULL; (s = elf_nextscn(e, s));) {
-		size_t i = elf_ndxscn(s);
-		GElf_Shdr sh;
-		Elf_Scn *t = elf_newscn(o);
-		if (!gelf_getshdr(s, &sh) || !t || elf_ndxscn(t) != i) {
-			fail(err, errlen, "cannot copy section %zu", i);
+	for (Elf_Scn *s = NULL; (s = elf_nextscn(e, s));)
+		if (copy_section(e, o, s, str, &off, bufs, &nbufs, err, errlen) < 0)
 			goto done;
-		}
-		const char *name = elf_strptr(e, str, sh.sh_name);
-		Elf_Data *d = kept(e, i, &sh, name) ? elf_rawdata(s, NULL) : NULL;
-		if (!d || !d->d_buf || d->d_size != sh.sh_size) {
-			sh.sh_type = SHT_NOBITS;
-			sh.sh_offset = off;
-		} else {
-			Elf_Data *nd = elf_newdata(t);
-			size_t len = d->d_size;
-			uint8_t *z = compressible(e, i, &sh, name) ?
-					     deflate_section(cls, d, sh.sh_addralign, &len) : NULL;
-			if (!nd) {
-				fail(err, errlen, "cannot copy section %zu", i);
-				goto done;
-			}
-			if (z) {
-				bufs[nbufs++] = z;
-				/* A compressed section may not be SHF_ALLOC (gABI). */
-				sh.sh_flags = (sh.sh_flags & ~(uint64_t)SHF_ALLOC) | SHF_COMPRESSED;
-				sh.sh_addralign = cls == ELFCLASS64 ? 8 : 4;
-			}
-			nd->d_buf = z ? z : d->d_buf;
-			nd->d_size = len;
-			nd->d_type = ELF_T_BYTE;
-			nd->d_align = 1;
-			off = align_up(off, sh.sh_addralign);
-			sh.sh_offset = off;
-			sh.sh_size = len;
-			off += len;
-		}
-		if (!gelf_update_shdr(t, &sh)) {
-			fail(err, errlen, "cannot copy section %zu", i);
-			goto done;
-		}
-	}
 	eh.e_shoff = align_up(off, 8);
 	eh.e_shnum = (uint16_t)nscn;
 	if (!gelf_update_ehdr(o, &eh)) {

@@ -19,7 +19,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define MODCACHE_DEFAULT_MAX (1ull << 30)
 #define MODCACHE_FULL 1 /* modcache_add: not copied, the cache is full (said once) */
 
 struct modcache {

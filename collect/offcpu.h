@@ -51,6 +51,13 @@ void offcpu_close(struct offcpu *o);
 /* offcpu_setup.c: collect's use of the above. */
 struct collect;
 struct collect_opts;
+
+struct offcpu_run {
+	struct offcpu *prog;            /* the collector, NULL when not running */
+	int dropped;                    /* it could not run: --allow-partial went on without */
+	char why[320];                  /* why */
+};
+
 void offcpu_defaults(struct collect_opts *o);
 /* --profiles LIST: sets cpu, offcpu and profiles; exits 1 on a bad list. */
 void offcpu_profiles(struct collect_opts *o, const char *list);
@@ -62,13 +69,14 @@ enum {
 };
 /* One of those options; exits 1 on a bad value. */
 void offcpu_option(struct collect_opts *o, int opt, const char *arg);
-/* --check: loads and unloads the program once.  Start: loads it for the recording.  Both
- * exit 1 when it cannot run, unless --allow-partial keeps the cpu profile going. */
+/* --check: loads and unloads the program once.  Start: loads it for the recording into
+ * c->offcpu.  Both exit 1 when it cannot run, unless --allow-partial keeps the cpu profile
+ * going.  The program's callbacks write what its intervals need first into c's stream. */
 void collect_offcpu_probe(struct collect *c);
 void collect_offcpu_start(struct collect *c);
 /* After the first FR_TARGET: the warning of a dropped off-cpu profile. */
-void collect_offcpu_announce(struct collect *c);
-void collect_offcpu_drain(struct collect *c, uint64_t *round);
-void collect_offcpu_end(struct collect *c, uint64_t end);
+void collect_offcpu_announce(const struct offcpu_run *r, struct emit *out, uint64_t time);
+void collect_offcpu_drain(struct offcpu_run *r, struct emit *out, uint64_t *round);
+void collect_offcpu_end(struct offcpu_run *r, struct emit *out, uint64_t end);
 
 #endif

@@ -40,19 +40,19 @@ sid_time(const uint8_t *r, size_t size)
 
 /* Sends the symbol of each kernel ip not named yet, so readers meet it before the sample. */
 void
-send_ksyms(struct collect *c, const uint64_t *ips, size_t n)
+send_ksyms(struct ksyms *k, struct emit *out, const uint64_t *ips, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		struct ksym *s = ksyms_find(&c->ksyms, ips[i]);
+		struct ksym *s = ksyms_find(k, ips[i]);
 		if (!s || s->sent)
 			continue;
 		s->sent = 1;
-		struct fr_ksym k = {
+		struct fr_ksym f = {
 			.start = s->start, .end = s->end,
 			.name = { s->name, (uint16_t)strnlen(s->name, STREAM_MAX_STR - 1) },
 			.module = { s->module, (uint16_t)strnlen(s->module, STREAM_MAX_STR - 1) },
 		};
-		emit_ksym(&c->out, &k);
+		emit_ksym(out, &f);
 	}
 }
 
@@ -91,7 +91,7 @@ split_chain(struct fr_sample *s, const uint8_t *chain, uint64_t nr, int kernel_f
 static int
 send_regs(struct collect *c, const struct fr_sample *s, const uint8_t *p, const uint8_t *end)
 {
-	struct fr_sample_regs *sr = &c->sregs;
+	struct fr_sample_regs *sr = &c->rec.sregs;
 	unsigned nregs = (unsigned)__builtin_popcountll(COLLECT_REGS_MASK);
 
 	if (end - p < 8)
@@ -135,13 +135,13 @@ on_sample(struct collect *c, const struct perf_event_header *h, const uint8_t *r
 {
 	uint64_t nr = h->size >= SAMPLE_FIXED ? rd64(r + 48) : 0;
 	if (h->size < SAMPLE_FIXED || nr > (uint64_t)(h->size - SAMPLE_FIXED) / 8) {
-		c->malformed++;
+		c->rec.malformed++;
 		return;
 	}
-	struct fr_sample *s = &c->sample;
+	struct fr_sample *s = &c->rec.sample;
 	s->pid = rd32(r + 16);
-	if (!scope_covers(c, s->pid)) {
-		c->dropped++;
+	if (!scope_covers(&c->scope, s->pid)) {
+		c->rec.dropped++;
 		return;
 	}
 	s->tid = rd32(r + 20);
@@ -149,25 +149,25 @@ on_sample(struct collect *c, const struct perf_event_header *h, const uint8_t *r
 	s->cpu = rd32(r + 32);
 	s->period = rd64(r + 40);
 	/* Samples taken after the deadline belong to no window of this recording. */
-	if (c->deadline_ns && s->time >= c->deadline_ns)
+	if (c->run.deadline_ns && s->time >= c->run.deadline_ns)
 		return;
 	int in_kernel = (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
 	split_chain(s, r + SAMPLE_FIXED, nr, in_kernel);
-	if (c->calib) {
-		calib_sample(c->calib, s->pid, s->ips + s->nkernel, s->nuser);
+	if (c->rec.calib) {
+		calib_sample(c->rec.calib, s->pid, s->ips + s->nkernel, s->nuser);
 		return;
 	}
-	scope_sample(c, s->pid);
+	synth_if_new(c, s->pid);
 	/* --profiles off-cpu alone: the events only follow mappings and threads. */
 	if (c->o.no_cpu)
 		return;
 	if (c->perf.dwarf) {
 		s->nuser = 0;
-		send_ksyms(c, s->ips, s->nkernel);
+		send_ksyms(&c->ksyms, &c->out, s->ips, s->nkernel);
 		if (send_regs(c, s, r + SAMPLE_FIXED + nr * 8, r + h->size) < 0)
-			c->malformed++;
+			c->rec.malformed++;
 		else
-			c->samples++;
+			c->rec.samples++;
 		return;
 	}
 	if (s->nkernel + s->nuser == 0) {
@@ -176,11 +176,12 @@ on_sample(struct collect *c, const struct perf_event_header *h, const uint8_t *r
 		s->nkernel = in_kernel ? 1 : 0;
 		s->nuser = in_kernel ? 0 : 1;
 	}
-	send_ksyms(c, s->ips, s->nkernel);
+	send_ksyms(&c->ksyms, &c->out, s->ips, s->nkernel);
 	if (s->pid == (uint32_t)c->o.pid)
-		fallback_sample(c, s->time, s->nkernel, s->ips + s->nkernel, s->nuser);
+		fallback_sample(&c->fb, &c->out, s->time, s->nkernel, s->ips + s->nkernel,
+				s->nuser);
 	emit_sample(&c->out, s);
-	c->samples++;
+	c->rec.samples++;
 }
 
 static void
@@ -190,7 +191,7 @@ on_mmap2(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
 	if (size < MMAP2_FIXED + 8 + SID_SIZE ||
 	    (plen = strnlen((const char *)r + MMAP2_FIXED, size - SID_SIZE - MMAP2_FIXED)) ==
 		    size - SID_SIZE - MMAP2_FIXED) {
-		c->malformed++;
+		c->rec.malformed++;
 		return;
 	}
 	struct fr_mmap m = {
@@ -200,7 +201,7 @@ on_mmap2(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
 		.path = { (const char *)r + MMAP2_FIXED,
 			  (uint16_t)(plen < STREAM_MAX_STR ? plen : STREAM_MAX_STR - 1) },
 	};
-	if (!scope_covers(c, m.pid) || !(m.prot & PROT_EXEC))
+	if (!scope_covers(&c->scope, m.pid) || !(m.prot & PROT_EXEC))
 		return;
 	if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
 		m.build_id_len = r[40] <= STREAM_BUILD_ID_MAX ? r[40] : STREAM_BUILD_ID_MAX;
@@ -215,7 +216,7 @@ on_comm(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
 	size_t size = h->size, n;
 	if (size < 16 + 8 + SID_SIZE ||
 	    (n = strnlen((const char *)r + 16, size - SID_SIZE - 16)) == size - SID_SIZE - 16) {
-		c->malformed++;
+		c->rec.malformed++;
 		return;
 	}
 	struct fr_comm m = {
@@ -223,48 +224,46 @@ on_comm(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
 		.flags = (h->misc & PERF_RECORD_MISC_COMM_EXEC) ? COMM_EXEC : 0,
 		.comm = { (const char *)r + 16, (uint16_t)n },
 	};
-	if (!scope_covers(c, m.pid))
+	if (!scope_covers(&c->scope, m.pid))
 		return;
-	if (c->calib) {
+	if (c->rec.calib) {
 		/* Only the target's image is the one the mode is chosen for. */
-		c->calib_exec |= (m.flags & COMM_EXEC) && m.pid == (uint32_t)c->o.pid;
+		if ((m.flags & COMM_EXEC) && m.pid == (uint32_t)c->o.pid)
+			calib_exec(c->rec.calib);
 		return;
 	}
 	emit_comm(&c->out, &m);
 	if (m.pid != (uint32_t)c->o.pid) {
 		/* Another process of the cgroup: the new image's mappings follow as records. */
 		if (m.flags & COMM_EXEC)
-			scope_known(c, m.pid);
+			scope_known(&c->scope, m.pid);
 		return;
 	}
 	/* The loop handles the exec once the rings are drained. */
-	if ((m.flags & COMM_EXEC) && !c->exec_time) {
+	if ((m.flags & COMM_EXEC) && exec_seen(&c->exec, &c->out, c->o.pid, m.time))
 		fallback_exec(&c->fb);
-		c->exec_time = m.time ? m.time : 1;
-		exec_warn(c, c->exec_time, 0);
-	}
 }
 
 static void
 on_task(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
 {
 	if (h->size < 32 + SID_SIZE) {
-		c->malformed++;
+		c->rec.malformed++;
 		return;
 	}
 	struct fr_task t = {
 		.pid = rd32(r + 8), .ppid = rd32(r + 12), .tid = rd32(r + 16),
 		.ptid = rd32(r + 20), .time = rd64(r + 24),
 	};
-	if (!scope_covers(c, t.pid))
+	if (!scope_covers(&c->scope, t.pid))
 		return;
 	if (h->type == PERF_RECORD_EXIT)
 		t.flags = procend_exit(&c->procend, t.pid, t.tid);
 	emit_task(&c->out, h->type == PERF_RECORD_FORK ? FR_FORK : FR_EXIT, &t);
 	if (h->type == PERF_RECORD_FORK && t.pid != t.ppid)
-		scope_forked(c, t.pid, t.ppid);
+		scope_forked(&c->scope, t.pid, t.ppid);
 	else if (t.flags & EXIT_PROCESS)
-		scope_gone(c, t.pid);
+		scope_gone(&c->scope, t.pid);
 }
 
 /* LOST {id, lost}, LOST_SAMPLES {lost}, THROTTLE {time, id, stream_id}. */
@@ -273,7 +272,7 @@ on_lost(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
 {
 	size_t min = h->type == PERF_RECORD_LOST ? 24 : h->type == PERF_RECORD_THROTTLE ? 32 : 16;
 	if (h->size < min + SID_SIZE) {
-		c->malformed++;
+		c->rec.malformed++;
 		return;
 	}
 	struct fr_lost l = { .time = sid_time(r, h->size), .count = 1, .kind = LOST_THROTTLED };
@@ -292,7 +291,7 @@ records_handle(void *arg, const struct perf_event_header *h)
 	const uint8_t *r = (const uint8_t *)h;
 	/* While calibrating nothing is written: the stream starts once the mode is chosen,
 	 * and the mappings and names of that moment are read from /proc then. */
-	if (c->calib && h->type != PERF_RECORD_SAMPLE && h->type != PERF_RECORD_COMM)
+	if (c->rec.calib && h->type != PERF_RECORD_SAMPLE && h->type != PERF_RECORD_COMM)
 		return;
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:

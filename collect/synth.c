@@ -95,27 +95,29 @@ synth_one(struct collect *c, pid_t pid, uint64_t time, int quiet)
 }
 
 void
-synth_process(struct collect *c, pid_t pid, uint64_t time)
+synth_if_new(struct collect *c, uint32_t pid)
 {
-	synth_one(c, pid, time, 1);
+	if (scope_first_sample(&c->scope, pid))
+		synth_one(c, (pid_t)pid, collect_now(), 1);
 }
 
 static void
-synth_other(struct collect *c, pid_t pid)
+synth_other(void *arg, pid_t pid)
 {
-	synth_one(c, pid, collect_now(), 1);
+	synth_one(arg, pid, collect_now(), 1);
 }
 
 void
 synth_existing(struct collect *c)
 {
 	synth_one(c, c->o.pid, collect_now(), 0);
-	scope_each_process(c, synth_other);
+	scope_each_process(&c->scope, synth_other, c);
 }
 
 void
-synth_target(struct collect *c, const char *release)
+synth_target(struct collect *c, uint64_t since)
 {
+	const struct unwind_choice *u = &c->unwind;
 	char exe[PATH_MAX] = "", comm[64] = "";
 	if (procfs_exe(c->o.pid, exe, sizeof(exe)) < 0)
 		exe[0] = 0;
@@ -124,23 +126,23 @@ synth_target(struct collect *c, const char *release)
 	struct fr_target t = {
 		.pid = (uint32_t)c->o.pid,
 		.cpu_frequency = c->o.freq,
-		.start_time = c->start_ns,
+		.start_time = c->run.start_ns,
 		.kind = str_of(c->o.kind),
 		.exe = str_of(exe),
 		.comm = str_of(comm),
 		.unwind_requested = str_of(c->o.unwind),
-		.unwind_mode = str_of(c->mode),
-		.unwind_reason = str_of(c->reason),
+		.unwind_mode = str_of(u->mode),
+		.unwind_reason = str_of(u->reason),
 		.profiles = str_of(c->o.profiles),
-		.flags = c->offcpu ? TARGET_OFFCPU : 0,
-		.kernel_release = str_of(release),
-		.calib_samples = c->calib_samples,
-		.calib_mapped_permille = c->calib_mapped,
-		.calib_deep_permille = c->calib_deep,
-		.calib_cycles = c->calib_cycles,
-		.calib_verdict = str_of(c->calib_verdict ? c->calib_verdict : ""),
-		.fallback_reason = str_of(c->fallback_reason),
-		.since = c->since,
+		.flags = c->offcpu.prog ? TARGET_OFFCPU : 0,
+		.kernel_release = str_of(c->run.release),
+		.calib_samples = u->calib.samples,
+		.calib_mapped_permille = u->calib.mapped_permille,
+		.calib_deep_permille = u->calib.deep_permille,
+		.calib_cycles = u->calib.cycles,
+		.calib_verdict = str_of(u->calib.verdict ? u->calib.verdict : ""),
+		.fallback_reason = str_of(u->fallback_reason),
+		.since = since,
 		.scope_requested = str_of(c->scope.requested ? c->scope.requested : ""),
 		.scope_effective = str_of(c->scope.effective ? c->scope.effective : ""),
 		.scope_cgroup = str_of(c->scope.cgroup ? c->scope.cg.path : ""),

@@ -295,7 +295,8 @@ modrefs_prune(struct commit *c, int ended)
 	if (window_refs(c, refs, &keep) < 0)
 		goto done;
 	session_refs(c, sessions, ended, 1, &keep);
-	qsort(keep.v, keep.n, sizeof(*keep.v), cmp_hex);
+	if (keep.n) /* nothing kept: no array to sort */
+		qsort(keep.v, keep.n, sizeof(*keep.v), cmp_hex);
 	DIR *top = fdopendir(dup(ids));
 	struct dirent *a, *b;
 	if (top)

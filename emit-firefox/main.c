@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "defaults.h"
 #include "defs.h"
 #include "emitter.h"
 #include "fxfile.h"
@@ -36,7 +37,7 @@ static struct env {
 	uint64_t max_samples;
 } env = {
 	.format = FX_JSON,
-	.max_samples = 65536,
+	.max_samples = RP_DEFAULT_MAX_TIMELINE_SAMPLES,
 };
 
 struct state {
@@ -198,7 +199,8 @@ static const struct emitter_ops firefox_ops = {
 		  "JsonSlabs container (default json)" },
 		{ "max-timeline-samples", required_argument, 'n', "-n, --max-timeline-samples N",
 		  "timestamped samples kept per window; later ones\n"
-		  "are left out and counted (default 65536)" },
+		  "are left out and counted (default "
+	  RP_DEFAULT_TEXT(RP_DEFAULT_MAX_TIMELINE_SAMPLES) ")" },
 		{ 0 },
 	},
 	.stray_is_error = 1,

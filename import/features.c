@@ -65,7 +65,8 @@ int
 ids_find(struct imp *m, uint64_t id)
 {
 	if (!m->ids_sorted) {
-		qsort(m->ids, m->nids, sizeof(*m->ids), id_cmp);
+		if (m->nids) /* a capture without ids has no array to sort */
+			qsort(m->ids, m->nids, sizeof(*m->ids), id_cmp);
 		m->ids_sorted = 1;
 	}
 	struct idmap key = { id, 0 };

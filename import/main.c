@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "confine.h"
+#include "defaults.h"
 #include "import.h"
 
 static struct {
@@ -40,11 +41,23 @@ usage(FILE *f, int status)
 		"\n"
 		"Turns a perf.data or simpleperf capture into the framed event stream.\n"
 		"  --input PATH     the capture; - reads a pipe-mode perf.data on stdin\n"
-		"  --format FORMAT  auto (default), perf-data or simpleperf\n"
+		"  --format FORMAT  auto, perf-data or simpleperf (default " RP_DEFAULT_FORMAT ")\n"
 		"  --event NAME     the sampling event to import (default: cpu-clock or\n"
 		"                   task-clock, else cycles, else the first sampling event);\n"
 		"                   NAME also matches NAME:modifiers, e.g. cycles for cycles:u\n");
 	exit(status);
+}
+
+static enum imp_format
+format_of(const char *name)
+{
+	if (!strcmp(name, "auto"))
+		return FMT_AUTO;
+	if (!strcmp(name, "perf-data"))
+		return FMT_PERF;
+	if (!strcmp(name, "simpleperf"))
+		return FMT_SIMPLEPERF;
+	errx(1, "--format: unknown format '%s' (auto, perf-data, simpleperf)", name);
 }
 
 static void
@@ -59,21 +72,14 @@ parse_options(int argc, char **argv)
 	};
 	int c;
 
+	env.format = format_of(RP_DEFAULT_FORMAT);
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			env.input = optarg;
 			break;
 		case 'f':
-			if (!strcmp(optarg, "auto"))
-				env.format = FMT_AUTO;
-			else if (!strcmp(optarg, "perf-data"))
-				env.format = FMT_PERF;
-			else if (!strcmp(optarg, "simpleperf"))
-				env.format = FMT_SIMPLEPERF;
-			else
-				errx(1, "--format: unknown format '%s' (auto, perf-data, simpleperf)",
-				     optarg);
+			env.format = format_of(optarg);
 			break;
 		case 'e':
 			env.event = optarg;

@@ -166,6 +166,11 @@ diag_sum() {
 	echo "scheduling delay: $delay ms"
 	# Eight computing threads on this machine's CPUs wait far more than a second in 3 s.
 	awk -v d="$delay" -v n="$(nproc)" 'BEGIN { exit !(n >= 8 || d > 1000) }'
+	# They never call sched_yield: their wait is preemption (the tick, or the reschedule on
+	# their way back to user space), not a yield.
+	yielded=$(cum_ms "$prof" "scheduling delay (yielded)")
+	echo "yielded: $yielded ms"
+	awk -v y="$yielded" -v d="$delay" 'BEGIN { exit !(y <= d / 20) }'
 	# The default phase (blocked) has no such root.
 	rm -rf "$out"
 	run -0 "$RP" record --pid "$wpid" --profiles off-cpu --unwind fp --duration 2s \
@@ -173,6 +178,21 @@ diag_sum() {
 	prof=$out/$(outputs "$out" off-cpu pb.gz | tail -n 1)
 	run -0 pprof -top -cum -nodecount=1000 -sample_index=off_cpu "$prof"
 	refute_output --partial "scheduling delay"
+}
+
+@test "off-cpu: threads that hand the CPU over with sched_yield wait under (yielded)" {
+	start_workload offcpu_pipe 30 yield 8
+	run -0 "$RP" record --pid "$wpid" --profiles off-cpu --offcpu-phase all --unwind fp \
+		--duration 3s --window 3s --output "$out"
+	prof=$out/$(outputs "$out" off-cpu pb.gz | tail -n 1)
+	yielded=$(cum_ms "$prof" "scheduling delay (yielded)")
+	preempted=$(cum_ms "$prof" "scheduling delay (preempted)")
+	echo "yielded $yielded ms, preempted $preempted ms"
+	awk -v n="$(nproc)" 'BEGIN { exit !(n < 8) }' || skip "$(nproc) CPUs: 8 threads do not crowd them"
+	awk -v y="$yielded" -v p="$preempted" 'BEGIN { exit !(y > 500 && y > 2 * p) }'
+	# The yield is seen in its stack too, under the yielded root.
+	run -0 pprof -traces -sample_index=off_cpu "$prof"
+	echo "$output" | grep -q sched_yield
 }
 
 @test "off-cpu: a tiny ring buffer counts its drops" {
