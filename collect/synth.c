@@ -187,7 +187,8 @@ synth_other(void *arg, pid_t pid)
 void
 synth_existing(struct collect *c)
 {
-	synth_one(c, c->o.pid, collect_now(), 0);
+	/* A target that exited during the calibration may have no /proc left. */
+	synth_one(c, c->o.pid, collect_now(), c->run.end_reason == END_TARGET_EXIT);
 	scope_each_process(&c->scope, synth_other, c);
 }
 
