@@ -243,15 +243,10 @@ calib_run(struct calib *k, const struct calib_env *env)
 		for (size_t i = 0; i < perf->nrings; i++)
 			perf_ring_read(perf, &perf->rings[i], env->handle, env->arg, 1);
 		k->elapsed_ns = collect_now() - t0;
-		if (k->exec && !end) {
-			/* A new image: check it again and start over, as the manual says. */
-			env->again(env->arg);
-			reset(k);
-			image(k);
-			t0 = collect_now();
-			continue;
-		}
-		if (end || k->samples >= CALIB_MIN_SAMPLES || k->elapsed_ns >= CALIB_MAX_NS)
+		/* A new image: the verdict is for the old one, whose samples are in; the loop
+		 * handles the exec (the COMM record goes out with the rest) and calibrates the
+		 * new image as after any exec. */
+		if (end || k->exec || k->samples >= CALIB_MIN_SAMPLES || k->elapsed_ns >= CALIB_MAX_NS)
 			break;
 	}
 	verdict(k);

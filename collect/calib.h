@@ -33,11 +33,10 @@ struct calib_result {
 struct calib_env {
 	struct perf_set *perf;  /* open with PERF_BOTH */
 	perf_record_fn handle;  /* the records' parser: samples reach calib_sample */
-	void *arg;              /* handle's and again's */
+	void *arg;              /* handle's */
 	int pidfd;
 	pid_t pid;
 	uint64_t deadline_ns;   /* the end of --duration; 0: none */
-	void (*again)(void *arg); /* after an exec, before the calibration starts over */
 };
 
 /* What the records said about the processes, to judge each against its own mappings even
@@ -52,7 +51,7 @@ struct calib {
 	pid_t pid;
 	uint32_t samples, deep, cycles;
 	uint64_t addrs, mapped;
-	int exec;               /* the target executed a new image during this read */
+	int exec;               /* the target executed a new image: the calibration ends */
 	int tables;             /* the target's executable has unwind tables (read at start) */
 	uint64_t elapsed_ns;    /* how long the last calibration ran */
 	int accepted;
@@ -69,15 +68,16 @@ struct calib {
 	size_t nchains, capchains;
 };
 
-/* Runs the calibration on env's events.  An exec of the target restarts it, after
- * env->again ran.  Fills k (its verdict in k->result) and returns 0, or the END_* reason
- * when the target exited, SIGINT/SIGTERM came or --duration ended first: the verdict is
- * then on the samples seen so far. */
+/* Runs the calibration on env's events.  Fills k (its verdict in k->result) and returns 0,
+ * also when the target executed a new image (the verdict is for the image the samples came
+ * from; the loop handles the exec and calibrates again), or the END_* reason when the target
+ * exited, SIGINT/SIGTERM came or --duration ended first: the verdict is then on the samples
+ * seen so far. */
 int calib_run(struct calib *k, const struct calib_env *env);
 /* Keeps one sample's user callchain (leaf first); the records callback calls it. */
 void calib_sample(struct calib *k, uint32_t pid, const uint64_t *uips, unsigned nuser);
 /* The records callback saw an executable mapping, a fork of a new process, or an exec (of
- * the target: the calibration starts over). */
+ * the target: the calibration ends). */
 void calib_map(struct calib *k, uint32_t pid, uint64_t start, uint64_t end);
 void calib_fork(struct calib *k, uint32_t pid, uint32_t ppid);
 void calib_exec(struct calib *k, uint32_t pid);

@@ -53,14 +53,16 @@ struct records {
 	uint64_t samples, dropped;      /* for -v */
 	struct calib *calib;            /* while calibrating: what the records show goes here */
 	struct kept kept;               /* ... and the records themselves here */
-	int replay;                     /* the kept records are being written */
 	struct fr_sample sample;        /* scratch: too big for the stack of every call */
 	struct fr_sample_regs sregs;    /* the same, in DWARF mode */
 };
 
-/* synth.c's own: the target's executable mappings when the recording began, for a target
- * that is gone by the time the stream starts (it exited during the calibration). */
+/* synth.c's own: the target as a calibration began (its executable, name and executable
+ * mappings), which the calibration's records are written against: by then the target may
+ * have executed another image, or be gone. */
 struct snapshot {
+	int valid;                      /* from synth_snapshot until the records are written */
+	char exe[PATH_MAX], comm[64];
 	struct snap_map {
 		struct fr_mmap m;
 		char path[PATH_MAX];
@@ -97,9 +99,12 @@ void send_ksyms(struct ksyms *k, struct emit *out, const uint64_t *ips, size_t n
 
 /* synth.c: FR_TARGET, applying from since (0: at once; the fallback: its next window). */
 void synth_target(struct collect *c, uint64_t since);
-/* Remembers the target's executable mappings (and copies their modules): a calibration
- * begins, and the stream may start after the target is gone. */
+/* Remembers the target as it is (and copies its modules): a calibration begins, and its
+ * records are written later, when the target may run another image or be gone.  Until
+ * synth_snapshot_done, FR_TARGET and the target's mappings describe it as remembered. */
 void synth_snapshot(struct collect *c);
+/* The calibration's records are written: the target is described as it is from now on. */
+void synth_snapshot_done(struct collect *c);
 /* FR_MMAP and FR_COMM for what exists already: the target, and launch's cgroup. */
 void synth_existing(struct collect *c);
 /* Before pid's first sample or off-CPU interval: another process of the launch cgroup the

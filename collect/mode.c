@@ -7,15 +7,6 @@
 
 #include "collect.h"
 #include "launch.h"
-#include "preflight.h"
-
-static void
-preflight_again(void *arg)
-{
-	struct collect *c = arg;
-	struct preflight pf;
-	preflight_run(&c->o, &pf);
-}
 
 /* Without unwind tables DWARF has nothing to walk: fatal unless leaf-only is allowed. */
 static void
@@ -46,7 +37,7 @@ calibrate(struct collect *c, int pidfd, int nthreads, int *resumed, struct calib
 	collect_ksyms(c);
 	struct calib_env env = { .perf = &c->perf, .handle = records_handle, .arg = c,
 				 .pidfd = pidfd, .pid = c->o.pid,
-				 .deadline_ns = c->run.deadline_ns, .again = preflight_again };
+				 .deadline_ns = c->run.deadline_ns };
 	c->rec.calib = k;
 	int end = calib_run(k, &env);
 	c->rec.calib = NULL;

@@ -250,10 +250,9 @@ on_comm(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
 			scope_known(&c->scope, m.pid);
 		return;
 	}
-	/* The loop handles the exec once the rings are drained; one during a calibration was
-	 * handled there (the mode is chosen for the image that runs now). */
-	if ((m.flags & COMM_EXEC) && !c->rec.replay &&
-	    exec_seen(&c->exec, &c->out, c->o.pid, m.time))
+	/* The loop handles the exec once the rings are drained (one that ended a calibration
+	 * too, once its records are written). */
+	if ((m.flags & COMM_EXEC) && exec_seen(&c->exec, &c->out, c->o.pid, m.time))
 		fallback_exec(&c->fb);
 }
 
@@ -351,7 +350,6 @@ records_replay(struct collect *c)
 {
 	struct kept *k = &c->rec.kept;
 	uint64_t last = c->run.start_ns;
-	c->rec.replay = 1;
 	for (size_t off = 0; off < k->len;) {
 		const struct perf_event_header *h = (const void *)(k->buf + off);
 		if (h->type == PERF_RECORD_SAMPLE && h->size >= SAMPLE_FIXED)
@@ -359,7 +357,6 @@ records_replay(struct collect *c)
 		records_handle(c, h);
 		off += h->size;
 	}
-	c->rec.replay = 0;
 	if (k->lost) {
 		struct fr_lost l = { .time = last, .count = k->lost, .kind = LOST_RECORDS };
 		emit_lost(&c->out, &l);

@@ -44,13 +44,15 @@ events_open(struct collect *c, int layout, int nthreads)
 }
 
 /* The calibration is over: what existed when it began (a launched command's image was
- * mapped before its events opened), its records from the start, and what its events still
+ * mapped before its events opened; the target as remembered then), its records from the
+ * start (an exec among them is handled by the loop as any other), and what its events still
  * hold, all in the mode chosen.  The few milliseconds until the new events are open are
  * the only ones not sampled. */
 static void
 after_calibration(struct collect *c)
 {
 	synth_existing(c);
+	synth_snapshot_done(c);
 	records_replay(c);
 	for (size_t i = 0; i < c->perf.nrings; i++)
 		perf_ring_read(&c->perf, &c->perf.rings[i], records_handle, c, 1);

@@ -121,11 +121,23 @@ snap_map(const struct procmap *pm, void *arg)
 void
 synth_snapshot(struct collect *c)
 {
-	c->snap.n = 0;
+	struct snapshot *s = &c->snap;
+	s->n = 0;
+	s->valid = 1;
+	if (procfs_exe(c->o.pid, s->exe, sizeof(s->exe)) < 0)
+		s->exe[0] = 0;
+	if (procfs_comm(c->o.pid, c->o.pid, s->comm, sizeof(s->comm)) < 0)
+		s->comm[0] = 0;
 	(void)procfs_maps(c->o.pid, snap_map, c);
 }
 
-/* The target ended during the calibration: its image as it was when the recording began. */
+void
+synth_snapshot_done(struct collect *c)
+{
+	c->snap.valid = 0;
+}
+
+/* The target's image as the calibration began. */
 static void
 synth_from_snapshot(struct collect *c, uint64_t time)
 {
@@ -137,21 +149,12 @@ synth_from_snapshot(struct collect *c, uint64_t time)
 	}
 }
 
-static int
-count_exec(const struct procmap *pm, void *arg)
-{
-	*(size_t *)arg += (pm->prot & PROT_EXEC) != 0;
-	return 0;
-}
-
 /* quiet: the process may have ended meanwhile (another process of the launch cgroup). */
 static void
 synth_one(struct collect *c, pid_t pid, uint64_t time, int quiet)
 {
 	struct synth_maps s = { c, pid, time };
-	size_t nexec = 0;
-	if (pid == c->o.pid && c->snap.n &&
-	    (procfs_maps(pid, count_exec, &nexec) < 0 || nexec == 0))
+	if (pid == c->o.pid && c->snap.valid)
 		synth_from_snapshot(c, time);
 	else if (procfs_maps(pid, synth_map, &s) < 0 && !quiet)
 		warn("cannot read /proc/%d/maps", (int)pid);
@@ -197,10 +200,15 @@ synth_target(struct collect *c, uint64_t since)
 {
 	const struct unwind_choice *u = &c->unwind;
 	char exe[PATH_MAX] = "", comm[64] = "";
-	if (procfs_exe(c->o.pid, exe, sizeof(exe)) < 0)
-		exe[0] = 0;
-	if (procfs_comm(c->o.pid, c->o.pid, comm, sizeof(comm)) < 0)
-		comm[0] = 0;
+	if (c->snap.valid) {
+		snprintf(exe, sizeof(exe), "%s", c->snap.exe);
+		snprintf(comm, sizeof(comm), "%s", c->snap.comm);
+	} else {
+		if (procfs_exe(c->o.pid, exe, sizeof(exe)) < 0)
+			exe[0] = 0;
+		if (procfs_comm(c->o.pid, c->o.pid, comm, sizeof(comm)) < 0)
+			comm[0] = 0;
+	}
 	struct fr_target t = {
 		.pid = (uint32_t)c->o.pid,
 		.cpu_frequency = c->o.freq,
