@@ -125,7 +125,8 @@ fold_perf() {
 }
 
 @test "unwind: an exec ends the window with a warning and the new image follows" {
-	run -0 "$RP" launch --duration 8s --window 10s --output "$out" -- \
+	# 199 Hz: the new image's calibration, inside --duration, has its 64 samples in time.
+	run -0 "$RP" launch --duration 8s --window 10s --cpu-frequency 199 --output "$out" -- \
 		"$RP_WORKLOADS/exec_later" 3 "$RP_WORKLOADS/deep_fp" 30
 	mapfile -t ds < <(outputs "$out" diagnostics json)
 	mapfile -t ps < <(outputs "$out" cpu pb.gz)
