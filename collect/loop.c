@@ -136,12 +136,12 @@ wait_reason(int ep)
 /* The target executed a new image at `at` (exec.c): the recording of the old one ends there,
  * the preflight runs again and the mode is chosen again for the new image, whose events and
  * windows start at the exec.  0, or the end reason when the recording ended during a new
- * calibration. */
+ * calibration (whose samples are written all the same). */
 static int
 on_exec(struct collect *c, int pidfd, int ep, uint64_t at)
 {
 	struct preflight pf;
-	int resumed = 1, end;
+	int resumed = 1;
 
 	if (c->o.verbose)
 		warnx("the target executed a new image: choosing the unwind mode again");
@@ -151,14 +151,14 @@ on_exec(struct collect *c, int pidfd, int ep, uint64_t at)
 	preflight_run(&c->o, &pf);
 	snprintf(c->run.release, sizeof(c->run.release), "%s", pf.release);
 	exec_identity(&c->exec, c->o.pid);
-	if ((end = mode_choose(c, pidfd, pf.nthreads, &resumed)) != 0)
-		return end;
+	c->run.end_reason = mode_choose(c, pidfd, pf.nthreads, &resumed);
 	/* The calibration may have seen another exec: the image is the one now running. */
 	exec_identity(&c->exec, c->o.pid);
-	reopen(c, 0, pf.nthreads);
+	/* Before reopen: the calibration's samples are judged from the exec on. */
 	fallback_arm(&c->fb, c->o.unwind, &c->unwind, at);
+	reopen(c, 0, pf.nthreads);
 	watch_rings(c, ep);
-	return 0;
+	return c->run.end_reason;
 }
 
 /* A frame-pointer window failed and the target has unwind tables (fallback.c): DWARF from
@@ -191,7 +191,8 @@ collect_loop(struct collect *c, int pidfd)
 {
 	int sfd, tfd;
 	int ep = loop_setup(c, pidfd, &sfd, &tfd);
-	int reason = 0;
+	/* The first calibration may have seen the end already. */
+	int reason = c->run.end_reason;
 	exec_check_after(&c->exec, collect_now());
 	announce(c);
 	while (!reason) {

@@ -70,9 +70,12 @@ open_pidfd(pid_t pid)
 
 /* Read after attaching: kallsyms takes ~0.2 s to read, and the rings hold the samples of
  * that time while the target is already covered (and resumed, in launch mode). */
-static void
-load_ksyms(struct collect *c)
+void
+collect_ksyms(struct collect *c)
 {
+	static int loaded;
+	if (loaded++)
+		return;
 	if (ksyms_load(&c->ksyms, "/proc/kallsyms") < 0)
 		warn("cannot read /proc/kallsyms; kernel frames stay unnamed");
 	else if (c->ksyms.n == 0)
@@ -116,13 +119,14 @@ main(int argc, char **argv)
 			  c.o.pid) < 0)
 		err(1, "cannot create module cache '%s'", c.o.module_cache);
 
-	mode_choose(&c, pidfd, pf.nthreads, &resumed);
-	exec_identity(&c.exec, c.o.pid);
-	struct stream_header h = make_header(pf.e_machine, c.run.session_id);
-	emit_open(&c.out, &h, c.o.save_stream);
+	/* The recording starts here: auto's calibration is part of it (calib.h). */
 	c.run.start_ns = collect_now();
 	if (c.o.duration_ns)
 		c.run.deadline_ns = c.run.start_ns + c.o.duration_ns;
+	c.run.end_reason = mode_choose(&c, pidfd, pf.nthreads, &resumed);
+	exec_identity(&c.exec, c.o.pid);
+	struct stream_header h = make_header(pf.e_machine, c.run.session_id);
+	emit_open(&c.out, &h, c.o.save_stream);
 	c.run.started = 1;
 	snprintf(c.run.release, sizeof(c.run.release), "%s", pf.release);
 	collect_offcpu_start(&c);
@@ -135,7 +139,7 @@ main(int argc, char **argv)
 		launch_resume(c.o.pid);
 	else if (c.o.resume && kill(c.o.pid, SIGCONT) < 0)
 		warn("cannot resume pid %d", (int)c.o.pid);
-	load_ksyms(&c);
+	collect_ksyms(&c);
 	/* Setup is over: what the loop still needs stays (privdrop.c). */
 	privdrop_keep_needed(c.o.verbose);
 
@@ -149,6 +153,8 @@ main(int argc, char **argv)
 	fallback_free(&c.fb);
 	modcache_free(&c.cache);
 	procend_free(&c.procend);
+	names_free(&c.names);
+	free(c.snap.v);
 	close(pidfd);
 	return 0;
 }

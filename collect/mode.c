@@ -7,21 +7,12 @@
 
 #include "collect.h"
 #include "launch.h"
-#include "preflight.h"
-
-static void
-preflight_again(void *arg)
-{
-	struct collect *c = arg;
-	struct preflight pf;
-	preflight_run(&c->o, &pf);
-}
 
 /* Without unwind tables DWARF has nothing to walk: fatal unless leaf-only is allowed. */
 static void
-need_tables(struct unwind_choice *u, const struct collect_opts *o, const char *why)
+need_tables(struct unwind_choice *u, const struct collect_opts *o, int tables, const char *why)
 {
-	if (calib_has_unwind_tables(o->pid))
+	if (tables)
 		return;
 	if (!o->allow_partial)
 		errx(1, "%s and the target has no unwind tables (.eh_frame or .debug_frame); "
@@ -30,22 +21,26 @@ need_tables(struct unwind_choice *u, const struct collect_opts *o, const char *w
 		 "; no unwind tables: leaf-only stacks (--allow-partial)");
 }
 
-/* --unwind auto: the frame-pointer calibration on events of its own.  0, or an end. */
+/* --unwind auto: the frame-pointer calibration on events that capture what both modes
+ * need; they stay open, and their records kept (records.c), for reopen to write in the mode
+ * chosen.  0, or an end. */
 static int
 calibrate(struct collect *c, int pidfd, int nthreads, int *resumed, struct calib *k)
 {
-	events_open(c, 0, nthreads);
+	synth_snapshot(c);
+	events_open(c, PERF_BOTH, nthreads);
 	if (c->o.launch_argv && !*resumed) {
 		launch_resume(c->o.pid);
 		*resumed = 1;
 	}
+	/* While the rings fill: the calibration's samples go out with their kernel names. */
+	collect_ksyms(c);
 	struct calib_env env = { .perf = &c->perf, .handle = records_handle, .arg = c,
-				 .pidfd = pidfd, .pid = c->o.pid, .soft = c->run.started,
-				 .deadline_ns = c->run.deadline_ns, .again = preflight_again };
+				 .pidfd = pidfd, .pid = c->o.pid,
+				 .deadline_ns = c->run.deadline_ns };
 	c->rec.calib = k;
 	int end = calib_run(k, &env);
 	c->rec.calib = NULL;
-	perf_set_close(&c->perf);
 	return end;
 }
 
@@ -70,13 +65,12 @@ mode_choose(struct collect *c, int pidfd, int nthreads, int *resumed)
 	if (strcmp(c->o.unwind, "auto") != 0) {
 		snprintf(u->reason, sizeof(u->reason), "%s requested", u->mode);
 		if (strcmp(u->mode, "dwarf") == 0)
-			need_tables(u, &c->o, "dwarf unwinding was requested");
+			need_tables(u, &c->o, calib_has_unwind_tables(c->o.pid),
+				    "dwarf unwinding was requested");
 		return 0;
 	}
-	if ((end = calibrate(c, pidfd, nthreads, resumed, &k)) != 0) {
-		calib_free(&k);
-		return end;
-	}
+	/* An end during the calibration still has a verdict, on the samples there are. */
+	end = calibrate(c, pidfd, nthreads, resumed, &k);
 	u->calib = k.result;
 	if (k.accepted) {
 		snprintf(u->reason, sizeof(u->reason), "auto: frame pointers accepted: %s",
@@ -85,10 +79,10 @@ mode_choose(struct collect *c, int pidfd, int nthreads, int *resumed)
 		u->mode = "dwarf";
 		snprintf(u->reason, sizeof(u->reason), "auto: frame pointers rejected: %s; "
 			 "using DWARF", k.reason);
-		need_tables(u, &c->o, "frame pointers were rejected");
+		need_tables(u, &c->o, k.tables, "frame pointers were rejected");
 	}
 	calib_free(&k);
-	return 0;
+	return end;
 }
 
 void

@@ -5,16 +5,23 @@
  * record --pid follows one process, not its descendants; in launch's cgroup scope every
  * process of the cgroup is kept (scope.h).
  */
+#include <err.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "calib.h"
 #include "collect.h"
+#include "procfs.h"
 
 /* sample_id_all trailer for COLLECT_SAMPLE_TYPE: u32 pid, tid; u64 time; u32 cpu, res. */
 #define SID_SIZE 24
 #define SAMPLE_FIXED 56 /* header, ip, pid/tid, time, cpu/res, period, nr */
 #define MMAP2_FIXED 72  /* header through prot/flags; the filename follows */
+/* A calibration keeps at most this much (about 64 samples of 17 KiB, with room for the
+ * mappings and tasks of a busy cgroup); what comes beyond is counted as lost. */
+#define KEPT_MAX_BYTES (64u << 20)
 
 static uint32_t
 rd32(const uint8_t *p)
@@ -161,7 +168,8 @@ on_sample(struct collect *c, const struct perf_event_header *h, const uint8_t *r
 	/* --profiles off-cpu alone: the events only follow mappings and threads. */
 	if (c->o.no_cpu)
 		return;
-	if (c->perf.dwarf) {
+	/* A calibration's sample carries the callchain and the stack: the mode chooses. */
+	if (c->perf.dwarf && strcmp(c->unwind.mode, "dwarf") == 0) {
 		s->nuser = 0;
 		send_ksyms(&c->ksyms, &c->out, s->ips, s->nkernel);
 		if (send_regs(c, s, r + SAMPLE_FIXED + nr * 8, r + h->size) < 0)
@@ -203,6 +211,10 @@ on_mmap2(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
 	};
 	if (!scope_covers(&c->scope, m.pid) || !(m.prot & PROT_EXEC))
 		return;
+	if (c->rec.calib) {
+		calib_map(c->rec.calib, m.pid, m.start, m.start + m.len);
+		return;
+	}
 	if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
 		m.build_id_len = r[40] <= STREAM_BUILD_ID_MAX ? r[40] : STREAM_BUILD_ID_MAX;
 		memcpy(m.build_id, r + 44, m.build_id_len);
@@ -227,21 +239,38 @@ on_comm(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
 	if (!scope_covers(&c->scope, m.pid))
 		return;
 	if (c->rec.calib) {
-		/* Only the target's image is the one the mode is chosen for. */
-		if ((m.flags & COMM_EXEC) && m.pid == (uint32_t)c->o.pid)
-			calib_exec(c->rec.calib);
+		if (m.flags & COMM_EXEC)
+			calib_exec(c->rec.calib, m.pid);
 		return;
 	}
-	emit_comm(&c->out, &m);
+	collect_comm(c, &m);
 	if (m.pid != (uint32_t)c->o.pid) {
 		/* Another process of the cgroup: the new image's mappings follow as records. */
 		if (m.flags & COMM_EXEC)
 			scope_known(&c->scope, m.pid);
 		return;
 	}
-	/* The loop handles the exec once the rings are drained. */
+	/* The loop handles the exec once the rings are drained (one that ended a calibration
+	 * too, once its records are written). */
 	if ((m.flags & COMM_EXEC) && exec_seen(&c->exec, &c->out, c->o.pid, m.time))
 		fallback_exec(&c->fb);
+}
+
+/* A new thread or process goes by its creator's name until it sets or executes its own,
+ * and no record says so: the name is written at its FORK. */
+static void
+name_new_task(struct collect *c, const struct fr_task *t)
+{
+	char comm[64];
+	const char *known = names_get(&c->names, t->ptid);
+	if (known)
+		snprintf(comm, sizeof(comm), "%s", known);
+	else if (procfs_comm((pid_t)t->pid, (pid_t)t->tid, comm, sizeof(comm)) < 0 &&
+		 procfs_comm((pid_t)t->ppid, (pid_t)t->ptid, comm, sizeof(comm)) < 0)
+		return;
+	struct fr_comm m = { .time = t->time, .pid = t->pid, .tid = t->tid,
+			     .comm = str_of(comm) };
+	collect_comm(c, &m);
 }
 
 static void
@@ -257,9 +286,16 @@ on_task(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
 	};
 	if (!scope_covers(&c->scope, t.pid))
 		return;
+	if (c->rec.calib) {
+		if (h->type == PERF_RECORD_FORK && t.pid != t.ppid)
+			calib_fork(c->rec.calib, t.pid, t.ppid);
+		return;
+	}
 	if (h->type == PERF_RECORD_EXIT)
 		t.flags = procend_exit(&c->procend, t.pid, t.tid);
 	emit_task(&c->out, h->type == PERF_RECORD_FORK ? FR_FORK : FR_EXIT, &t);
+	if (h->type == PERF_RECORD_FORK)
+		name_new_task(c, &t);
 	if (h->type == PERF_RECORD_FORK && t.pid != t.ppid)
 		scope_forked(&c->scope, t.pid, t.ppid);
 	else if (t.flags & EXIT_PROCESS)
@@ -275,6 +311,8 @@ on_lost(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
 		c->rec.malformed++;
 		return;
 	}
+	if (c->rec.calib)
+		return; /* kept, and written with the rest */
 	struct fr_lost l = { .time = sid_time(r, h->size), .count = 1, .kind = LOST_THROTTLED };
 	if (h->type == PERF_RECORD_LOST)
 		l = (struct fr_lost){ l.time, rd64(r + 16), LOST_RECORDS };
@@ -284,15 +322,56 @@ on_lost(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
 		emit_lost(&c->out, &l);
 }
 
+/* While calibrating nothing is written: the stream starts once the mode is chosen.  The
+ * records are kept whole (sizes are multiples of 8) and go out then, from the start. */
+static void
+keep(struct kept *k, const struct perf_event_header *h)
+{
+	if (k->len + h->size > KEPT_MAX_BYTES) {
+		k->lost++;
+		return;
+	}
+	if (k->len + h->size > k->cap) {
+		size_t cap = k->cap ? k->cap * 2 : 1u << 20;
+		while (cap < k->len + h->size)
+			cap *= 2;
+		uint8_t *p = realloc(k->buf, cap);
+		if (!p)
+			errx(1, "out of memory");
+		k->buf = p;
+		k->cap = cap;
+	}
+	memcpy(k->buf + k->len, h, h->size);
+	k->len += h->size;
+}
+
+void
+records_replay(struct collect *c)
+{
+	struct kept *k = &c->rec.kept;
+	uint64_t last = c->run.start_ns;
+	for (size_t off = 0; off < k->len;) {
+		const struct perf_event_header *h = (const void *)(k->buf + off);
+		if (h->type == PERF_RECORD_SAMPLE && h->size >= SAMPLE_FIXED)
+			last = rd64((const uint8_t *)h + 24);
+		records_handle(c, h);
+		off += h->size;
+	}
+	if (k->lost) {
+		struct fr_lost l = { .time = last, .count = k->lost, .kind = LOST_RECORDS };
+		emit_lost(&c->out, &l);
+	}
+	free(k->buf);
+	*k = (struct kept){ 0 };
+}
+
 void
 records_handle(void *arg, const struct perf_event_header *h)
 {
 	struct collect *c = arg;
 	const uint8_t *r = (const uint8_t *)h;
-	/* While calibrating nothing is written: the stream starts once the mode is chosen,
-	 * and the mappings and names of that moment are read from /proc then. */
-	if (c->rec.calib && h->type != PERF_RECORD_SAMPLE && h->type != PERF_RECORD_COMM)
-		return;
+	if (c->rec.calib)
+		keep(&c->rec.kept, h);
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
 		on_sample(c, h, r);
