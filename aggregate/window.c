@@ -207,7 +207,7 @@ windows_close_before(struct windows *w, uint64_t t)
 }
 
 int
-windows_add(struct windows *w, const struct fr_stack *s)
+windows_add(struct windows *w, const struct stack_event *s)
 {
 	windows_origin(w, s->time);
 	if (windows_advance(w, s->time) < 0)

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "offcpu.h"
+#include "reorder.h"
 #include "stacktab.h"
 #include "stream.h"
 
@@ -44,7 +45,7 @@ int windows_init(struct windows *w, struct stream_writer *out, uint64_t width,
 /* Fixes window 0's start if not yet fixed. */
 void windows_origin(struct windows *w, uint64_t t);
 /* Adds one released stack sample.  0, or -1 on a write error / out of memory. */
-int windows_add(struct windows *w, const struct fr_stack *s);
+int windows_add(struct windows *w, const struct stack_event *s);
 /* Closes every window that ends at or before t (an event at t is past them). */
 int windows_advance(struct windows *w, uint64_t t);
 /* Closes every window that ends before t: what a round or the reorder window at t closes.
