@@ -132,6 +132,12 @@ scalar(const struct frame_field *fl)
 	return (struct frame_member){ fl->off, width[fl->kind] };
 }
 
+struct frame_member
+stream_field_member(const struct frame_field *fl)
+{
+	return scalar(fl);
+}
+
 static inline uint64_t
 count_of(const struct frame_field *fl, const void *v)
 {

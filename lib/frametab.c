@@ -19,6 +19,7 @@
 #define U16(m) SCALAR(FK_U16, m, 2)
 #define U32(m) SCALAR(FK_U32, m, 4)
 #define U64(m) SCALAR(FK_U64, m, 8)
+#define X64(m) SCALAR(FK_U64, m, 8, .hex = 1) /* an address */
 #define I32(m) SCALAR(FK_I32, m, 4)
 #define STR(m) SCALAR(FK_STR, m, sizeof(struct str))
 #define BID(m) SCALAR(FK_BID, m, STREAM_BUILD_ID_MAX, .len_off = OFF(m##_len, 1))
@@ -254,7 +255,7 @@ static const struct frame_field target_fields[] = {
 
 #define T struct fr_mmap
 static const struct frame_field mmap_fields[] = {
-	U64(time), U32(pid), U32(tid), U64(start), U64(len), U64(pgoff), U32(prot), U32(flags),
+	U64(time), U32(pid), U32(tid), X64(start), X64(len), X64(pgoff), U32(prot), U32(flags),
 	BID(build_id), STR(path), CHECK(mmap_no_wrap),
 };
 #undef T
@@ -279,7 +280,7 @@ static const struct frame_field sample_fields[] = {
 	U16(nuser),
 	ARRAY_(FK_ARRAY, FK_U64, ips, COUNT_SUM, nkernel, nuser, STREAM_MAX_IPS,
 	       "too many addresses", "sample with more than " NUM(STREAM_MAX_IPS) " addresses",
-	       .stride = sizeof(uint64_t)),
+	       .stride = sizeof(uint64_t), .hex = 1),
 };
 #undef T
 
@@ -289,7 +290,7 @@ static const struct frame_field lost_fields[] = { U64(time), U64(count), U32(kin
 
 #define T struct fr_ksym
 static const struct frame_field ksym_fields[] = {
-	U64(start), U64(end), STR(name), STR(module), CHECK(ksym_range),
+	X64(start), X64(end), STR(name), STR(module), CHECK(ksym_range),
 };
 #undef T
 
@@ -312,18 +313,19 @@ static const struct frame_field warning_fields[] = { U64(time), STR(text) };
 /* import appends where the capture's module starts; a frame without both words has none. */
 #define T struct fr_usym
 static const struct frame_field usym_fields[] = {
-	BID(build_id), STR(path), U64(start), U64(end), STR(name), CHECK(usym_range),
+	BID(build_id), STR(path), X64(start), X64(end), STR(name), CHECK(usym_range),
 	APPENDED_IF(16, min_vaddr),
-	U64(min_vaddr), U64(fo_min_vaddr),
+	X64(min_vaddr), X64(fo_min_vaddr),
 };
 #undef T
 
 #define T struct fr_sample_regs
 static const struct frame_field sample_regs_fields[] = {
 	U64(time), U32(pid), U32(tid), U32(cpu), U32(abi), U64(period), U16(nkernel),
-	U16(nregs), U64(reg_mask), U32(stack_len), CHECK(regs_counts),
-	ARRAY(FK_U64, kips, nkernel, STREAM_MAX_IPS, "too many kernel addresses", NULL),
-	ARRAY(FK_U64, regs, nregs, STREAM_MAX_REGS, "too many registers", NULL),
+	U16(nregs), X64(reg_mask), U32(stack_len), CHECK(regs_counts),
+	ARRAY(FK_U64, kips, nkernel, STREAM_MAX_IPS, "too many kernel addresses", NULL,
+	      .hex = 1),
+	ARRAY(FK_U64, regs, nregs, STREAM_MAX_REGS, "too many registers", NULL, .hex = 1),
 	PACKED(FK_U8, stack, stack_len, STREAM_MAX_STACK, "too many stack bytes", NULL),
 };
 #undef T
@@ -346,21 +348,22 @@ static const struct frame_field offcpu_fields[] = {
 	U64(start), U64(end), U32(pid), U32(tid), U32(cpu), U32(phase), U32(flags),
 	U16(nkernel), U16(nuser), CHECK(offcpu_interval),
 	ARRAY_(FK_ARRAY, FK_U64, ips, COUNT_SUM, nkernel, nuser, STREAM_MAX_IPS,
-	       "too many addresses", NULL, .stride = sizeof(uint64_t)),
+	       "too many addresses", NULL, .stride = sizeof(uint64_t), .hex = 1),
 	SPANS,
 	APPENDED_IF(4, ntop),
 	U32(ntop), CHECK(top_count),
 	ARRAY_(FK_PACKED, FK_U64, top, COUNT_SPANS, nmore, ntop,
-	       (STREAM_MAX_SPANS + 1) * STREAM_MAX_TOP, "bad count of stack words", NULL),
+	       (STREAM_MAX_SPANS + 1) * STREAM_MAX_TOP, "bad count of stack words", NULL,
+	       .hex = 1),
 	APPENDED_IF(20, nstack),
-	U64(sp), U64(bp), U32(nstack), CHECK(stack_copy),
+	X64(sp), X64(bp), U32(nstack), CHECK(stack_copy),
 	PACKED(FK_U8, stack, nstack, STREAM_MAX_OFFCPU_STACK, "bad off-CPU stack copy", NULL),
 };
 #undef T
 
 #define T struct fr_mapping
 static const struct frame_field mapping_fields[] = {
-	U32(id), U32(pid), U64(start), U64(limit), U64(offset), U32(flags), BID(build_id),
+	U32(id), U32(pid), X64(start), X64(limit), X64(offset), U32(flags), BID(build_id),
 	STR(path), CHECK(mapping_rules),
 };
 #undef T
@@ -377,7 +380,7 @@ static const struct frame_field line_fields[] = { U32(function_id), U32(line) };
 
 #define T struct fr_location
 static const struct frame_field location_fields[] = {
-	U32(id), U32(mapping_id), U64(address), U16(nlines),
+	U32(id), U32(mapping_id), X64(address), U16(nlines),
 	ARRAY(FK_REC, lines, nlines, STREAM_MAX_LINES, "too many lines",
 	      "location with too many lines", RECORDS(line_fields),
 	      .elem_check = line_function),

@@ -49,6 +49,7 @@ struct frame_field {
 	uint16_t off;           /* the member's offset in the decoded struct */
 	uint16_t len_off;       /* FK_BID: the length member */
 	uint64_t dflt;          /* scalars: the value of an absent field, written for 0 */
+	int hex;                /* an address: hex in the text form (elements too) */
 
 	/* FK_ARRAY, FK_PACKED */
 	uint8_t elem;           /* element kind: FK_U8, FK_U32, FK_U64, FK_BID or FK_REC */
@@ -96,7 +97,9 @@ uint32_t stream_frame_types(void);
 size_t stream_elem_bytes(const struct frame_field *fl);
 void stream_elem_get(const struct frame_field *fl, const uint8_t *packed, size_t i, void *elem);
 void stream_elem_put(const struct frame_field *fl, uint8_t *packed, size_t i, const void *elem);
-/* The element count of array field fl of decoded struct v, and a member's value. */
+/* The member of a scalar field (FK_U8 to FK_I32), the element count of array field fl of
+ * decoded struct v, and a member's value. */
+struct frame_member stream_field_member(const struct frame_field *fl);
 uint64_t stream_field_count(const struct frame_field *fl, const void *v);
 uint64_t stream_member_get(const void *v, struct frame_member m);
 void stream_member_set(void *v, struct frame_member m, uint64_t x);

@@ -3,18 +3,28 @@
 
 bats_require_minimum_version 1.5.0
 
-@test "every frame type in lib/frametab.c has a section in docs/stream-format.md" {
+# streamgen (tests/tools/streamgen.c), built once for the file.
+setup_file() {
+	local root
+	root=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+	export RP_BIN=${RP_BIN:-$root/.output/bin}
+	export STREAMGEN=$BATS_FILE_TMPDIR/streamgen
+	local build=(-std=c17 -Wall -Wextra -Werror -D_GNU_SOURCE -O1 -g -I "$root/lib"
+		-o "$STREAMGEN" "$root/tests/tools/streamgen.c" "$RP_BIN/../lib/librp.a" -lz -lm)
+	"${CC:-cc}" "${build[@]}" 2>/dev/null || clang -fsanitize=address,undefined "${build[@]}"
+}
+
+@test "every frame type of the frame table has a section in docs/stream-format.md" {
 	cd "$BATS_TEST_DIRNAME/.."
-	names=$(sed -n 's/^\t\[FR_[A-Z_]*\] = "\([a-z-]*\)",$/\1/p' lib/frametab.c)
+	names=$("$STREAMGEN" layout | sed 's/ (.*//' | uniq)
 	[ -n "$names" ]
 	for n in $names; do
-		code=$(grep -E "^\s+FR_[A-Z_]+ = [0-9]+," lib/stream.h | wc -l)
 		grep -qE "^### $n \([0-9]+\)$" docs/stream-format.md || {
 			echo "frame '$n' is not documented"
 			return 1
 		}
 	done
-	[ "$(echo "$names" | wc -l)" -eq "$code" ]
+	[ "$(echo "$names" | wc -l)" -eq "$(grep -cE "^\s+FR_[A-Z_]+ = [0-9]+," lib/stream.h)" ]
 }
 
 @test "documented frame numbers match lib/stream.h" {
@@ -29,17 +39,65 @@ bats_require_minimum_version 1.5.0
 	done
 }
 
+# ---- the text form: streamgen pack and unpack ----
+
+@test "unpack prints a frame by its fields, leaving out those at their default" {
+	printf '%s\n' 'window-stack 0 100 101 3 30000000 2,3' \
+		'location id=7 mapping_id=3 address=0x401300 lines=4:10,5:0' \
+		'comm 1000 100 101 0 a\x20b' 'target-exit 1500 100 -1' |
+		"$STREAMGEN" pack >"$BATS_TEST_TMPDIR/s"
+	run -0 "$STREAMGEN" unpack <"$BATS_TEST_TMPDIR/s"
+	[ "${lines[0]}" = "header clockid=1 e_machine=62 clock_offset_ns=1700000000000000000 session_id=0x00c0ffee12345678" ]
+	[ "${lines[1]}" = "window-stack pid=100 tid=101 count=3 nanos=30000000 locs=2,3" ]
+	[ "${lines[2]}" = "location id=7 mapping_id=3 address=0x401300 lines=4:10,5:0" ]
+	[ "${lines[3]}" = 'comm time=1000 pid=100 tid=101 comm=a\x20b' ]
+	[ "${lines[4]}" = "target-exit time=1500 pid=100 status=-1" ]
+	[ "${#lines[@]}" -eq 5 ]
+}
+
+# round_trip STREAM: unpack, then pack, gives the stream's very bytes
+round_trip() {
+	"$STREAMGEN" unpack <"$1" >"$BATS_TEST_TMPDIR/text"
+	"$STREAMGEN" pack <"$BATS_TEST_TMPDIR/text" | cmp - "$1" ||
+		{ echo "$1 does not pack back"; return 1; }
+}
+
+@test "pack(unpack(s)) == s: every crafted stream and every saved stream" {
+	local n=0
+	for fx in "$BATS_TEST_DIRNAME"/streams/*.txt; do
+		"$STREAMGEN" pack <"$fx" >"$BATS_TEST_TMPDIR/packed"
+		round_trip "$BATS_TEST_TMPDIR/packed"
+		n=$((n + 1))
+	done
+	# Recordings of the workloads (fuzz/seeds.sh), before and after unwind, emit-pprof.
+	for s in "$BATS_TEST_DIRNAME"/../fuzz/corpus/{unwind_stream,stage_aggregate,stage_commit}/*; do
+		round_trip "$s"
+		n=$((n + 1))
+	done
+	[ "$n" -gt 50 ]
+	# Most of a recording reads as fields, not as raw bytes.
+	"$STREAMGEN" unpack <"$BATS_TEST_DIRNAME/../fuzz/corpus/stage_commit/off" >"$BATS_TEST_TMPDIR/text"
+	[ "$(grep -c '^raw ' "$BATS_TEST_TMPDIR/text")" -lt 5 ]
+	[ "$(grep -c '^window-offcpu-stack ' "$BATS_TEST_TMPDIR/text")" -gt 0 ]
+	# A stream cut inside a frame keeps its tail as bytes, and packs back too.
+	head -c 300 "$BATS_TEST_DIRNAME/../fuzz/corpus/unwind_stream/fp" >"$BATS_TEST_TMPDIR/cut"
+	round_trip "$BATS_TEST_TMPDIR/cut"
+	grep -q '^bytes ' "$BATS_TEST_TMPDIR/text"
+}
+
+@test "pack refuses a line it cannot read, with its number" {
+	run -1 --separate-stderr "$STREAMGEN" pack <<<$'end 1 4\nstack time=x'
+	[ "$stderr" = "streamgen: line 2: time: not a number of its size" ]
+	run -1 --separate-stderr "$STREAMGEN" pack <<<'mmap nosuch=1'
+	[ "$stderr" = "streamgen: line 1: nosuch: no such field" ]
+	run -1 --separate-stderr "$STREAMGEN" pack <<<'frob 1'
+	[ "$stderr" = "streamgen: line 1: unknown frame 'frob'" ]
+	run -1 --separate-stderr "$STREAMGEN" pack <<<'stack locs=1,2 period=1 time=2 time=3'
+	[ "$stderr" = "streamgen: line 1: time: given twice" ]
+}
+
 # Crafted streams (tests/streams/README): each stage named fails with its one line, and the
 # output directory is byte for byte what it was.
-setup_file() {
-	local root
-	root=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
-	export RP_BIN=${RP_BIN:-$root/.output/bin}
-	export STREAMGEN=$BATS_FILE_TMPDIR/streamgen
-	local build=(-std=c17 -Wall -Wextra -Werror -D_GNU_SOURCE -O1 -g -I "$root/lib"
-		-o "$STREAMGEN" "$root/tests/tools/streamgen.c" "$RP_BIN/../lib/librp.a" -lz -lm)
-	"${CC:-cc}" "${build[@]}" 2>/dev/null || clang -fsanitize=address,undefined "${build[@]}"
-}
 
 # snapshot DIR: every file's content and every entry's name, type, mode, size and time
 snapshot() {
