@@ -14,6 +14,26 @@ setup_file() {
 	"${CC:-cc}" "${build[@]}" 2>/dev/null || clang -fsanitize=address,undefined "${build[@]}"
 }
 
+# doc_layouts: "NAME (TYPE) FIELDS" for each field list of each frame section of the spec: the
+# code spans that start with a typed field ("u32 pid") or records ("n × (").
+doc_layouts() {
+	awk '
+		/^#+ / { if (name != "") print name "\t" text; name = ""; text = "" }
+		/^### [a-z-]+ \([0-9]+\)$/ { name = $2 " " $3; next }
+		name != "" { text = text " " $0 }
+		END { if (name != "") print name "\t" text }
+	' "$BATS_TEST_DIRNAME/../docs/stream-format.md" | while IFS=$'\t' read -r name text; do
+		grep -o '`[^`]*`' <<<"$text" | tr -d '`' | sed -E 's/ +/ /g; s/^ //; s/ $//' |
+			grep -E '^((u8|u16|u32|u64|i32|str|bid) [a-z_]+|[a-z_]+ × \()' |
+			sed "s/^/$name /"
+	done
+}
+
+# by_type: lines "NAME (TYPE) ..." ordered by type, each type's lines in their order
+by_type() {
+	sort -s -t'(' -k2,2n
+}
+
 @test "every frame type of the frame table has a section in docs/stream-format.md" {
 	cd "$BATS_TEST_DIRNAME/.."
 	names=$("$STREAMGEN" layout | sed 's/ (.*//' | uniq)
@@ -37,6 +57,16 @@ setup_file() {
 			return 1
 		}
 	done
+}
+
+@test "every frame's fields in docs/stream-format.md are the frame table's: names, types, order" {
+	"$STREAMGEN" layout | by_type >"$BATS_TEST_TMPDIR/table"
+	doc_layouts | by_type >"$BATS_TEST_TMPDIR/doc"
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/table")" -gt 30 ]
+	diff "$BATS_TEST_TMPDIR/table" "$BATS_TEST_TMPDIR/doc"
+	# The check sees a field out of place: a layout with two fields swapped differs.
+	sed -i '0,/u32 pid, u32 tid/s//u32 tid, u32 pid/' "$BATS_TEST_TMPDIR/doc"
+	! diff -q "$BATS_TEST_TMPDIR/table" "$BATS_TEST_TMPDIR/doc"
 }
 
 # ---- the text form: streamgen pack and unpack ----
