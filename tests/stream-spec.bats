@@ -126,19 +126,40 @@ round_trip() {
 	[ "$stderr" = "streamgen: line 1: time: given twice" ]
 }
 
-# Crafted streams (tests/streams/README): each stage named fails with its one line, and the
-# output directory is byte for byte what it was.
+# ---- crafted streams (tests/streams/README) ----
+# Each stage named fails with its one line, and the output directory is byte for byte what it
+# was.  As root, every stage runs as nobody: the checks are the stream's, not a privilege's.
 
 # snapshot DIR: every file's content and every entry's name, type, mode, size and time
 snapshot() {
 	(cd "$1" && find . -type f -exec sha256sum {} + | sort && ls -la --time-style=full-iso .)
 }
 
-# stage_to FILE CMD...: CMD on the crafted stream, its stream output into FILE
+# as_user CMD...: CMD as nobody when the tests run as root, else as it is
+as_user() {
+	if [ "$(id -u)" -eq 0 ]; then
+		setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all "$@"
+	else
+		"$@"
+	fi
+}
+
+# stage_to FILE CMD...: CMD on the crafted stream, as the user, its stream output into FILE
 stage_to() {
 	local to=$1
 	shift
-	"$@" <"$BATS_TEST_TMPDIR/stream" >"$to"
+	as_user "$@" <"$BATS_TEST_TMPDIR/stream" >"$to"
+}
+
+# fanout_to FILE DIR: fanout on the crafted stream with one derived emitter (emit-collapsed,
+# writing into DIR) on two FIFOs, as the driver starts it; its stream output into FILE
+fanout_to() {
+	local f=$BATS_TEST_TMPDIR/branch rc=0
+	mkdir -p "$f" && rm -f "$f/in" "$f/out" && mkfifo -m 666 "$f/in" "$f/out"
+	as_user "$RP_BIN/emit-collapsed" --output "$2" <"$f/in" >"$f/out" 2>"$f/branch.err" &
+	stage_to "$1" "$RP_BIN/fanout" --branch "emit-collapsed=$f/in,$f/out" || rc=$?
+	wait $! || true
+	return $rc
 }
 
 # crafted FIXTURE: runs the fixture's stages on it
@@ -146,6 +167,8 @@ crafted() {
 	local fx=$BATS_TEST_DIRNAME/streams/$1.txt stage want dir line
 	[ -f "$fx" ]
 	"$STREAMGEN" pack <"$fx" >"$BATS_TEST_TMPDIR/stream"
+	chmod a+rx "$BATS_TEST_TMPDIR" "$(dirname "$BATS_TEST_TMPDIR")" \
+		"$(dirname "$(dirname "$BATS_TEST_TMPDIR")")" 2>/dev/null || true
 	for stage in $(sed -n 's/^# stage: //p' "$fx"); do
 		dir=$BATS_TEST_TMPDIR/$stage/out
 		mkdir -p "$dir"
@@ -158,14 +181,16 @@ crafted() {
 			hardlink:) ln "$dir/$b" "$dir/$a" ;;
 			esac
 		done < <(grep -E '^# (plant|symlink|hardlink): ' "$fx" | sed 's/^# //')
-		touch -d '2020-01-01 00:00:00' "$dir" "$dir"/* "$dir"/.[!.]* 2>/dev/null || true
+		[ "$(id -u)" -ne 0 ] || chown -R -h nobody:nogroup "$BATS_TEST_TMPDIR/$stage"
+		touch -h -d '2020-01-01 00:00:00' "$dir" "$dir"/* "$dir"/.[!.]* 2>/dev/null || true
 		snapshot "$dir" >"$BATS_TEST_TMPDIR/before"
 		# A stage's stream goes to a file; commit's stdout is what it published.
 		case $stage in
 		unwind) run --separate-stderr stage_to "$BATS_TEST_TMPDIR/out" "$RP_BIN/unwind" \
-			--module-cache "$BATS_TEST_TMPDIR/mc" ;;
+			--module-cache "$dir" ;;
 		aggregate) run --separate-stderr stage_to "$BATS_TEST_TMPDIR/out" "$RP_BIN/aggregate" ;;
-		commit) run --separate-stderr "$RP_BIN/commit" --output "$dir" <"$BATS_TEST_TMPDIR/stream" ;;
+		commit) run --separate-stderr stage_to /dev/stdout "$RP_BIN/commit" --output "$dir" ;;
+		fanout) run --separate-stderr fanout_to "$BATS_TEST_TMPDIR/out" "$dir" ;;
 		*) run --separate-stderr stage_to "$BATS_TEST_TMPDIR/out" "$RP_BIN/$stage" --output "$dir" ;;
 		esac
 		want=$(sed -n 's/^# error: //p' "$fx")
@@ -204,6 +229,28 @@ crafted() {
 @test "crafted: two files of one kind in a window"                    { crafted file-kind-twice; }
 @test "crafted: a file frame between windows"                         { crafted file-outside-window; }
 @test "crafted: a second stream header"                               { crafted header-twice; }
+
+# Frames that break a rule of their own (docs/stream-format.md): every stage that decodes them.
+@test "corrupt: an end frame cut short"                               { crafted corrupt-end-short; }
+@test "corrupt: a file name outside the output directory"             { crafted corrupt-file-name; }
+@test "corrupt: a location line of function 0"                        { crafted corrupt-location-line; }
+@test "corrupt: a mapping that wraps around"                          { crafted corrupt-mmap-wraps; }
+@test "corrupt: a build id of 21 bytes"                               { crafted corrupt-modules-build-id; }
+@test "corrupt: an unknown off-CPU phase"                             { crafted corrupt-offcpu-phase; }
+@test "corrupt: a sample with too many addresses"                     { crafted corrupt-sample-addresses; }
+@test "corrupt: a span with a frame's flag"                           { crafted corrupt-span-flags; }
+@test "corrupt: a stack through location 0"                           { crafted corrupt-stack-location; }
+@test "corrupt: a NUL byte in a name"                                 { crafted corrupt-string-nul; }
+@test "corrupt: an off-CPU probability over 100 percent"              { crafted corrupt-target-probability; }
+@test "corrupt: a window stack through location 0"                    { crafted corrupt-window-stack-location; }
+@test "corrupt: a window that ends before it starts"                  { crafted corrupt-window-range; }
+
+@test "every stage that reads a stream has crafted streams" {
+	for stage in unwind aggregate emit-pprof emit-svg emit-collapsed emit-firefox fanout commit; do
+		[ "$(grep -lE "^# stage: (.* )?$stage( |$)" "$BATS_TEST_DIRNAME"/streams/*.txt |
+			wc -l)" -ge 3 ] || { echo "$stage has fewer than 3"; return 1; }
+	done
+}
 
 @test "every crafted stream has a test" {
 	cd "$BATS_TEST_DIRNAME/streams"
