@@ -12,64 +12,31 @@
 
 /* Little-endian loads and stores through memcpy: one instruction each on the usual hosts,
  * where the byte-at-a-time loops they replace cost a call per field. */
-static inline void
-st16(uint8_t *p, uint16_t v)
-{
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap16(v);
+#define LE(bits, v) __builtin_bswap##bits(v)
+#else
+#define LE(bits, v) (v)
 #endif
-	memcpy(p, &v, 2);
-}
+#define LE_ACCESS(bits)                                                                      \
+	static inline void st##bits(uint8_t *p, uint##bits##_t v)                            \
+	{                                                                                    \
+		v = LE(bits, v);                                                             \
+		memcpy(p, &v, sizeof(v));                                                    \
+	}                                                                                    \
+	static inline uint##bits##_t ld##bits(const uint8_t *p)                              \
+	{                                                                                    \
+		uint##bits##_t v;                                                            \
+		memcpy(&v, p, sizeof(v));                                                    \
+		return LE(bits, v);                                                          \
+	}
+LE_ACCESS(16)
+LE_ACCESS(32)
+LE_ACCESS(64)
 
-static inline void
-st32(uint8_t *p, uint32_t v)
+static inline uint8_t
+ld8(const uint8_t *p)
 {
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap32(v);
-#endif
-	memcpy(p, &v, 4);
-}
-
-static inline void
-st64(uint8_t *p, uint64_t v)
-{
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap64(v);
-#endif
-	memcpy(p, &v, 8);
-}
-
-static inline uint16_t
-ld16(const uint8_t *p)
-{
-	uint16_t v;
-	memcpy(&v, p, 2);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap16(v);
-#endif
-	return v;
-}
-
-static inline uint32_t
-ld32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap32(v);
-#endif
-	return v;
-}
-
-static inline uint64_t
-ld64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap64(v);
-#endif
-	return v;
+	return *p;
 }
 
 /* ---- members of a decoded struct, by offset ---- */
@@ -581,6 +548,14 @@ set_defaults(const struct frame_field *fl, const struct frame_field *end, void *
 	}
 }
 
+/* Inside get_fields: a scalar member of its width, from the next bytes. */
+#define GET_SCALAR(type, ld)                                                                 \
+	if (rem < sizeof(type))                                                              \
+		goto short_frame;                                                            \
+	*(type *)at(v, fl->off) = ld(p);                                                     \
+	d->pos += sizeof(type);                                                              \
+	continue
+
 /* Scalars are the bulk of every frame: each is one bounds check, one load and one store. */
 static void
 get_fields(struct dec *d, const struct frame_field *fl, size_t n, void *v)
@@ -593,30 +568,14 @@ get_fields(struct dec *d, const struct frame_field *fl, size_t n, void *v)
 		size_t rem = d->len - d->pos;
 		switch (fl->kind) {
 		case FK_U8:
-			if (rem < 1)
-				goto short_frame;
-			*(uint8_t *)at(v, fl->off) = *p;
-			d->pos += 1;
-			continue;
+			GET_SCALAR(uint8_t, ld8);
 		case FK_U16:
-			if (rem < 2)
-				goto short_frame;
-			*(uint16_t *)at(v, fl->off) = ld16(p);
-			d->pos += 2;
-			continue;
+			GET_SCALAR(uint16_t, ld16);
 		case FK_U32:
 		case FK_I32:
-			if (rem < 4)
-				goto short_frame;
-			*(uint32_t *)at(v, fl->off) = ld32(p);
-			d->pos += 4;
-			continue;
+			GET_SCALAR(uint32_t, ld32);
 		case FK_U64:
-			if (rem < 8)
-				goto short_frame;
-			*(uint64_t *)at(v, fl->off) = ld64(p);
-			d->pos += 8;
-			continue;
+			GET_SCALAR(uint64_t, ld64);
 		case FK_RESERVED:
 			if (rem < 4)
 				goto short_frame;
@@ -638,6 +597,14 @@ get_fields(struct dec *d, const struct frame_field *fl, size_t n, void *v)
 				set_defaults(fl, end, v);
 				return;
 			}
+			break;
+		case FK_RANGE:
+			if (member_get(v, fl->a) < fl->lo || member_get(v, fl->a) > fl->hi)
+				d->bad = fl->why;
+			break;
+		case FK_ORDERED:
+			if (member_get(v, fl->b) < member_get(v, fl->a))
+				d->bad = fl->why;
 			break;
 		case FK_CHECK:
 			d->bad = fl->check(v);

@@ -15,7 +15,6 @@
 /* The offset of member m, which must be w bytes long: a row cannot name a u32 for a u16. */
 #define OFF(m, w) (offsetof(T, m) + 0 * sizeof(char[sizeof(((T *)0)->m) == (w) ? 1 : -1]))
 #define SCALAR(k, m, w, ...) { .kind = (k), .name = #m, .off = OFF(m, w), __VA_ARGS__ }
-#define U8(m) SCALAR(FK_U8, m, 1)
 #define U16(m) SCALAR(FK_U16, m, 2)
 #define U32(m) SCALAR(FK_U32, m, 4)
 #define U64(m) SCALAR(FK_U64, m, 8)
@@ -25,6 +24,12 @@
 #define BID(m) SCALAR(FK_BID, m, STREAM_BUILD_ID_MAX, .len_off = OFF(m##_len, 1))
 #define RESERVED(nm) { .kind = FK_RESERVED, .name = #nm }
 #define CHECK(fn) { .kind = FK_CHECK, .name = #fn, .check = (fn) }
+/* Rules: member m within lo..hi, not 0, end not below start. */
+#define RANGE(m, l, h, w) { .kind = FK_RANGE, .name = #m, .a = MEMBER(m), .lo = (l), .hi = (h), \
+			    .why = (w) }
+#define NONZERO(m, w) RANGE(m, 1, UINT64_MAX, w)
+#define ORDERED(s, e, w) { .kind = FK_ORDERED, .name = #e, .a = MEMBER(s), .b = MEMBER(e), \
+			   .why = (w) }
 /* Appended groups: written always, or when member m is set (or a later group is). */
 #define APPENDED(min) { .kind = FK_APPENDED, .min_bytes = (min) }
 #define APPENDED_IF(min, m) { .kind = FK_APPENDED, .min_bytes = (min), .when = MEMBER(m) }
@@ -47,38 +52,10 @@
 /* ---- the rules a decoder checks ---- */
 
 static const char *
-ends_before_start(uint64_t start, uint64_t end, const char *what)
-{
-	return end < start ? what : NULL;
-}
-
-static const char *
 mmap_no_wrap(const void *p)
 {
 	const struct fr_mmap *v = p;
 	return v->start + v->len < v->start ? "mapping wraps around the address space" : NULL;
-}
-
-static const char *
-ksym_range(const void *p)
-{
-	const struct fr_ksym *v = p;
-	return ends_before_start(v->start, v->end, "symbol ends before it starts");
-}
-
-static const char *
-usym_range(const void *p)
-{
-	const struct fr_usym *v = p;
-	return ends_before_start(v->start, v->end, "symbol ends before it starts");
-}
-
-static const char *
-offcpu_percent_range(const void *p)
-{
-	const struct fr_target *v = p;
-	return v->offcpu_percent < 1 || v->offcpu_percent > 100 ?
-		"off-CPU probability outside 1..100 percent" : NULL;
 }
 
 static const char *
@@ -100,44 +77,9 @@ regs_write(const void *p)
 }
 
 static const char *
-mapping_rules(const void *p)
-{
-	const struct fr_mapping *v = p;
-	if (v->id == 0)
-		return "mapping id 0";
-	return ends_before_start(v->start, v->limit, "mapping ends before it starts");
-}
-
-static const char *
-function_id(const void *p)
-{
-	return ((const struct fr_function *)p)->id == 0 ? "function id 0" : NULL;
-}
-
-static const char *
 line_function(const void *p)
 {
 	return ((const struct fr_line *)p)->function_id == 0 ? "line with function id 0" : NULL;
-}
-
-static const char *
-location_id(const void *p)
-{
-	return ((const struct fr_location *)p)->id == 0 ? "location id 0" : NULL;
-}
-
-static const char *
-window_start_range(const void *p)
-{
-	const struct fr_window_start *v = p;
-	return ends_before_start(v->start, v->end, "window ends before it starts");
-}
-
-static const char *
-window_end_range(const void *p)
-{
-	const struct fr_window_end *v = p;
-	return ends_before_start(v->start, v->end, "window ends before it starts");
 }
 
 /* File names travel between stages and are joined to the output directory: a name with a
@@ -167,52 +109,12 @@ module_bid(const void *p)
 }
 
 static const char *
-interval(uint64_t start, uint64_t end, uint32_t phase)
-{
-	if (end < start)
-		return "interval ends before it starts";
-	if (phase < PHASE_BLOCKED || phase > PHASE_YIELDED)
-		return "unknown off-CPU phase";
-	return NULL;
-}
-
-static const char *
-offcpu_interval(const void *p)
-{
-	const struct fr_offcpu *v = p;
-	return interval(v->start, v->end, v->phase);
-}
-
-static const char *
-offcpu_stack_interval(const void *p)
-{
-	const struct fr_offcpu_stack *v = p;
-	return interval(v->start, v->end, v->phase);
-}
-
-static const char *
 span_rules(const void *p)
 {
 	const struct offcpu_span *s = p;
 	if (s->end < s->start)
 		return "interval ends before it starts";
 	return s->flags & ~OFFCPU_SPAN_FLAGS ? "unknown off-CPU interval flags" : NULL;
-}
-
-static const char *
-top_count(const void *p)
-{
-	const struct fr_offcpu *v = p;
-	return v->ntop == 0 || v->ntop > STREAM_MAX_TOP ? "bad count of stack words" : NULL;
-}
-
-static const char *
-stack_copy(const void *p)
-{
-	const struct fr_offcpu *v = p;
-	if (v->nstack == 0 || v->nstack > STREAM_MAX_OFFCPU_STACK || v->nmore > 0)
-		return "bad off-CPU stack copy";
-	return NULL;
 }
 
 /* The rules of an off-CPU frame that the writer checks, in the order its fields go out. */
@@ -247,7 +149,8 @@ static const struct frame_field target_fields[] = {
 	APPENDED(1),
 	STR(scope_requested), STR(scope_effective), STR(scope_cgroup), STR(scope_reason),
 	APPENDED(1),
-	SCALAR(FK_U32, offcpu_percent, 4, .dflt = 100), CHECK(offcpu_percent_range),
+	SCALAR(FK_U32, offcpu_percent, 4, .dflt = 100),
+	RANGE(offcpu_percent, 1, 100, "off-CPU probability outside 1..100 percent"),
 	APPENDED(1),
 	U64(window_nanos),
 };
@@ -290,7 +193,8 @@ static const struct frame_field lost_fields[] = { U64(time), U64(count), U32(kin
 
 #define T struct fr_ksym
 static const struct frame_field ksym_fields[] = {
-	X64(start), X64(end), STR(name), STR(module), CHECK(ksym_range),
+	X64(start), X64(end), STR(name), STR(module),
+	ORDERED(start, end, "symbol ends before it starts"),
 };
 #undef T
 
@@ -313,7 +217,8 @@ static const struct frame_field warning_fields[] = { U64(time), STR(text) };
 /* import appends where the capture's module starts; a frame without both words has none. */
 #define T struct fr_usym
 static const struct frame_field usym_fields[] = {
-	BID(build_id), STR(path), X64(start), X64(end), STR(name), CHECK(usym_range),
+	BID(build_id), STR(path), X64(start), X64(end), STR(name),
+	ORDERED(start, end, "symbol ends before it starts"),
 	APPENDED_IF(16, min_vaddr),
 	X64(min_vaddr), X64(fo_min_vaddr),
 };
@@ -334,6 +239,11 @@ static const struct frame_field sample_regs_fields[] = {
 static const struct frame_field span_fields[] = { U64(start), U64(end), U32(flags) };
 #undef T
 
+/* An off-CPU interval: [start, end) of a known phase. */
+#define INTERVAL                                                                            \
+	ORDERED(start, end, "interval ends before it starts"),                             \
+	RANGE(phase, PHASE_BLOCKED, PHASE_YIELDED, "unknown off-CPU phase")
+
 /* The further intervals of an off-CPU frame, written when there are some or when a block
  * follows them, so that a frame of one interval keeps the layout of the first version. */
 #define SPANS                                                                               \
@@ -346,17 +256,19 @@ static const struct frame_field span_fields[] = { U64(start), U64(end), U32(flag
 #define T struct fr_offcpu
 static const struct frame_field offcpu_fields[] = {
 	U64(start), U64(end), U32(pid), U32(tid), U32(cpu), U32(phase), U32(flags),
-	U16(nkernel), U16(nuser), CHECK(offcpu_interval),
+	U16(nkernel), U16(nuser), INTERVAL,
 	ARRAY_(FK_ARRAY, FK_U64, ips, COUNT_SUM, nkernel, nuser, STREAM_MAX_IPS,
 	       "too many addresses", NULL, .stride = sizeof(uint64_t), .hex = 1),
 	SPANS,
 	APPENDED_IF(4, ntop),
-	U32(ntop), CHECK(top_count),
+	U32(ntop), RANGE(ntop, 1, STREAM_MAX_TOP, "bad count of stack words"),
 	ARRAY_(FK_PACKED, FK_U64, top, COUNT_SPANS, nmore, ntop,
 	       (STREAM_MAX_SPANS + 1) * STREAM_MAX_TOP, "bad count of stack words", NULL,
 	       .hex = 1),
 	APPENDED_IF(20, nstack),
-	X64(sp), X64(bp), U32(nstack), CHECK(stack_copy),
+	X64(sp), X64(bp), U32(nstack),
+	RANGE(nstack, 1, STREAM_MAX_OFFCPU_STACK, "bad off-CPU stack copy"),
+	RANGE(nmore, 0, 0, "bad off-CPU stack copy"), /* a copy goes with one interval only */
 	PACKED(FK_U8, stack, nstack, STREAM_MAX_OFFCPU_STACK, "bad off-CPU stack copy", NULL),
 };
 #undef T
@@ -364,13 +276,15 @@ static const struct frame_field offcpu_fields[] = {
 #define T struct fr_mapping
 static const struct frame_field mapping_fields[] = {
 	U32(id), U32(pid), X64(start), X64(limit), X64(offset), U32(flags), BID(build_id),
-	STR(path), CHECK(mapping_rules),
+	STR(path), NONZERO(id, "mapping id 0"),
+	ORDERED(start, limit, "mapping ends before it starts"),
 };
 #undef T
 
 #define T struct fr_function
 static const struct frame_field function_fields[] = {
-	U32(id), U32(start_line), STR(name), STR(system_name), STR(filename), CHECK(function_id),
+	U32(id), U32(start_line), STR(name), STR(system_name), STR(filename),
+	NONZERO(id, "function id 0"),
 };
 #undef T
 
@@ -384,7 +298,7 @@ static const struct frame_field location_fields[] = {
 	ARRAY(FK_REC, lines, nlines, STREAM_MAX_LINES, "too many lines",
 	      "location with too many lines", RECORDS(line_fields),
 	      .elem_check = line_function),
-	CHECK(location_id),
+	NONZERO(id, "location id 0"),
 };
 #undef T
 
@@ -403,13 +317,14 @@ static const struct frame_field stack_fields[] = {
 #define T struct fr_offcpu_stack
 static const struct frame_field offcpu_stack_fields[] = {
 	U64(start), U64(end), U32(pid), U32(tid), U32(cpu), U32(phase), U32(flags),
-	U32(stack_flags), CHECK(offcpu_stack_interval), LOCS, SPANS,
+	U32(stack_flags), INTERVAL, LOCS, SPANS,
 };
 #undef T
 
 #define T struct fr_window_start
 static const struct frame_field window_start_fields[] = {
-	U32(index), U64(start), U64(end), CHECK(window_start_range),
+	U32(index), U64(start), U64(end),
+	ORDERED(start, end, "window ends before it starts"),
 };
 #undef T
 
@@ -428,7 +343,7 @@ static const struct frame_field window_end_fields[] = {
 	U32(index), U64(start), U64(end), U32(reason), U16(nstats),
 	ARRAY(FK_REC, stats, nstats, STREAM_MAX_STATS, "too many statistics",
 	      "too many window statistics", RECORDS(stat_fields)),
-	CHECK(window_end_range),
+	ORDERED(start, end, "window ends before it starts"),
 };
 #undef T
 

@@ -28,7 +28,10 @@ enum field_kind {
 	FK_PACKED,   /* count elements left in the frame: the member points at them */
 	FK_REC,      /* only as an element: a record of sub fields */
 	FK_APPENDED, /* the fields after it, up to the next one, came later (see below) */
-	FK_CHECK,    /* a rule on the fields decoded so far */
+	/* Rules on the fields decoded so far, in the order a reader checks them: */
+	FK_RANGE,    /* member a is lo..hi */
+	FK_ORDERED,  /* member b is not below member a (an end, its start) */
+	FK_CHECK,    /* a rule of its own */
 };
 
 /* How an array's element count follows from its count members a and b. */
@@ -51,7 +54,7 @@ struct frame_field {
 	uint64_t dflt;          /* scalars: the value of an absent field, written for 0 */
 	int hex;                /* an address: hex in the text form (elements too) */
 
-	/* FK_ARRAY, FK_PACKED */
+	/* FK_ARRAY, FK_PACKED (and the members of FK_RANGE, FK_ORDERED) */
 	uint8_t elem;           /* element kind: FK_U8, FK_U32, FK_U64, FK_BID or FK_REC */
 	uint8_t count;          /* enum field_count */
 	struct frame_member a, b;
@@ -72,7 +75,10 @@ struct frame_field {
 	uint8_t min_bytes;
 	struct frame_member when;
 
-	/* FK_CHECK: NULL or why the frame is corrupt; not run in an absent group. */
+	/* FK_RANGE, FK_ORDERED, FK_CHECK: why the frame is corrupt when the rule fails (check:
+	 * NULL or why).  A rule of an absent group is not checked. */
+	uint64_t lo, hi;
+	const char *why;
 	const char *(*check)(const void *v);
 };
 

@@ -432,7 +432,7 @@ layout(void)
 			if (fl->kind == FK_APPENDED) {
 				printf("\n%s (%u) ", d->name, t);
 				sep = "";
-			} else if (fl->kind != FK_CHECK) {
+			} else if (fl->kind < FK_APPENDED) { /* a field, not a rule */
 				printf("%s", sep);
 				layout_field(d, fl);
 				sep = ", ";
