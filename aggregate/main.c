@@ -232,9 +232,7 @@ recorded_window(struct agg *a, const struct fr_target *t)
 {
 	if (env.window_given || a->win.have_origin || !t->window_nanos)
 		return;
-	a->win.width = t->window_nanos;
-	if (env.reorder_ns > a->win.width)
-		env.reorder_ns = a->win.reorder_ns = a->win.width;
+	env.reorder_ns = windows_set_width(&a->win, t->window_nanos);
 	env.window_given = 1; /* later target frames (an exec, the fallback) change nothing */
 }
 
@@ -347,6 +345,18 @@ on_frame(struct agg *a, const struct frame *f)
 	return 0;
 }
 
+/* The reorder buffer, the windows and the off-CPU queue, as the options say: 0, or -1 when
+ * out of memory. */
+static int
+agg_init(struct agg *a)
+{
+	struct window_opts o = { env.window_ns, env.max_stacks, env.reorder_ns, env.max_pending };
+
+	if (reorder_init(&a->ro, env.max_pending) < 0 || windows_init(&a->win, &a->out, &o) < 0)
+		return -1;
+	return offcpu_agg_init(&a->off, env.max_stacks, env.max_pending);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -368,12 +378,8 @@ main(int argc, char **argv)
 	if (stream_writer_open(&a.out, 1, "stdout", &h) < 0)
 		errx(stream_writer_status(&a.out), "%s", a.out.err);
 	a.in.flush_on_wait = &a.out; /* output never waits for input */
-	if (reorder_init(&a.ro, env.max_pending) < 0 ||
-	    windows_init(&a.win, &a.out, env.window_ns, env.max_stacks) < 0 ||
-	    offcpu_agg_init(&a.off, env.max_stacks, env.max_pending) < 0)
+	if (agg_init(&a) < 0)
 		errx(1, "out of memory");
-	a.win.reorder_ns = env.reorder_ns;
-	a.win.max_pending = env.max_pending;
 	while (!ended && (rc = stream_read(&a.in, &f)) > 0)
 		ended = on_frame(&a, &f);
 	if (!ended && rc < 0)

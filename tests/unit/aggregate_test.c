@@ -49,7 +49,7 @@ fixture_open(struct fixture *fx, uint64_t max_stacks)
 	snprintf(fx->path, sizeof(fx->path), "/tmp/aggregate_test.XXXXXX");
 	fx->fd = mkstemp(fx->path);
 	if (fx->fd < 0 || stream_writer_open(&fx->out, fx->fd, "t", &h) < 0 ||
-	    windows_init(&fx->w, &fx->out, W, max_stacks) < 0)
+	    windows_init(&fx->w, &fx->out, &(struct window_opts){ W, max_stacks, 0, 0 }) < 0)
 		abort();
 }
 
@@ -161,6 +161,21 @@ static int
 push(struct reorder *r, uint64_t time, const void *payload, uint32_t n, struct pending **ev)
 {
 	return reorder_push(r, &(struct stack_event){ .time = time }, payload, n, ev);
+}
+
+/* The windows keep the options they were set up with; the recording's own window length
+ * cuts a longer reorder window to it, and reports the one in effect. */
+static void
+test_setup(void)
+{
+	struct stream_writer out = { 0 };
+	struct windows w;
+
+	CHECK(windows_init(&w, &out, &(struct window_opts){ 1000, 8, 500, 7 }) == 0);
+	CHECK(w.width == 1000 && w.tab.max == 8 && w.reorder_ns == 500 && w.max_pending == 7);
+	CHECK(windows_set_width(&w, 2000) == 500 && w.width == 2000);
+	CHECK(windows_set_width(&w, 200) == 200 && w.width == 200 && w.reorder_ns == 200);
+	windows_release(&w);
 }
 
 static void
@@ -584,6 +599,7 @@ int
 main(void)
 {
 	test_reorder();
+	test_setup();
 	test_reorder_bound();
 	test_shuffled_windows();
 	test_boundaries();
