@@ -129,8 +129,10 @@ reorder_push(struct reorder *r, const struct stack_event *ev, const uint8_t *pay
 	p->ev = *ev;
 	p->ev.locs = p->locs;
 	p->len = len;
-	memcpy(p->locs, ev->locs, nlocs);
-	memcpy((uint8_t *)p->locs + nlocs, payload, len);
+	if (nlocs) /* an empty stack may have no array */
+		memcpy(p->locs, ev->locs, nlocs);
+	if (len)
+		memcpy((uint8_t *)p->locs + nlocs, payload, len);
 	uint64_t time = ev->time;
 	/* Full: the oldest of the held events and the new one leaves instead of being held, so
 	 * the buffer never holds more than max (ties go to the one that came first). */

@@ -90,12 +90,12 @@ stream_member_set(void *v, struct frame_member m, uint64_t x)
 	}
 }
 
-/* The width of a scalar field's member and its wire bytes: the same for every kind. */
+/* The width of a scalar field's member and its wire bytes, the same (0: not a scalar). */
 static inline struct frame_member
 scalar(const struct frame_field *fl)
 {
-	static const uint8_t width[] = { [FK_U8] = 1, [FK_U16] = 2, [FK_U32] = 4, [FK_U64] = 8,
-					 [FK_I32] = 4 };
+	static const uint8_t width[FK_CHECK + 1] = { [FK_U8] = 1, [FK_U16] = 2, [FK_U32] = 4,
+						     [FK_U64] = 8, [FK_I32] = 4 };
 	return (struct frame_member){ fl->off, width[fl->kind] };
 }
 

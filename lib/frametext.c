@@ -403,7 +403,7 @@ static int
 set_array(struct parsed *ps, size_t i, char *word, char *err, size_t errlen)
 {
 	const struct frame_field *fl = &ps->desc->fields[i];
-	size_t n = 1, size = stream_elem_bytes(fl);
+	size_t n = 1;
 	uint8_t *buf = NULL;
 
 	if (fl->elem == FK_U8) {
@@ -421,7 +421,7 @@ set_array(struct parsed *ps, size_t i, char *word, char *err, size_t errlen)
 	if (n > fl->max)
 		return fail(err, errlen, "%s: more elements than the frame may hold", fl->name);
 	if (fl->kind == FK_PACKED &&
-	    (!(buf = calloc(n, size)) || keep_packed(ps, buf, fl) < 0))
+	    (!(buf = calloc(n, stream_elem_bytes(fl))) || keep_packed(ps, buf, fl) < 0))
 		return fail(err, errlen, "%s: out of memory", fl->name);
 	for (size_t k = 0; k < n; k++) {
 		union { uint32_t u32; uint64_t u64; struct fr_bid bid; uint8_t rec[64]; } el;
