@@ -10,17 +10,7 @@
 
 #include "../../collect/collect.h"
 
-static int failed, passed;
-
-#define CHECK(cond)                                                                  \
-	do {                                                                         \
-		if (cond)                                                            \
-			passed++;                                                    \
-		else {                                                               \
-			failed++;                                                    \
-			fprintf(stderr, "%s:%d: failed: %s\n", __FILE__, __LINE__, #cond); \
-		}                                                                    \
-	} while (0)
+#include "check.h"
 
 #define RING 256
 

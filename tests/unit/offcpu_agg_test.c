@@ -46,7 +46,8 @@ fixture_open(struct fixture *fx)
 	snprintf(fx->path, sizeof(fx->path), "/tmp/offcpu_agg_test.XXXXXX");
 	fx->fd = mkstemp(fx->path);
 	if (fx->fd < 0 || stream_writer_open(&fx->out, fx->fd, "t", &h) < 0 ||
-	    windows_init(&fx->w, &fx->out, W, 64) < 0 || offcpu_agg_init(&fx->off, 64, 100) < 0)
+	    windows_init(&fx->w, &fx->out, &(struct window_opts){ W, 64, 0, 0 }) < 0 ||
+	    offcpu_agg_init(&fx->off, 64, 100) < 0)
 		abort();
 	fx->w.off = &fx->off;
 	windows_origin(&fx->w, 1000);
