@@ -1,6 +1,7 @@
 /* The reduced ELF copy of the module cache (see elfslim.h), written through libelf with
  * the layout chosen here: the headers, then the kept contents in section order. */
 #include "elfslim.h"
+#include "errbuf.h"
 
 #include <errno.h>
 #include <gelf.h>
@@ -13,16 +14,6 @@
 #include <zlib.h>
 
 #define MIN_COMPRESS 64  /* smaller contents are not worth a compression header */
-
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 static Elf *
 open_in(int fd)
@@ -144,7 +135,7 @@ copy_section(Elf *e, Elf *o, Elf_Scn *s, size_t str, uint64_t *off, uint8_t **bu
 	GElf_Shdr sh;
 	Elf_Scn *t = elf_newscn(o);
 	if (!gelf_getshdr(s, &sh) || !t || elf_ndxscn(t) != i)
-		return fail(err, errlen, "cannot copy section %zu", i);
+		return errbuf_fail(err, errlen, "cannot copy section %zu", i);
 	const char *name = elf_strptr(e, str, sh.sh_name);
 	Elf_Data *d = kept(e, i, &sh, name) ? elf_rawdata(s, NULL) : NULL;
 	if (!d || !d->d_buf || d->d_size != sh.sh_size) {
@@ -157,7 +148,7 @@ copy_section(Elf *e, Elf *o, Elf_Scn *s, size_t str, uint64_t *off, uint8_t **bu
 				     deflate_section(cls, d, sh.sh_addralign, &len) : NULL;
 		if (!nd) {
 			free(z);
-			return fail(err, errlen, "cannot copy section %zu", i);
+			return errbuf_fail(err, errlen, "cannot copy section %zu", i);
 		}
 		if (z) {
 			bufs[(*nbufs)++] = z;
@@ -175,7 +166,7 @@ copy_section(Elf *e, Elf *o, Elf_Scn *s, size_t str, uint64_t *off, uint8_t **bu
 		*off += len;
 	}
 	if (!gelf_update_shdr(t, &sh))
-		return fail(err, errlen, "cannot copy section %zu", i);
+		return errbuf_fail(err, errlen, "cannot copy section %zu", i);
 	return 0;
 }
 
@@ -189,7 +180,7 @@ elfslim_write(int in, int out, char *err, size_t errlen)
 	GElf_Ehdr eh;
 
 	if (!e || !gelf_getehdr(e, &eh))
-		return fail(err, errlen, "not an ELF file with section headers");
+		return errbuf_fail(err, errlen, "not an ELF file with section headers");
 	int cls = gelf_getclass(e);
 	elf_getshdrnum(e, &nscn);
 	elf_getshdrstrndx(e, &str);
@@ -197,7 +188,7 @@ elfslim_write(int in, int out, char *err, size_t errlen)
 		nph = 0;
 	if (!(bufs = calloc(nscn, sizeof(*bufs))) || !(o = elf_begin(out, ELF_C_WRITE, NULL)) ||
 	    !gelf_newehdr(o, cls) || (nph && !gelf_newphdr(o, nph))) {
-		fail(err, errlen, "cannot start the copy: %s", elf_errmsg(-1));
+		errbuf_fail(err, errlen, "cannot start the copy: %s", elf_errmsg(-1));
 		goto done;
 	}
 	uint64_t off = gelf_fsize(o, ELF_T_EHDR, 1, EV_CURRENT);
@@ -207,7 +198,7 @@ elfslim_write(int in, int out, char *err, size_t errlen)
 		GElf_Phdr ph;
 		/* As they were: they describe the original file, which the mappings name. */
 		if (!gelf_getphdr(e, (int)i, &ph) || !gelf_update_phdr(o, (int)i, &ph)) {
-			fail(err, errlen, "cannot copy program header %zu", i);
+			errbuf_fail(err, errlen, "cannot copy program header %zu", i);
 			goto done;
 		}
 	}
@@ -217,12 +208,12 @@ elfslim_write(int in, int out, char *err, size_t errlen)
 	eh.e_shoff = align_up(off, 8);
 	eh.e_shnum = (uint16_t)nscn;
 	if (!gelf_update_ehdr(o, &eh)) {
-		fail(err, errlen, "cannot write the ELF header");
+		errbuf_fail(err, errlen, "cannot write the ELF header");
 		goto done;
 	}
 	elf_flagelf(o, ELF_C_SET, ELF_F_LAYOUT);
 	if (elf_update(o, ELF_C_WRITE) < 0) {
-		fail(err, errlen, "cannot write the copy: %s", elf_errmsg(-1));
+		errbuf_fail(err, errlen, "cannot write the copy: %s", elf_errmsg(-1));
 		goto done;
 	}
 	rc = 0;
