@@ -385,6 +385,24 @@ diag_sum() {
 	awk -v m="$ms" 'BEGIN { exit !(m > 500) }'
 }
 
+@test "off-cpu: a process whose only thread sleeps from before the start has one interval spanning window 0" {
+	# The thread never leaves the CPU while it is watched: its interval opens at the start.
+	sleep 60 3>&- &
+	wpid=$!
+	sleep 0.2
+	run -0 "$RP" record --pid "$wpid" --profiles off-cpu --duration 3s --window 1s \
+		--collapsed --output "$out"
+	d=$out/$(ls "$out" | grep -E '^diagnostics-.*-000000-' | head -n 1)
+	cat "$d" >&2
+	# One interval, as long as the window (less a millisecond when the machine is slow to
+	# read the maps at the first drain).
+	jq -e '.off_cpu.intervals == 1 and .off_cpu.incomplete_intervals == 0 and
+		.off_cpu.nanoseconds >= 999000000 and .off_cpu.nanoseconds <= 1000000000' "$d"
+	# The stacks are those of the wait: the kernel's nanosleep under the C library's.
+	col=$out/$(outputs "$out" off-cpu collapsed | head -n 1)
+	grep -q '^sleep;off-CPU blocked;.*__clock_nanosleep;.*hrtimer_nanosleep' "$col"
+}
+
 @test "off-cpu: alone under launch, a process outside the cgroup reaches neither the stream nor the module cache" {
 	# Off-CPU alone watches mappings through events on the CPUs, which see every task: an
 	# unrelated program started again and again maps its image and names itself meanwhile.
