@@ -196,18 +196,23 @@ release_until(struct agg *a, uint64_t t)
 		die_output(a);
 }
 
-/* Off-CPU pieces are queued apart from the CPU stacks; a full queue releases up to its
- * oldest piece. */
+/* A full off-CPU queue releases up to its oldest piece (release_until exits on errors). */
+static int
+offcpu_room(void *arg)
+{
+	struct agg *a = arg;
+	a->off.st.forced++;
+	release_until(a, offcpu_agg_oldest(&a->off));
+	return 0;
+}
+
+/* Off-CPU pieces are queued apart from the CPU stacks, at most --max-pending-events. */
 static void
 on_offcpu(struct agg *a, const struct fr_offcpu_stack *os)
 {
 	a->win.off = &a->off;
-	if (offcpu_agg_push(&a->off, os) < 0)
+	if (offcpu_agg_push(&a->off, os, offcpu_room, a) < 0)
 		errx(1, "out of memory");
-	while (a->off.n > a->off.max) {
-		a->off.st.forced++;
-		release_until(a, offcpu_agg_oldest(&a->off));
-	}
 }
 
 /* A stack waits in the reorder buffer, decoded, with its frame to forward. */

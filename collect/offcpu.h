@@ -19,6 +19,8 @@ struct offcpu_config {
 	unsigned percent;       /* --offcpu-probability: switch-outs recorded, 1..100 */
 	const char *btf_path;   /* --offcpu-btf: kernel BTF when the kernel has none */
 	uint64_t deadline_ns;   /* intervals are cut here (the end of --duration), 0: none */
+	uint64_t start_ns;      /* the recording's start, where the intervals of the threads
+				 * already off the CPU open; 0: the --check probe */
 	uint64_t cgroup_id;     /* launch's cgroup scope: every process in it; 0: pid only */
 	int verbose;            /* -v: libbpf's messages on stderr */
 	/* How many leading kernel ips of a stack are the collector's own frames (the BPF
@@ -33,8 +35,9 @@ struct offcpu_config {
 
 struct offcpu;
 
-/* Loads and attaches the program for the threads of pid; NULL with a one-line reason in
- * why when the kernel cannot (too old, no BTF, verifier or attach failure). */
+/* Loads and attaches the program for the threads of pid, and opens the intervals of those
+ * already off the CPU (collect/offcpu_blocked.c); NULL with a one-line reason in why when
+ * the kernel cannot (too old, no BTF, verifier or attach failure). */
 struct offcpu *offcpu_open(pid_t pid, const struct offcpu_config *cfg, char *why,
 			   size_t whylen);
 /* An fd that becomes readable when the ring buffer asks for a drain (epoll). */

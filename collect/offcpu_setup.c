@@ -117,12 +117,13 @@ own_frames(void *arg, const uint64_t *ips, size_t n)
 }
 
 static struct offcpu *
-open_for(struct collect *c, uint64_t deadline, char *why, size_t whylen)
+open_for(struct collect *c, uint64_t start, uint64_t deadline, char *why, size_t whylen)
 {
 	struct offcpu_config cfg = { .phases = c->o.offcpu_phases, .min_ns = c->o.offcpu_min_ns,
 				     .ring_bytes = c->o.offcpu_ring_bytes,
 				     .percent = c->o.offcpu_percent,
 				     .btf_path = c->o.offcpu_btf, .deadline_ns = deadline,
+				     .start_ns = start,
 				     .before = before, .own_frames = own_frames, .arg = c,
 				     .cgroup_id = scope_cgroup_id(&c->scope),
 				     .verbose = c->o.verbose };
@@ -145,7 +146,7 @@ collect_offcpu_probe(struct collect *c)
 {
 	if (!c->o.offcpu)
 		return;
-	struct offcpu *o = open_for(c, 0, c->offcpu.why, sizeof(c->offcpu.why));
+	struct offcpu *o = open_for(c, 0, 0, c->offcpu.why, sizeof(c->offcpu.why));
 	if (o)
 		offcpu_close(o);
 	else
@@ -157,7 +158,8 @@ collect_offcpu_start(struct collect *c)
 {
 	if (!c->o.offcpu)
 		return;
-	c->offcpu.prog = open_for(c, c->run.deadline_ns, c->offcpu.why, sizeof(c->offcpu.why));
+	c->offcpu.prog = open_for(c, c->run.start_ns, c->run.deadline_ns, c->offcpu.why,
+				  sizeof(c->offcpu.why));
 	if (!c->offcpu.prog)
 		failed(c);
 }

@@ -284,8 +284,15 @@ on_task(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
 		.pid = rd32(r + 8), .ppid = rd32(r + 12), .tid = rd32(r + 16),
 		.ptid = rd32(r + 20), .time = rd64(r + 24),
 	};
-	if (!scope_covers(&c->scope, t.pid))
+	/* While calibrating nothing is written: the child's mappings are not in the stream. */
+	if (h->type == PERF_RECORD_FORK && t.pid != t.ppid && !c->rec.calib)
+		scope_forked(&c->scope, t.pid, t.ppid);
+	if (!scope_covers(&c->scope, t.pid)) {
+		/* Its pid may come back as a process of the scope. */
+		if (h->type == PERF_RECORD_EXIT && t.pid == t.tid)
+			scope_gone(&c->scope, t.pid);
 		return;
+	}
 	if (c->rec.calib) {
 		if (h->type == PERF_RECORD_FORK && t.pid != t.ppid)
 			calib_fork(c->rec.calib, t.pid, t.ppid);
@@ -296,9 +303,7 @@ on_task(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
 	emit_task(&c->out, h->type == PERF_RECORD_FORK ? FR_FORK : FR_EXIT, &t);
 	if (h->type == PERF_RECORD_FORK)
 		name_new_task(c, &t);
-	if (h->type == PERF_RECORD_FORK && t.pid != t.ppid)
-		scope_forked(&c->scope, t.pid, t.ppid);
-	else if (t.flags & EXIT_PROCESS)
+	if (t.flags & EXIT_PROCESS)
 		scope_gone(&c->scope, t.pid);
 }
 

@@ -35,6 +35,7 @@ events_open(struct collect *c, int layout, int nthreads)
 	if (perf_set_init(&c->perf, c->o.no_cpu ? 0 : c->o.freq, layout, why, sizeof(why)) < 0)
 		errx(1, "%s", why);
 	raise_nofile(nthreads, c->perf.ncpu);
+	scope_unfiltered(&c->scope, c->o.no_cpu); /* attach() then watches the CPUs */
 	struct attach_spec a = {
 		.pid = c->o.pid, .max_threads = c->o.max_threads, .cpus = c->o.no_cpu,
 		.cgroup_fd = c->scope.cgroup ? c->scope.cg.fd : -1, .cgroup_path = c->scope.cg.path,

@@ -1,8 +1,10 @@
 /*
  * The process scope of a recording and the bookkeeping of the cgroup scope.  In the cgroup
- * scope every record the events deliver belongs to the recording (the kernel gives cgroup
- * events the side-band records of the cgroup's tasks only), so the stream carries all
- * processes; unwind gives a forked child its parent's mappings.  A process whose fork was
+ * scope every record the cgroup events deliver belongs to the recording (the kernel gives
+ * cgroup events the side-band records of the cgroup's tasks only), so the stream carries
+ * all processes; unwind gives a forked child its parent's mappings.  Off-CPU alone watches
+ * the CPUs instead, whose events see every task: there a record belongs to the recording
+ * when its process descends from one known, or /proc says it is in the cgroup.  A process whose fork was
  * not written (it appeared during the calibration, when only the target is followed) is read
  * from /proc at its first sample.
  */
@@ -80,23 +82,47 @@ scope_cgroup_id(const struct scope *s)
 	return s->cgroup ? s->cg.id : 0;
 }
 
-int
-scope_covers(const struct scope *s, uint32_t pid)
+void
+scope_unfiltered(struct scope *s, int unfiltered)
 {
-	return pid == (uint32_t)s->target || s->cgroup;
+	s->unfiltered = unfiltered;
+}
+
+static void
+add_to(struct u32set *set, uint32_t pid)
+{
+	if (u32set_add(set, pid) < 0)
+		errx(1, "out of memory");
+}
+
+int
+scope_covers(struct scope *s, uint32_t pid)
+{
+	if (pid == (uint32_t)s->target)
+		return 1;
+	if (!s->cgroup)
+		return 0;
+	if (!s->unfiltered || u32set_has(&s->known, pid) || u32set_has(&s->inside, pid))
+		return 1;
+	if (u32set_has(&s->outside, pid))
+		return 0;
+	int in = cgroup_holds(&s->cg, (pid_t)pid);
+	add_to(in ? &s->inside : &s->outside, pid);
+	return in;
 }
 
 void
 scope_known(struct scope *s, uint32_t pid)
 {
-	if (s->cgroup && u32set_add(&s->known, pid) < 0)
-		errx(1, "out of memory");
+	if (s->cgroup)
+		add_to(&s->known, pid);
 }
 
 void
 scope_forked(struct scope *s, uint32_t pid, uint32_t ppid)
 {
-	if (ppid == (uint32_t)s->target || u32set_has(&s->known, ppid))
+	if (ppid == (uint32_t)s->target || u32set_has(&s->known, ppid) ||
+	    (s->unfiltered && u32set_has(&s->inside, ppid)))
 		scope_known(s, pid);
 }
 
@@ -105,6 +131,8 @@ scope_gone(struct scope *s, uint32_t pid)
 {
 	if (pid != (uint32_t)s->target)
 		u32set_remove(&s->known, pid);
+	u32set_remove(&s->inside, pid);
+	u32set_remove(&s->outside, pid);
 }
 
 int
@@ -154,4 +182,6 @@ scope_finish(struct scope *s, struct emit *out, uint64_t time, int verbose)
 		emit_warning(out, &w);
 	}
 	u32set_free(&s->known);
+	u32set_free(&s->inside);
+	u32set_free(&s->outside);
 }

@@ -24,6 +24,11 @@ struct scope {
 	int cgroup;             /* 1: the events sample the cgroup cg */
 	struct launch_cgroup cg;
 	struct u32set known;    /* cgroup scope: processes whose mappings the stream holds */
+	/* The events see every task of the machine (off-CPU alone watches the CPUs, not the
+	 * cgroup): a process not known is looked up in the cgroup once, and remembered as
+	 * inside or outside until it exits. */
+	int unfiltered;
+	struct u32set inside, outside;
 };
 
 struct collect_opts;
@@ -42,19 +47,23 @@ void scope_announce(const struct scope *s, struct emit *out, uint64_t time);
 
 /* The id of launch's cgroup in the cgroup scope, for the eBPF programs; else 0. */
 uint64_t scope_cgroup_id(const struct scope *s);
+/* The events open from now on see every task, not only the cgroup's. */
+void scope_unfiltered(struct scope *s, int unfiltered);
 /* 1 when records of pid belong to the recording: the target's, and in the cgroup scope
- * every process's (the calibration judges them all, as the recording will cover them). */
-int scope_covers(const struct scope *s, uint32_t pid);
+ * every process's of the cgroup (the calibration judges them all, as the recording will
+ * cover them). */
+int scope_covers(struct scope *s, uint32_t pid);
 /* Before a sample of pid: 1 for a process of the cgroup the stream knows nothing about (it
  * appeared while nothing was written), whose mappings and names the caller writes from /proc
  * first; it is known from then on, even if /proc no longer has it. */
 int scope_first_sample(struct scope *s, uint32_t pid);
 /* pid's mappings are in the stream: a fork of a known process, or a new image. */
 void scope_known(struct scope *s, uint32_t pid);
-/* A FORK record of a new process: unwind gives it the parent's mappings, which the stream
- * holds when the parent is known. */
+/* A FORK record of a new process, before scope_covers() is asked about it (the child is
+ * born in its parent's cgroup, and may be gone before its records are read): unwind gives
+ * it the parent's mappings, which the stream holds when the parent is known. */
 void scope_forked(struct scope *s, uint32_t pid, uint32_t ppid);
-/* A process ended: a later process with its pid is a new one. */
+/* A process ended (inside the scope or not): a later process with its pid is a new one. */
 void scope_gone(struct scope *s, uint32_t pid);
 /* fn(arg, pid) for every process in the cgroup other than the target, each known from
  * then on. */

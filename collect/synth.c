@@ -13,6 +13,7 @@
 #include "collect.h"
 #include "elfid.h"
 #include "procfs.h"
+#include "vdso.h"
 
 /* The build id from the ELF file when the kernel gave none. */
 static void
@@ -33,6 +34,8 @@ collect_mapping(struct collect *c, struct fr_mmap *m, uint64_t end)
 {
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%.*s", (int)m->path.len, m->path.p);
+	if (m->build_id_len == 0 && vdso_mapping(m))
+		vdso_file(&c->cache, m, end);
 	fill_build_id(m, path, end);
 	emit_mmap(&c->out, m);
 	if (m->pid == (uint32_t)c->o.pid)

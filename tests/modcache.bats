@@ -178,3 +178,23 @@ not_cached() {
 	[[ "$output" == "collect: --max-module-cache: "* ]]
 	[ ! -e "$BATS_TEST_TMPDIR/ran" ]
 }
+
+@test "vDSO: its image is filed by build id, so its frames are named live and after a replay" {
+	# clock_gettime in a loop: most samples end inside the vDSO, which is no file anywhere.
+	run -0 "$RP" launch --unwind fp --duration 2s --window 60s --collapsed --output "$out" \
+		--save-stream "$BATS_TEST_TMPDIR/s.rps" -- "$RP_WORKLOADS/syscall_heavy" 2 vdso
+	run -0 collapsed "$out"
+	echo "$output" | grep -qE ';vdso_loop;.*__vdso_clock_gettime [0-9]+$'
+	# The cache holds the image, under the build id of its note.
+	vdso=
+	for f in "$out"/.modules/.build-id/*/*; do
+		readelf -z -p .dynstr "$f" 2>/dev/null | grep -q __vdso_clock_gettime && vdso=$f
+	done
+	[ -n "$vdso" ]
+	bid=$(readelf -n "$vdso" | awk '/Build ID/ { print $3 }')
+	[ "$vdso" = "$out/.modules/.build-id/${bid:0:2}/${bid:2}" ]
+	run -0 "$RP" replay --input "$BATS_TEST_TMPDIR/s.rps" --module-cache "$out/.modules" \
+		--window 60s --collapsed --output "$BATS_TEST_TMPDIR/replay"
+	run -0 collapsed "$BATS_TEST_TMPDIR/replay"
+	echo "$output" | grep -qE ';vdso_loop;.*__vdso_clock_gettime [0-9]+$'
+}

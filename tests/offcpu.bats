@@ -385,6 +385,52 @@ diag_sum() {
 	awk -v m="$ms" 'BEGIN { exit !(m > 500) }'
 }
 
+@test "off-cpu: a process whose only thread sleeps from before the start has one interval spanning window 0" {
+	# The thread never leaves the CPU while it is watched: its interval opens at the start.
+	sleep 60 3>&- &
+	wpid=$!
+	sleep 0.2
+	run -0 "$RP" record --pid "$wpid" --profiles off-cpu --duration 3s --window 1s \
+		--collapsed --output "$out"
+	d=$out/$(ls "$out" | grep -E '^diagnostics-.*-000000-' | head -n 1)
+	cat "$d" >&2
+	# One interval, as long as the window (less a millisecond when the machine is slow to
+	# read the maps at the first drain).
+	jq -e '.off_cpu.intervals == 1 and .off_cpu.incomplete_intervals == 0 and
+		.off_cpu.nanoseconds >= 999000000 and .off_cpu.nanoseconds <= 1000000000' "$d"
+	# The stacks are those of the wait: the kernel's nanosleep under the C library's.
+	col=$out/$(outputs "$out" off-cpu collapsed | head -n 1)
+	grep -q '^sleep;off-CPU blocked;.*__clock_nanosleep;.*hrtimer_nanosleep' "$col"
+}
+
+@test "off-cpu: alone under launch, a process outside the cgroup reaches neither the stream nor the module cache" {
+	# Off-CPU alone watches mappings through events on the CPUs, which see every task: an
+	# unrelated program started again and again maps its image and names itself meanwhile.
+	# collect runs alone, so that no retention prunes its module cache afterwards.
+	other=$BATS_TEST_TMPDIR/rp_unrelated_mm
+	cp "$RP_WORKLOADS/syscall_heavy" "$other"
+	bid=$(readelf -n "$other" | awk '/Build ID/ { print $3 }')
+	own=$(readelf -n "$RP_WORKLOADS/offcpu_pipe" | awk '/Build ID/ { print $3 }')
+	[ -n "$bid" ] && [ -n "$own" ]
+	( while :; do "$other" 0.2; done ) 3>&- &
+	loop=$!
+	cache=$BATS_TEST_TMPDIR/modules
+	mkdir "$cache"
+	rc=0
+	"$RP_BIN/collect" --profiles off-cpu --unwind fp --duration 3s --module-cache "$cache" \
+		--kind launch --launch -- "$RP_WORKLOADS/offcpu_pipe" 2 half \
+		>"$BATS_TEST_TMPDIR/s.rps" || rc=$?
+	kill "$loop"
+	wait "$loop" 2>/dev/null || true
+	[ "$rc" -eq 0 ]
+	# The command is there, with its image in the cache; the other program is not.
+	grep -aq offcpu_pipe "$BATS_TEST_TMPDIR/s.rps"
+	[ -e "$cache/.build-id/${own:0:2}/${own:2}" ]
+	run -1 grep -ac rp_unrelated_mm "$BATS_TEST_TMPDIR/s.rps"
+	[ ! -e "$cache/.build-id/${bid:0:2}/${bid:2}" ]
+	run -1 grep -qx "$bid" "$cache"/.sessions/*
+}
+
 @test "lifecycle: the eBPF program reports exec, fork and exit of the target at once" {
 	# exec_later spins 3 s, then becomes a shell that forks a child and exits after it.
 	"$RP_WORKLOADS/exec_later" 3 /bin/sh -c "sleep 0.5; true" &
