@@ -60,7 +60,7 @@ WORKLOADS := $(OUT)/bin/workloads.stamp
 .SECONDARY:
 .PHONY: demo all check check-unit check-bats check-asan fuzz bench install clean workloads soak
 
-all: $(BINS) $(OUT)/bin/rustprofile.sh
+all: $(BINS) $(OUT)/bin/rustprofile.sh $(OUT)/bin/defaults.sh
 
 $(OUT)/%.o: %.c $(wildcard lib/*.h) $(wildcard */*.h)
 	@mkdir -p $(@D)
@@ -94,6 +94,14 @@ $(OUT)/bin/rustprofile.sh: rustprofile.sh
 	@mkdir -p $(@D)
 	$(Q)cp $< $@.tmp && chmod 755 $@.tmp && mv -f $@.tmp $@
 
+# The driver's copy of the shared defaults: each "#define RP_DEFAULT_NAME VALUE" of
+# lib/defaults.h as RP_DEFAULT_NAME=VALUE (quotes dropped), sourced by rustprofile.sh.
+$(OUT)/bin/defaults.sh: lib/defaults.h
+	@mkdir -p $(@D)
+	$(Q){ echo '# Written by make from lib/defaults.h: the defaults the stages share.'; \
+		sed -n 's/^#define \(RP_DEFAULT_[A-Z0-9_]*\)[[:space:]]\{1,\}"\{0,1\}\([^"[:space:]]*\)"\{0,1\}.*$$/\1=\2/p' $<; \
+	} > $@.tmp && mv -f $@.tmp $@
+
 TOOL_ARCHIVES := $(foreach t,$(TOOLS),$(OUT)/$(t)/lib$(t).a)
 $(OUT)/tests/%: tests/unit/%.c $(TOOL_ARCHIVES) $(LIB_A)
 	@mkdir -p $(@D)
@@ -112,9 +120,11 @@ check-unit: $(UNIT_BINS)
 
 # The TAP stream is kept and summed up in one closing line; a run that stopped early (fewer
 # results than planned) fails too.
+# BATS_FILES="tests/a.bats tests/b.bats" runs only those.
+BATS_FILES ?= tests/
 check-bats: all $(WORKLOADS)
 	$(Q)RP_BIN=$(abspath $(OUT))/bin RP_WORKLOADS=$(abspath $(OUT))/workloads \
-		bats --print-output-on-failure tests/ | tee $(OUT)/bats.tap
+		bats --print-output-on-failure $(BATS_FILES) | tee $(OUT)/bats.tap
 	$(Q)awk '/^1\.\./ { split($$0, a, "\\.\\."); n = a[2] } \
 		/^ok .* # skip/ { s++; next } /^ok / { p++ } /^not ok / { f++ } \
 		END { printf "bats: %d passed, %d failed, %d skipped\n", p, f, s; \
@@ -138,6 +148,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/rustprofile
 	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/libexec/rustprofile/
 	install -m 755 rustprofile.sh $(DESTDIR)$(PREFIX)/libexec/rustprofile/rustprofile.sh
+	install -m 644 $(OUT)/bin/defaults.sh $(DESTDIR)$(PREFIX)/libexec/rustprofile/defaults.sh
 	ln -sf ../libexec/rustprofile/rustprofile.sh $(DESTDIR)$(PREFIX)/bin/rustprofile
 
 clean:
@@ -180,7 +191,7 @@ $(OUT)/bpf/%.skel.h: $(OUT)/bpf/%.bpf.o
 
 # collect's BPF users see the skeletons and the shared headers; collect links libbpf.
 $(OUT)/collect/%.o: ALL_CFLAGS += -I$(OUT)/bpf -Ibpf
-$(OUT)/collect/offcpu.o $(OUT)/collect/lifecycle.o: $(BPF_SKELS)
+$(OUT)/collect/offcpu.o $(OUT)/collect/offcpu_blocked.o $(OUT)/collect/lifecycle.o: $(BPF_SKELS)
 # The stage's link line is its prerequisites, so libbpf joins it as one.
 LIBBPF_SO := $(shell pkg-config --variable=libdir libbpf)/libbpf.so
 $(OUT)/bin/collect: $(LIBBPF_SO)
@@ -197,6 +208,7 @@ $(UNIT_BINS): LDLIBS_ALL += -lbpf
 FUZZ_SRCS := $(wildcard fuzz/*.c)
 FUZZ_ALL := $(FUZZ_SRCS:fuzz/%.c=%)
 FUZZ_TARGETS ?= $(FUZZ_ALL)
+
 FUZZ_FLAGS ?= -timeout=30
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(OUT)/fuzz/%)
 FUZZ_CFLAGS := $(BASE_CFLAGS) -O1 -g -fsanitize=fuzzer-no-link,address,undefined \
@@ -231,7 +243,7 @@ $(OUT)/fuzzobj/%.o: %.c $(wildcard lib/*.h) $(wildcard */*.h)
 # A target may include a stage's main.c.
 $(FUZZ_ALL:%=$(OUT)/fuzzobj/fuzz/%.o): $(wildcard */main.c)
 $(OUT)/fuzzobj/collect/%.o $(OUT)/fuzzobj/fuzz/bpf_ring.o: FUZZ_CFLAGS += -I$(OUT)/bpf -Ibpf
-$(OUT)/fuzzobj/collect/offcpu.o $(OUT)/fuzzobj/collect/lifecycle.o: $(BPF_SKELS)
+$(OUT)/fuzzobj/collect/offcpu.o $(OUT)/fuzzobj/collect/offcpu_blocked.o $(OUT)/fuzzobj/collect/lifecycle.o: $(BPF_SKELS)
 .SECONDEXPANSION:
 $(OUT)/fuzz/%: $(OUT)/fuzzobj/fuzz/%.o $$(call fuzz_objs,$$*)
 	@mkdir -p $(@D)

@@ -57,6 +57,10 @@ elif [ -f "$here/collect" ] && [ -x "$here/collect" ]; then
 else
 	bin=$here/.output/bin
 fi
+# The defaults the stages share, one definition each (lib/defaults.h; make writes defaults.sh).
+[ -r "$bin/defaults.sh" ] || { echo "$prog: $bin/defaults.sh not found (run make)" >&2; exit 1; }
+# shellcheck source=/dev/null
+. "$bin/defaults.sh"
 
 usage() {
 	cat <<EOF
@@ -68,42 +72,42 @@ usage: $prog record --pid PID [OPTIONS]
 
 Options (defaults in brackets):
   --pid PID                      process to profile (record)
-  --duration DURATION            how long to record; 0 = until exit or signal [60s]
-  --window DURATION              window length, > 0 [60s; replay: the recorded length]
-  --output DIR                   where windows are published [.]
-  --profiles LIST                cpu and/or off-cpu (heap is not available in this build) [cpu]
-  --offcpu-phase PHASE           off-cpu: blocked, runqueue or all [blocked]
-  --offcpu-min-duration-us N     off-cpu: ignore intervals shorter than N microseconds [0]
-  --offcpu-ring-buffer BYTES     off-cpu: BPF ring buffer, a power of two [4194304]
+  --duration DURATION            how long to record; 0 = until exit or signal [$RP_DEFAULT_DURATION]
+  --window DURATION              window length, > 0 [$RP_DEFAULT_WINDOW; replay: the recorded length]
+  --output DIR                   where windows are published [$RP_DEFAULT_OUTPUT]
+  --profiles LIST                cpu and/or off-cpu (heap is not available in this build) [$RP_DEFAULT_PROFILES]
+  --offcpu-phase PHASE           off-cpu: blocked, runqueue or all [$RP_DEFAULT_OFFCPU_PHASE]
+  --offcpu-min-duration-us N     off-cpu: ignore intervals shorter than N microseconds [$RP_DEFAULT_OFFCPU_MIN_DURATION_US]
+  --offcpu-ring-buffer BYTES     off-cpu: BPF ring buffer, a power of two [$RP_DEFAULT_OFFCPU_RING_BUFFER]
   --offcpu-btf FILE              off-cpu: kernel BTF, for a kernel without it built in
   --offcpu-probability P         off-cpu: record P% of the switch-outs at random, weighed
-                                 100/P: less overhead, estimated values [100]
+                                 100/P: less overhead, estimated values [$RP_DEFAULT_OFFCPU_PROBABILITY]
   --unwind MODE                  auto, fp or dwarf; auto calibrates frame pointers for up to
                                  10 s / 64 samples and falls back to DWARF; off-cpu
-                                 alone has no calibration [auto]
+                                 alone has no calibration [$RP_DEFAULT_UNWIND]
   --allow-partial                without unwind tables, keep leaf-only stacks; launch
                                  without a cgroup v2: only the command's own pid
-  --cpu-frequency HZ             samples per second, 1..999 [49]
-  --keep-windows N               windows kept from this session, > 0 [60]
-  --max-stacks N                 distinct stacks per window [65536]
-  --max-pending-events N         reorder buffer bound [262144]
-  --event-reorder-window DUR     tolerated timestamp skew, <= window [100ms]
+  --cpu-frequency HZ             samples per second, 1..999 [$RP_DEFAULT_CPU_FREQUENCY]
+  --keep-windows N               windows kept from this session, > 0 [$RP_DEFAULT_KEEP_WINDOWS]
+  --max-stacks N                 distinct stacks per window [$RP_DEFAULT_MAX_STACKS]
+  --max-pending-events N         reorder buffer bound [$RP_DEFAULT_MAX_PENDING_EVENTS]
+  --event-reorder-window DUR     tolerated timestamp skew, <= window [$RP_DEFAULT_EVENT_REORDER_WINDOW]
   --symbol-dir DIR               extra debug-file directory, must exist (repeatable)
   --svg                          also write a static SVG flame graph per window
   --collapsed                    also write folded stacks (FlameGraph format) per window
   --firefox-profile FORMAT       also write a Firefox Profiler profile per window: json or jslb
-  --max-timeline-samples N       timestamped samples kept per Firefox window [65536]
+  --max-timeline-samples N       timestamped samples kept per Firefox window [$RP_DEFAULT_MAX_TIMELINE_SAMPLES]
   --completion-budget DURATION   record/launch with --svg or --firefox-profile: how long the
                                  last windows may wait for those files after --duration or
-                                 a stop; then they are published without them [30s]
+                                 a stop; then they are published without them [$RP_DEFAULT_COMPLETION_BUDGET]
   --save-stream FILE             also keep collect's event stream in FILE (record, launch)
   --input FILE                   saved stream (replay) or perf.data/simpleperf capture (import)
-  --format FORMAT                auto, perf-data or simpleperf (import) [auto]
+  --format FORMAT                auto, perf-data or simpleperf (import) [$RP_DEFAULT_FORMAT]
   --event NAME                   the capture's sampling event to import (import)
   --kallsyms FILE                the recording kernel's /proc/kallsyms, to name kernel
                                  frames of a capture from another kernel (import)
   --module-cache DIR             module copies for replay [<input dir>/.modules]
-  --max-module-cache BYTES       record/launch: what <output>/.modules may hold [1073741824]
+  --max-module-cache BYTES       record/launch: what <output>/.modules may hold [$RP_DEFAULT_MAX_MODULE_CACHE]
   -h, --help                     this text
 Durations (humantime): 500ms, 10s, 2m, 1h30m, '1h 30m', 2days, 1w.
 Exit status: 0 published, 1 failed, 3 published but derived files skipped (see README.md).
@@ -125,9 +129,12 @@ record | launch | replay | import) ;;
 *) err "unknown command '$cmd' (expected record, launch, replay or import)" ;;
 esac
 
-format=auto event='' kallsyms='' pid='' duration=60s window='' output=. profiles=cpu unwind=auto freq=49
-keep=60 max_stacks=65536 max_pending=262144 reorder=100ms save='' input='' cache=''
-max_threads='' max_cache='' selectors=0 partial='' svg='' collapsed='' firefox='' timeline=65536 budget=30s
+format=$RP_DEFAULT_FORMAT event='' kallsyms='' pid='' duration=$RP_DEFAULT_DURATION window=''
+output=$RP_DEFAULT_OUTPUT profiles=$RP_DEFAULT_PROFILES unwind=$RP_DEFAULT_UNWIND
+freq=$RP_DEFAULT_CPU_FREQUENCY keep=$RP_DEFAULT_KEEP_WINDOWS max_stacks=$RP_DEFAULT_MAX_STACKS
+max_pending=$RP_DEFAULT_MAX_PENDING_EVENTS reorder=$RP_DEFAULT_EVENT_REORDER_WINDOW save='' input=''
+cache='' max_threads='' max_cache='' selectors=0 partial='' svg='' collapsed='' firefox=''
+timeline=$RP_DEFAULT_MAX_TIMELINE_SAMPLES budget=$RP_DEFAULT_COMPLETION_BUDGET
 symdirs=() offcpu_opts=()
 need() { [ $# -ge 2 ] || err "option '$1' needs a value"; }
 while [ $# -gt 0 ]; do
@@ -188,7 +195,7 @@ replay | import)
 	[ -r "$input" ] || err "cannot read '$input'"
 	[ -z "$save" ] || err "--save-stream is only valid with record and launch" ;;
 esac
-[ "$cmd" = import ] || [ "$format$event$kallsyms" = auto ] ||
+[ "$cmd" = import ] || [ "$format$event$kallsyms" = "$RP_DEFAULT_FORMAT" ] ||
 	err "--format, --event and --kallsyms are only valid with import"
 [ -z "$kallsyms" ] || [ -r "$kallsyms" ] || err "cannot read --kallsyms '$kallsyms'"
 case $format in
@@ -223,20 +230,20 @@ for s in "${stages[@]}"; do
 done
 
 # Stage options are checked before anything starts, so a bad value leaves no trace.  The
-# window length of a replay is the recorded one unless --window says otherwise.
+# window length has one owner: collect writes it in the stream (--window, else its default)
+# and aggregate reads it there; only a replay or an import gives aggregate --window, which
+# overrides the recorded length (an import records none).  The check sees --window all the
+# same: the reorder window may not exceed it.
 wopt=()
-case $cmd in
-replay) [ -z "$window" ] || wopt=(--window "$window") ;;
-*) wopt=(--window "${window:-60s}") ;;
-esac
-aopts=(${wopt[@]+"${wopt[@]}"} --event-reorder-window "$reorder" --max-stacks "$max_stacks"
-	--max-pending-events "$max_pending")
-"$bin/aggregate" --check "${aopts[@]}" || exit 1
+[ -z "$window" ] || wopt=(--window "$window")
+aopts=(--event-reorder-window "$reorder" --max-stacks "$max_stacks" --max-pending-events "$max_pending")
+"$bin/aggregate" --check ${wopt[@]+"${wopt[@]}"} "${aopts[@]}" || exit 1
+case $cmd in replay | import) aopts=(${wopt[@]+"${wopt[@]}"} "${aopts[@]}") ;; esac
 fopts=(--completion-budget "$budget")
 "$bin/fanout" --check "${fopts[@]}" || exit 1
 "$bin/commit" --check --keep-windows "$keep" || exit 1
-copts=(--duration "$duration" --window "${window:-60s}" --cpu-frequency "$freq"
-	--unwind "$unwind" --profiles "$profiles")
+copts=(--duration "$duration" ${wopt[@]+"${wopt[@]}"} --cpu-frequency "$freq" --unwind "$unwind"
+	--profiles "$profiles")
 [ -z "$max_threads" ] || copts+=(--max-threads "$max_threads")
 [ -z "$max_cache" ] || copts+=(--max-module-cache "$max_cache")
 [ -z "$partial" ] || copts+=(--allow-partial)

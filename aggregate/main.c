@@ -13,8 +13,9 @@
  * one with a `since` time (the unwind fallback) until the windows that start before it are.
  * FR_OFFCPU_STACK pieces wait in their own bounded queue and are cut at window ends
  * (offcpu.h); their windows' off-CPU stacks go out as FR_WINDOW_OFFCPU_STACK.
- * Windows are --window long; without it, as long as the first FR_TARGET says the recording
- * was made with (60 s when it does not say, as from import).
+ * Windows are as long as the first FR_TARGET says the recording was made with (collect's
+ * --window; lib/defaults.h's default when it does not say, as from import); --window
+ * overrides that for a replay.
  * Confined (lib/confine.h, docs/privileges.md) to its stdin and stdout: no file at all.
  * unwind's FR_FORGET frames, and the names of the threads and processes that ended, go out
  * once the windows that may still show them are written (forget.h).
@@ -28,7 +29,9 @@
 #include <unistd.h>
 
 #include "confine.h"
+#include "defaults.h"
 #include "forget.h"
+#include "frametab.h"
 #include "parse.h"
 #include "reorder.h"
 #include "stream.h"
@@ -38,10 +41,8 @@ static struct {
 	uint64_t window_ns, reorder_ns, max_pending, max_stacks;
 	int window_given; /* --window given: it wins over the recorded window length */
 } env = {
-	.window_ns = 60000000000ull,
-	.reorder_ns = 100000000ull,
-	.max_pending = 262144,
-	.max_stacks = 65536,
+	.max_pending = RP_DEFAULT_MAX_PENDING_EVENTS,
+	.max_stacks = RP_DEFAULT_MAX_STACKS,
 };
 
 static void
@@ -52,12 +53,17 @@ usage(FILE *f, int status)
 		"                 [--event-reorder-window DURATION] [--check] < stream > stream\n"
 		"\n"
 		"Cuts resolved stacks into time windows (see docs/stream-format.md).\n"
-		"  --window DURATION               window length, > 0 (default: the length the\n"
-		"                                  stream was recorded with, else 60s)\n"
-		"  --max-stacks N                  distinct stacks per window (default 65536)\n"
-		"  --max-pending-events N          reorder buffer bound (default 262144)\n"
+		"  --window DURATION               window length, > 0, overriding for a replay the\n"
+		"                                  one the stream was recorded with (collect's\n"
+		"                                  --window, in its target frame; default "
+		RP_DEFAULT_WINDOW " for\n"
+		"                                  a stream without one)\n"
+		"  --max-stacks N                  distinct stacks per window (default "
+		RP_DEFAULT_TEXT(RP_DEFAULT_MAX_STACKS) ")\n"
+		"  --max-pending-events N          reorder buffer bound (default "
+		RP_DEFAULT_TEXT(RP_DEFAULT_MAX_PENDING_EVENTS) ")\n"
 		"  --event-reorder-window DURATION tolerated timestamp skew, <= window "
-		"(default 100ms)\n"
+		"(default " RP_DEFAULT_EVENT_REORDER_WINDOW ")\n"
 		"  --check                         validate the options and exit\n");
 	exit(status);
 }
@@ -78,6 +84,8 @@ parse_options(int argc, char **argv)
 	int check = 0;
 	int c;
 
+	env.window_ns = rp_default_ns(RP_DEFAULT_WINDOW);
+	env.reorder_ns = rp_default_ns(RP_DEFAULT_EVENT_REORDER_WINDOW);
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'w':
@@ -129,26 +137,38 @@ struct agg {
 	uint32_t target_pid;
 };
 
-static struct fr_stack stk; /* large; one in use at a time */
+/* Stops on a failed write or window: the window's own reason (status 1), else the output's,
+ * whose status says whether the reader after this stage went away. */
+static void __attribute__((noreturn))
+die_output(struct agg *a)
+{
+	if (a->win.err)
+		errx(1, "%s", a->win.err);
+	errx(stream_writer_status(&a->out), "%s", a->out.err[0] ? a->out.err : "out of memory");
+}
 
+static void
+forward(struct agg *a, const struct frame *f)
+{
+	if (stream_forward(&a->out, f) < 0)
+		die_output(a);
+}
+
+/* Counts a stack into its window and sends its frame on, as it arrived. */
 static void
 release_one(struct agg *a, struct pending *p, int forced)
 {
-	struct frame f = { FR_STACK, p->len, p->data };
-	char e[200];
+	struct frame f = { FR_STACK, p->len, pending_payload(p) };
 
-	if (stream_get_stack(&f, &stk, e, sizeof(e)) < 0)
-		errx(1, "internal: %s", e);
 	if (forced)
 		a->win.st.forced++;
 	/* The event is given back whatever happens: nothing else holds it now. */
-	int failed = windows_add(&a->win, &stk) < 0 || stream_forward(&a->out, &f) < 0;
-	if (p->time > a->released)
-		a->released = p->time;
+	int failed = windows_add(&a->win, &p->ev) < 0 || stream_forward(&a->out, &f) < 0;
+	if (p->ev.time > a->released)
+		a->released = p->ev.time;
 	reorder_free(&a->ro, p);
 	if (failed)
-		errx(a->win.err ? 1 : stream_writer_status(&a->out), "%s",
-		     a->win.err ? a->win.err : a->out.err[0] ? a->out.err : "out of memory");
+		die_output(a);
 }
 
 /* Releases every pending event at or before t. */
@@ -157,7 +177,7 @@ drain_until(struct agg *a, uint64_t t)
 {
 	const struct pending *p;
 
-	while ((p = reorder_peek(&a->ro)) && p->time <= t)
+	while ((p = reorder_peek(&a->ro)) && p->ev.time <= t)
 		release_one(a, reorder_pop(&a->ro), 0);
 }
 
@@ -167,48 +187,46 @@ release_until(struct agg *a, uint64_t t)
 {
 	drain_until(a, t);
 	if (offcpu_agg_release(&a->off, &a->win, t, UINT64_MAX) < 0)
-		errx(a->win.err ? 1 : stream_writer_status(&a->out), "%s", a->win.err ? a->win.err : a->out.err[0] ? a->out.err : "out of memory");
+		die_output(a);
 	if (t > a->released)
 		a->released = t;
 	/* A window that ends exactly at t waits for a later time: should the recording end
 	 * at t, it is the final window, and it must not go out as a complete one first. */
 	if (windows_close_before(&a->win, a->released) < 0)
-		errx(a->win.err ? 1 : stream_writer_status(&a->out), "%s",
-		     a->win.err ? a->win.err : a->out.err);
+		die_output(a);
 }
 
-/* Off-CPU pieces are queued apart from the CPU stacks; a full queue releases up to its
- * oldest piece. */
-static void
-on_offcpu(struct agg *a, const struct frame *f)
+/* A full off-CPU queue releases up to its oldest piece (release_until exits on errors). */
+static int
+offcpu_room(void *arg)
 {
-	static struct fr_offcpu_stack os;
-	char e[200];
+	struct agg *a = arg;
+	a->off.st.forced++;
+	release_until(a, offcpu_agg_oldest(&a->off));
+	return 0;
+}
 
-	if (stream_get_offcpu_stack(f, &os, e, sizeof(e)) < 0)
-		errx(1, "%s: %s", a->in.name, e);
+/* Off-CPU pieces are queued apart from the CPU stacks, at most --max-pending-events. */
+static void
+on_offcpu(struct agg *a, const struct fr_offcpu_stack *os)
+{
 	a->win.off = &a->off;
-	if (offcpu_agg_push(&a->off, &os) < 0)
+	if (offcpu_agg_push(&a->off, os, offcpu_room, a) < 0)
 		errx(1, "out of memory");
-	while (a->off.n > a->off.max) {
-		a->off.st.forced++;
-		release_until(a, offcpu_agg_oldest(&a->off));
-	}
 }
 
+/* A stack waits in the reorder buffer, decoded, with its frame to forward. */
 static void
-on_stack(struct agg *a, const struct frame *f)
+on_stack(struct agg *a, const struct frame *f, const struct fr_stack *s)
 {
-	char e[200];
+	struct stack_event ev = { s->time, s->period, s->pid, s->tid, s->flags, s->nlocs, s->locs };
 
-	if (stream_get_stack(f, &stk, e, sizeof(e)) < 0)
-		errx(1, "%s: %s", a->in.name, e);
-	windows_origin(&a->win, stk.time);
-	if (stk.time > a->newest)
-		a->newest = stk.time;
+	windows_origin(&a->win, s->time);
+	if (s->time > a->newest)
+		a->newest = s->time;
 	/* A full buffer gives up ordering for its oldest event rather than memory. */
 	struct pending *evicted;
-	if (reorder_push(&a->ro, stk.time, f->data, f->len, &evicted) < 0)
+	if (reorder_push(&a->ro, &ev, f->data, f->len, &evicted) < 0)
 		errx(1, "out of memory");
 	if (a->ro.peak > a->win.peak_pending)
 		a->win.peak_pending = a->ro.peak;
@@ -226,116 +244,129 @@ recorded_window(struct agg *a, const struct fr_target *t)
 {
 	if (env.window_given || a->win.have_origin || !t->window_nanos)
 		return;
-	a->win.width = t->window_nanos;
-	if (env.reorder_ns > a->win.width)
-		env.reorder_ns = a->win.reorder_ns = a->win.width;
+	env.reorder_ns = windows_set_width(&a->win, t->window_nanos);
 	env.window_given = 1; /* later target frames (an exec, the fallback) change nothing */
 }
 
+/* 1 when the frame is held back (after an exec or the unwind fallback), else 0. */
+static int
+on_target(struct agg *a, const struct frame *f, const struct fr_target *t)
+{
+	recorded_window(a, t);
+	windows_origin(&a->win, t->start_time);
+	a->target_pid = t->pid;
+	if (t->flags & TARGET_OFFCPU)
+		a->win.off = &a->off;
+	/* Every target frame of a recording carries the same probability. */
+	a->off.percent = t->offcpu_percent;
+	/* After an exec the new target describes the windows after the exec only. */
+	if (a->win.exec_at) {
+		if (windows_hold(&a->win, f) < 0)
+			errx(1, "out of memory");
+		return 1;
+	}
+	/* The unwind fallback: the new mode applies from the next window on. */
+	if (t->since && a->win.have_origin && a->win.start < t->since) {
+		if (windows_hold_until(&a->win, f, t->since) < 0)
+			errx(1, "out of memory");
+		return 1;
+	}
+	return 0;
+}
+
+static void
+on_lost(struct agg *a, const struct fr_lost *l)
+{
+	if (offcpu_agg_lost(&a->off, l))
+		a->win.off = &a->off;
+	else if (l->kind == LOST_MALFORMED)
+		a->win.st.malformed += l->count;
+	else
+		a->win.st.lost += l->count;
+}
+
+static void
+on_round(struct agg *a, const struct fr_round *r)
+{
+	release_until(a, r->time);
+	/* A round is where collect wrote its pieces: they go on as many frames. */
+	if (offcpu_agg_flush(&a->off, &a->out) < 0 ||
+	    forget_round(&a->forget, r->time, a->win.index, &a->out) < 0)
+		die_output(a);
+}
+
+/* Everything left is released and the final window closed before the end goes on. */
+static void
+on_end(struct agg *a, const struct frame *f, const struct fr_end *end)
+{
+	drain_until(a, UINT64_MAX);
+	if (offcpu_agg_release(&a->off, &a->win, UINT64_MAX, end->time) < 0 ||
+	    windows_finish(&a->win, end->time) < 0)
+		die_output(a);
+	forward(a, f);
+}
+
+/* One frame of the input, decoded once (and so checked) here: 1 after the end frame. */
 static int
 on_frame(struct agg *a, const struct frame *f)
 {
+	static union stream_any_frame u; /* large: one frame at a time */
 	char e[200];
 
-	/* A stack is decoded, and so checked, by on_stack itself. */
-	if (f->type != FR_STACK && stream_check_frame(f, e, sizeof(e)) < 0)
+	if (stream_frame_desc(f->type) && stream_get_frame(f, &u, e, sizeof(e)) < 0)
 		errx(1, "%s: %s", a->in.name, e);
 	switch (f->type) {
 	case FR_STACK:
-		on_stack(a, f);
+		on_stack(a, f, &u.stack);
 		return 0;
 	case FR_OFFCPU_STACK:
-		on_offcpu(a, f); /* forwarded when released, as the windows count it */
+		on_offcpu(a, &u.offcpu_stack); /* forwarded when released, as the windows count it */
 		return 0;
-	case FR_TARGET: {
-		struct fr_target t;
-		stream_get_target(f, &t, e, sizeof(e));
-		recorded_window(a, &t);
-		windows_origin(&a->win, t.start_time);
-		a->target_pid = t.pid;
-		if (t.flags & TARGET_OFFCPU)
-			a->win.off = &a->off;
-		/* Every target frame of a recording carries the same probability. */
-		a->off.percent = t.offcpu_percent;
-		/* After an exec the new target describes the windows after the exec only. */
-		if (a->win.exec_at) {
-			if (windows_hold(&a->win, f) < 0)
-				errx(1, "out of memory");
+	case FR_TARGET:
+		if (on_target(a, f, &u.target))
 			return 0;
-		}
-		/* The unwind fallback: the new mode applies from the next window on. */
-		if (t.since && a->win.have_origin && a->win.start < t.since) {
-			if (windows_hold_until(&a->win, f, t.since) < 0)
-				errx(1, "out of memory");
-			return 0;
-		}
 		break;
-	}
-	case FR_COMM: {
-		struct fr_comm m;
-		stream_get_comm(f, &m, e, sizeof(e));
-		if ((m.flags & COMM_EXEC) && m.pid == a->target_pid)
-			windows_exec(&a->win, m.time);
-		forget_reused(&a->forget, m.pid, m.tid, m.time);
+	case FR_COMM:
+		if ((u.comm.flags & COMM_EXEC) && u.comm.pid == a->target_pid)
+			windows_exec(&a->win, u.comm.time);
+		forget_reused(&a->forget, u.comm.pid, u.comm.tid, u.comm.time);
 		break;
-	}
-	case FR_LOST: {
-		struct fr_lost l;
-		stream_get_lost(f, &l, e, sizeof(e));
-		if (offcpu_agg_lost(&a->off, &l))
-			a->win.off = &a->off;
-		else if (l.kind == LOST_MALFORMED)
-			a->win.st.malformed += l.count;
-		else
-			a->win.st.lost += l.count;
+	case FR_LOST:
+		on_lost(a, &u.lost);
 		break;
-	}
-	case FR_ROUND: {
-		struct fr_round r;
-		stream_get_round(f, &r, e, sizeof(e));
-		release_until(a, r.time);
-		/* A round is where collect wrote its pieces: they go on as many frames. */
-		if (offcpu_agg_flush(&a->off, &a->out) < 0 ||
-		    forget_round(&a->forget, r.time, a->win.index, &a->out) < 0)
-			errx(stream_writer_status(&a->out), "%s",
-			     a->out.err[0] ? a->out.err : "out of memory");
+	case FR_ROUND:
+		on_round(a, &u.round);
 		break;
-	}
+	case FR_FORK:
+		forget_reused(&a->forget, u.task.pid, u.task.tid, u.task.time);
+		break;
 	case FR_EXIT:
-	case FR_FORK: {
-		struct fr_task t;
-		stream_get_task(f, &t, e, sizeof(e));
-		if (f->type == FR_FORK)
-			forget_reused(&a->forget, t.pid, t.tid, t.time);
-		else if (forget_exit(&a->forget, &t) < 0)
+		if (forget_exit(&a->forget, &u.task) < 0)
 			errx(1, "out of memory");
 		break;
-	}
-	case FR_FORGET: {
+	case FR_FORGET:
 		/* unwind's list: held until the windows that may name it are written. */
-		struct fr_forget g;
-		stream_get_forget(f, &g, e, sizeof(e));
-		if (forget_frame(&a->forget, &g) < 0)
+		if (forget_frame(&a->forget, &u.forget) < 0)
 			errx(1, "out of memory");
 		return 0;
-	}
-	case FR_END: {
-		struct fr_end end;
-		stream_get_end(f, &end, e, sizeof(e));
-		drain_until(a, UINT64_MAX);
-		if (offcpu_agg_release(&a->off, &a->win, UINT64_MAX, end.time) < 0)
-			errx(a->win.err ? 1 : stream_writer_status(&a->out), "%s", a->win.err ? a->win.err : a->out.err[0] ? a->out.err :
-			     "out of memory");
-		if (windows_finish(&a->win, end.time) < 0)
-			errx(a->win.err ? 1 : stream_writer_status(&a->out), "%s", a->win.err ? a->win.err : a->out.err);
-		if (stream_forward(&a->out, f) < 0)
-			errx(stream_writer_status(&a->out), "%s", a->out.err);
+	case FR_END:
+		on_end(a, f, &u.end);
 		return 1;
 	}
-	}
-	if (stream_forward(&a->out, f) < 0)
-		errx(stream_writer_status(&a->out), "%s", a->out.err);
+	forward(a, f);
 	return 0;
+}
+
+/* The reorder buffer, the windows and the off-CPU queue, as the options say: 0, or -1 when
+ * out of memory. */
+static int
+agg_init(struct agg *a)
+{
+	struct window_opts o = { env.window_ns, env.max_stacks, env.reorder_ns, env.max_pending };
+
+	if (reorder_init(&a->ro, env.max_pending) < 0 || windows_init(&a->win, &a->out, &o) < 0)
+		return -1;
+	return offcpu_agg_init(&a->off, env.max_stacks, env.max_pending);
 }
 
 int
@@ -359,12 +390,8 @@ main(int argc, char **argv)
 	if (stream_writer_open(&a.out, 1, "stdout", &h) < 0)
 		errx(stream_writer_status(&a.out), "%s", a.out.err);
 	a.in.flush_on_wait = &a.out; /* output never waits for input */
-	if (reorder_init(&a.ro, env.max_pending) < 0 ||
-	    windows_init(&a.win, &a.out, env.window_ns, env.max_stacks) < 0 ||
-	    offcpu_agg_init(&a.off, env.max_stacks, env.max_pending) < 0)
+	if (agg_init(&a) < 0)
 		errx(1, "out of memory");
-	a.win.reorder_ns = env.reorder_ns;
-	a.win.max_pending = env.max_pending;
 	while (!ended && (rc = stream_read(&a.in, &f)) > 0)
 		ended = on_frame(&a, &f);
 	if (!ended && rc < 0)
@@ -373,12 +400,11 @@ main(int argc, char **argv)
 		errx(STREAM_EXIT_INPUT_ENDED, "stdin: truncated stream: it ended without an end frame");
 	/* Frames after the end (none are expected) are forwarded untouched. */
 	while ((rc = stream_read(&a.in, &f)) > 0)
-		if (stream_forward(&a.out, &f) < 0)
-			errx(stream_writer_status(&a.out), "%s", a.out.err);
+		forward(&a, &f);
 	if (rc < 0)
 		errx(stream_reader_status(&a.in), "stdin: %s", a.in.err);
 	if (stream_flush(&a.out) < 0)
-		errx(stream_writer_status(&a.out), "%s", a.out.err);
+		die_output(&a);
 	reorder_release(&a.ro);
 	windows_release(&a.win);
 	offcpu_agg_release_all(&a.off);

@@ -86,7 +86,8 @@ offcpu_agg_oldest(const struct offcpu_agg *o)
 }
 
 int
-offcpu_agg_push(struct offcpu_agg *o, const struct fr_offcpu_stack *s)
+offcpu_agg_push(struct offcpu_agg *o, const struct fr_offcpu_stack *s,
+		int (*make_room)(void *arg), void *arg)
 {
 	struct offcpu_group *g = malloc(sizeof(*g) + s->nlocs * sizeof(s->locs[0]));
 	if (!g)
@@ -107,7 +108,10 @@ offcpu_agg_push(struct offcpu_agg *o, const struct fr_offcpu_stack *s)
 		else
 			o->st.unusable += p.count;
 		g->refs++;
-		rc = heap_push(o, &p);
+		while (rc == 0 && make_room && o->max && o->n >= o->max)
+			rc = make_room(arg);
+		if (rc == 0)
+			rc = heap_push(o, &p);
 		if (rc < 0)
 			g->refs--;
 	}

@@ -66,8 +66,12 @@ struct offcpu_agg {
 };
 
 int offcpu_agg_init(struct offcpu_agg *o, size_t max_stacks, size_t max_pending);
-/* Queues the intervals of one frame.  0, or -1 when out of memory. */
-int offcpu_agg_push(struct offcpu_agg *o, const struct fr_offcpu_stack *s);
+/* Queues the intervals of one frame.  Before each piece that would take the queue past its
+ * bound (max), make_room(arg) is called until there is room (it releases the oldest
+ * pieces); without one (NULL) the queue grows.  0, or -1 when out of memory or make_room
+ * failed. */
+int offcpu_agg_push(struct offcpu_agg *o, const struct fr_offcpu_stack *s,
+		    int (*make_room)(void *arg), void *arg);
 /* Writes the counted pieces still waiting to be forwarded.  0, or -1. */
 int offcpu_agg_flush(struct offcpu_agg *o, struct stream_writer *out);
 /* The start of the oldest queued piece, or UINT64_MAX. */

@@ -90,15 +90,15 @@ heap_pop(struct reorder *r)
 }
 
 static struct pending *
-pending_alloc(struct reorder *r, uint32_t len)
+pending_alloc(struct reorder *r, uint32_t size)
 {
-	size_t c = len / REORDER_GRAIN + 1;
+	size_t c = size / REORDER_GRAIN + 1;
 	struct pending *p;
 	if (c < REORDER_CLASSES && (p = r->spare[c])) {
-		memcpy(&r->spare[c], p->data, sizeof(p));
+		memcpy(&r->spare[c], p->locs, sizeof(p));
 		return p;
 	}
-	uint32_t cap = c < REORDER_CLASSES ? (uint32_t)(c * REORDER_GRAIN) : len;
+	uint32_t cap = c < REORDER_CLASSES ? (uint32_t)(c * REORDER_GRAIN) : size;
 	if (!(p = malloc(sizeof(*p) + cap)))
 		return NULL;
 	p->cap = cap;
@@ -113,25 +113,31 @@ reorder_free(struct reorder *r, struct pending *p)
 		free(p);
 		return;
 	}
-	memcpy(p->data, &r->spare[c], sizeof(p));
+	memcpy(p->locs, &r->spare[c], sizeof(p));
 	r->spare[c] = p;
 }
 
 int
-reorder_push(struct reorder *r, uint64_t time, const uint8_t *data, uint32_t len,
-	     struct pending **evicted)
+reorder_push(struct reorder *r, const struct stack_event *ev, const uint8_t *payload,
+	     uint32_t len, struct pending **evicted)
 {
-	struct pending *p = pending_alloc(r, len);
+	size_t nlocs = ev->nlocs * sizeof(uint32_t);
+	struct pending *p = pending_alloc(r, (uint32_t)(nlocs + len));
 	*evicted = NULL;
 	if (!p)
 		return -1;
-	p->time = time;
+	p->ev = *ev;
+	p->ev.locs = p->locs;
 	p->len = len;
-	memcpy(p->data, data, len);
+	if (nlocs) /* an empty stack may have no array */
+		memcpy(p->locs, ev->locs, nlocs);
+	if (len)
+		memcpy((uint8_t *)p->locs + nlocs, payload, len);
+	uint64_t time = ev->time;
 	/* Full: the oldest of the held events and the new one leaves instead of being held, so
 	 * the buffer never holds more than max (ties go to the one that came first). */
 	if (r->max && r->n >= r->max) {
-		if (time < reorder_peek(r)->time) {
+		if (time < reorder_peek(r)->ev.time) {
 			*evicted = p;
 			return 0;
 		}
@@ -190,7 +196,7 @@ reorder_release(struct reorder *r)
 	for (size_t c = 0; c < REORDER_CLASSES; c++) {
 		while (r->spare[c]) {
 			struct pending *p = r->spare[c];
-			memcpy(&r->spare[c], p->data, sizeof(p));
+			memcpy(&r->spare[c], p->locs, sizeof(p));
 			free(p);
 		}
 	}

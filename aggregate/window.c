@@ -5,12 +5,23 @@
 #include <string.h>
 
 int
-windows_init(struct windows *w, struct stream_writer *out, uint64_t width, uint64_t max_stacks)
+windows_init(struct windows *w, struct stream_writer *out, const struct window_opts *o)
 {
 	memset(w, 0, sizeof(*w));
 	w->out = out;
+	w->width = o->width;
+	w->reorder_ns = o->reorder_ns;
+	w->max_pending = o->max_pending;
+	return stacktab_init(&w->tab, o->max_stacks);
+}
+
+uint64_t
+windows_set_width(struct windows *w, uint64_t width)
+{
 	w->width = width;
-	return stacktab_init(&w->tab, max_stacks);
+	if (w->reorder_ns > width)
+		w->reorder_ns = width;
+	return w->reorder_ns;
 }
 
 void
@@ -207,7 +218,7 @@ windows_close_before(struct windows *w, uint64_t t)
 }
 
 int
-windows_add(struct windows *w, const struct fr_stack *s)
+windows_add(struct windows *w, const struct stack_event *s)
 {
 	windows_origin(w, s->time);
 	if (windows_advance(w, s->time) < 0)

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "offcpu.h"
+#include "reorder.h"
 #include "stacktab.h"
 #include "stream.h"
 
@@ -39,12 +40,21 @@ struct windows {
 	struct offcpu_agg *off; /* the off-CPU side of the same windows (offcpu.h) */
 };
 
-int windows_init(struct windows *w, struct stream_writer *out, uint64_t width,
-		 uint64_t max_stacks);
+/* What the windows are set up with: their length and stack cap, and the bounds of the
+ * reorder buffer that feeds them, which every window end reports. */
+struct window_opts {
+	uint64_t width, max_stacks;
+	uint64_t reorder_ns, max_pending;
+};
+
+int windows_init(struct windows *w, struct stream_writer *out, const struct window_opts *o);
+/* The recording's window length, from its first target frame, before the first window
+ * starts: a reorder window longer than that is cut to it.  The reorder window in effect. */
+uint64_t windows_set_width(struct windows *w, uint64_t width);
 /* Fixes window 0's start if not yet fixed. */
 void windows_origin(struct windows *w, uint64_t t);
 /* Adds one released stack sample.  0, or -1 on a write error / out of memory. */
-int windows_add(struct windows *w, const struct fr_stack *s);
+int windows_add(struct windows *w, const struct stack_event *s);
 /* Closes every window that ends at or before t (an event at t is past them). */
 int windows_advance(struct windows *w, uint64_t t);
 /* Closes every window that ends before t: what a round or the reorder window at t closes.

@@ -20,6 +20,8 @@
 #include "offcpu_shared.h"
 
 #define TASK_DEAD_STATE 0x80    /* TASK_DEAD: the last switch of an exiting thread */
+#define TASK_HELD_STATES 0x0c   /* __TASK_STOPPED, __TASK_TRACED: held by a signal or tracer */
+#define PF_KTHREAD_FLAG 0x00200000
 /* One load or store, in program order with the others around it (barrier()). */
 #define READ_ONCE(x) (*(volatile __typeof__(x) *)&(x))
 #define WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
@@ -36,6 +38,10 @@ const volatile __u32 target_tgid = 0;
 /* launch's cgroup scope: the threads of every process of this cgroup v2 (its id), the
  * command's descendants included.  0: by process. */
 const volatile __u64 target_cgroup = 0;
+
+/* The start of the recording: the intervals of the threads the iterator finds off the CPU
+ * open here. */
+const volatile __u64 open_at = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -100,6 +106,19 @@ struct {
 	__type(value, __u64);
 } counters SEC(".maps");
 
+/* The iterator's scratch: it may sleep (reading another task's memory faults pages in), and
+ * a switch program running meanwhile on its CPU must not share its per-CPU scratch. */
+struct iter_scratch {
+	struct offcpu_ustack u;
+	struct offcpu_deep d;
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct iter_scratch);
+} iter_scratch SEC(".maps");
+
 /* Kernels before 5.14 call the field "state". */
 struct task_struct___pre514 {
 	long state;
@@ -136,36 +155,23 @@ same_ustack(const struct offcpu_ustack *a, const struct offcpu_ustack *b)
 	return 1;
 }
 
-/* The user stack of the thread leaving the CPU, from its user registers (regs): the
- * frame-pointer chain the kernel's walk for bpf_get_stackid(BPF_F_USER_STACK) reads, its
- * pc then the return address of each frame record ({next frame, return address} at the
- * frame pointer), up to a record that cannot be read or one that does not lead up the
- * stack.  Walked here with one read per record, it costs about a third of the kernel's
- * walk (docs/offcpu.md).  Kept in "ustacks": returns the stack id, or -1. */
-static __always_inline __s32
-user_stack(struct pt_regs *regs)
+/* Reads len bytes of user memory at src: the current task's (task NULL, in the switch
+ * program: a constant after inlining, so the other branch is gone), or task's (in the
+ * sleepable iterator, whose task is not the current one). */
+static __always_inline long
+read_user(void *dst, __u32 len, const void *src, struct task_struct *task)
 {
-	__u32 zero = 0;
-	struct offcpu_ustack *u = bpf_map_lookup_elem(&ustack_scratch, &zero);
-	if (!u)
-		return -1;
-	__u64 bp = PT_REGS_FP(regs), pc = PT_REGS_IP(regs), h = 0xcbf29ce484222325ull;
-	__u32 n = 1;
-	u->ips[0] = pc;
-	h = (h ^ pc) * 0x100000001b3ull;
-	for (__u32 i = 1; i < OFFCPU_MAX_DEPTH; i++) {
-		__u64 rec[2];
-		if (bpf_probe_read_user(rec, sizeof(rec), (void *)bp) != 0)
-			break;
-		u->ips[i] = rec[1];
-		h = (h ^ rec[1]) * 0x100000001b3ull;
-		n = i + 1;
-		if (rec[0] <= bp || rec[0] & 7)
-			break;
-		bp = rec[0];
-	}
-	u->nr = n;
-	u->hash = h;
+	if (task)
+		return bpf_copy_from_user_task(dst, len, src, task, 0);
+	return bpf_probe_read_user(dst, len, src);
+}
+
+/* Stores the stack u (its nr and hash set) in the "ustacks" table: returns its stack id, or
+ * -1 when the slots it may take hold other stacks. */
+static __always_inline __s32
+store_stack(const struct offcpu_ustack *u)
+{
+	__u64 h = u->hash;
 	for (__u32 p = 0; p < OFFCPU_USTACK_PROBES; p++) {
 		__u32 slot = (__u32)(h + p) & (OFFCPU_USTACK_SLOTS - 1);
 		struct offcpu_ustack *e = bpf_map_lookup_elem(&ustacks, &slot);
@@ -183,27 +189,55 @@ user_stack(struct pt_regs *regs)
 	return -1;
 }
 
-/* The words at the user stack pointer of the thread leaving the CPU (it is still the
- * current task, so its memory is the one bpf_probe_read_user() reads), from its user
- * registers (regs); on x86_64 only, elsewhere they stay zero and unwind adds no frame. */
+/* The user stack of a thread off the CPU, from its user registers (regs), in u: the
+ * frame-pointer chain the kernel's walk for bpf_get_stackid(BPF_F_USER_STACK) reads, its
+ * pc then the return address of each frame record ({next frame, return address} at the
+ * frame pointer), up to a record that cannot be read or one that does not lead up the
+ * stack.  Walked here with one read per record, it costs about a third of the kernel's
+ * walk (docs/offcpu.md).  Kept in "ustacks": returns the stack id, or -1.  task: see
+ * read_user(). */
+static __always_inline __s32
+user_stack(struct pt_regs *regs, struct offcpu_ustack *u, struct task_struct *task)
+{
+	__u64 bp = PT_REGS_FP(regs), pc = PT_REGS_IP(regs), h = 0xcbf29ce484222325ull;
+	__u32 n = 1;
+	u->ips[0] = pc;
+	h = (h ^ pc) * 0x100000001b3ull;
+	for (__u32 i = 1; i < OFFCPU_MAX_DEPTH; i++) {
+		__u64 rec[2];
+		if (read_user(rec, sizeof(rec), (void *)bp, task) != 0)
+			break;
+		u->ips[i] = rec[1];
+		h = (h ^ rec[1]) * 0x100000001b3ull;
+		n = i + 1;
+		if (rec[0] <= bp || rec[0] & 7)
+			break;
+		bp = rec[0];
+	}
+	u->nr = n;
+	u->hash = h;
+	return store_stack(u);
+}
+
+/* The words at the user stack pointer of a thread off the CPU (the one leaving it is still
+ * the current task, whose memory bpf_probe_read_user() reads; task: see read_user()), from
+ * its user registers (regs), with a copy of the stack in d when its frame pointer is not
+ * one; on x86_64 only, elsewhere they stay zero and unwind adds no frame. */
 static __always_inline void
-read_top(struct pt_regs *regs, __u32 tid, struct offcpu_start *s)
+read_top(struct pt_regs *regs, __u32 tid, struct offcpu_start *s, struct offcpu_deep *d,
+	 struct task_struct *task)
 {
 #if defined(__TARGET_ARCH_x86)
 	__u64 sp = regs->sp, bp = regs->bp;
-	if (bpf_probe_read_user(s->top, sizeof(s->top), (void *)sp) != 0)
+	if (read_user(s->top, sizeof(s->top), (void *)sp, task) != 0)
 		__builtin_memset(s->top, 0, sizeof(s->top));
 	/* A frame pointer outside the stack above sp: the frame-pointer walk stopped at the leaf. */
 	if (bp >= sp && bp - sp < (1 << 20))
 		return;
-	__u32 zero = 0;
-	struct offcpu_deep *d = bpf_map_lookup_elem(&deep_scratch, &zero);
-	if (!d)
-		return;
 	d->ts = s->ts;
 	d->sp = sp;
 	d->bp = bp;
-	if (bpf_probe_read_user(d->stack, sizeof(d->stack), (void *)sp) != 0)
+	if (read_user(d->stack, sizeof(d->stack), (void *)sp, task) != 0)
 		return;
 	if (bpf_map_update_elem(&deep, &tid, d, BPF_ANY) != 0) {
 		count(OFFCPU_C_DEEP_FULL);
@@ -220,6 +254,30 @@ switch_time(__u64 *now)
 	if (!*now)
 		*now = bpf_ktime_get_ns();
 	return *now;
+}
+
+/* A runnable thread that left the CPU without the preempt flag either asked to
+ * (sched_yield) or was replaced on its way back to user space (the tick or a wake-up set
+ * need-resched; kernels without full preemption replace busy threads this way).  Only the
+ * first is a yield: the thread is then inside the sched_yield system call, which its saved
+ * user registers say.  Before bpf_task_pt_regs() (Linux 5.15) nothing tells the two apart
+ * cheaply, and such a switch counts as preempted: far more common for a busy thread. */
+static __always_inline __u32
+runnable_phase(struct task_struct *prev)
+{
+	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+		return OFFCPU_PREEMPTED;
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+#if defined(__TARGET_ARCH_x86)
+	long nr = regs->orig_ax;
+	const long yield_nr = 24; /* __NR_sched_yield, x86_64 */
+#elif defined(__TARGET_ARCH_arm64)
+	long nr = regs->syscallno;
+	const long yield_nr = 124; /* __NR_sched_yield, arm64 */
+#else
+#error "runnable_phase: no system call register for this architecture"
+#endif
+	return nr == yield_nr ? OFFCPU_YIELDED : OFFCPU_PREEMPTED;
 }
 
 static __always_inline void
@@ -241,7 +299,7 @@ switch_out(void *ctx, bool preempt, struct task_struct *prev, __u64 *now)
 		return;
 	}
 	/* The scheduler keeps a preempted task runnable whatever its state says. */
-	__u32 phase = preempt ? OFFCPU_PREEMPTED : state == 0 ? OFFCPU_YIELDED : OFFCPU_BLOCKED;
+	__u32 phase = preempt ? OFFCPU_PREEMPTED : state == 0 ? runnable_phase(prev) : OFFCPU_BLOCKED;
 	__u32 want = phase == OFFCPU_BLOCKED ? OFFCPU_WANT_BLOCKED : OFFCPU_WANT_RUNQUEUE;
 	if (!(phases & want))
 		return;
@@ -258,9 +316,12 @@ switch_out(void *ctx, bool preempt, struct task_struct *prev, __u64 *now)
 	 * bpf_get_stackid(), and has no stack-top words. */
 	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs)) {
 		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
-		s.ustack = user_stack(regs);
-		if (s.ustack >= 0)
-			read_top(regs, tid, &s);
+		__u32 zero = 0;
+		struct offcpu_ustack *u = bpf_map_lookup_elem(&ustack_scratch, &zero);
+		struct offcpu_deep *d = bpf_map_lookup_elem(&deep_scratch, &zero);
+		s.ustack = u ? user_stack(regs, u, NULL) : -1;
+		if (s.ustack >= 0 && d)
+			read_top(regs, tid, &s, d, NULL);
 	} else {
 		s.ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
 	}
@@ -340,6 +401,65 @@ switch_in(struct task_struct *next, __u64 *now)
 	__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
 			      BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 	bpf_ringbuf_submit(e, flags);
+}
+
+/* The kernel stack of task, off the CPU, in u, kept in "ustacks" like a user stack: its
+ * stack id, or -1. */
+static __always_inline __s32
+task_kstack(struct task_struct *task, struct offcpu_ustack *u)
+{
+	long got = bpf_get_task_stack(task, u->ips, sizeof(u->ips), 0);
+	if (got <= 0)
+		return -1;
+	__u64 h = 0xcbf29ce484222325ull;
+	__u32 n = (__u32)got / 8;
+	for (__u32 i = 0; i < OFFCPU_MAX_DEPTH && i < n; i++)
+		h = (h ^ u->ips[i]) * 0x100000001b3ull;
+	u->nr = n;
+	u->hash = h;
+	return store_stack(u);
+}
+
+/* A target thread that sleeps when the recording starts never switches out while it is
+ * watched: run once at the start, this sees each one (task) and opens its interval at the
+ * start, with the stacks a switch-out would have taken, unless the switch program has an
+ * entry for the thread already.  A thread woken meanwhile may have switched in before its
+ * entry was there: its interval is then closed at once (ts 0), as if it were running. */
+SEC("iter.s/task")
+int offcpu_blocked(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	__u32 zero = 0;
+	if (!task || (task->flags & PF_KTHREAD_FLAG) || !(phases & OFFCPU_WANT_BLOCKED))
+		return 0;
+	if (target_cgroup ? BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id) != target_cgroup :
+			    (__u32)task->tgid != target_tgid)
+		return 0;
+	long state = task_state(task);
+	__u32 tid = task->pid;
+	struct iter_scratch *x = bpf_map_lookup_elem(&iter_scratch, &zero);
+	if (!x || state == 0 || (state & (TASK_DEAD_STATE | TASK_HELD_STATES)) || task->on_cpu ||
+	    bpf_map_lookup_elem(&starts, &tid))
+		return 0;
+	struct offcpu_start s = {
+		.ts = open_at, .pid = task->tgid, .cpu = task->thread_info.cpu,
+		.phase = OFFCPU_BLOCKED,
+	};
+	s.kstack = task_kstack(task, &x->u);
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	s.ustack = user_stack(regs, &x->u, task);
+	if (s.ustack >= 0)
+		read_top(regs, tid, &s, &x->d, task);
+	if (s.kstack < 0)
+		count(OFFCPU_C_KSTACK_ERR);
+	if (s.ustack < 0)
+		count(OFFCPU_C_USTACK_ERR);
+	if (bpf_map_update_elem(&starts, &tid, &s, BPF_NOEXIST) != 0)
+		return 0;
+	struct offcpu_start *e = bpf_map_lookup_elem(&starts, &tid);
+	if (e && task_state(task) == 0)
+		__sync_val_compare_and_swap(&e->ts, s.ts, 0);
+	return 0;
 }
 
 SEC("tp_btf/sched_switch")

@@ -43,8 +43,8 @@ struct offcpu_deep {
 /* Why a thread left the CPU. */
 enum offcpu_phase {
 	OFFCPU_BLOCKED = 1,       /* it waited for something (sleep, I/O, lock, futex) */
-	OFFCPU_PREEMPTED = 2,     /* runnable, taken off by kernel preemption */
-	OFFCPU_YIELDED = 3,       /* runnable, entered the scheduler itself (yield, resched) */
+	OFFCPU_PREEMPTED = 2,     /* runnable, taken off: preemption, resched on return */
+	OFFCPU_YIELDED = 3,       /* runnable, in its own sched_yield */
 };
 
 /* Phase selection (the rodata "phases" mask). */

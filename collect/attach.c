@@ -16,7 +16,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "collect.h"
+#include "attach.h"
+#include "clock.h"
 #include "procfs.h"
 
 #define ATTACH_ROUNDS 1000      /* a target spawning threads faster than we list them */
@@ -41,33 +42,33 @@ fork_seen(void *arg, const struct perf_event_header *h)
 }
 
 static void
-scan_forks(struct collect *c, struct tidlist *covered)
+scan_forks(struct perf_set *p, pid_t pid, struct tidlist *covered)
 {
-	struct fork_scan s = { c->o.pid, covered };
-	for (size_t i = 0; i < c->perf.nrings; i++)
-		perf_ring_read(&c->perf, &c->perf.rings[i], fork_seen, &s, 0);
+	struct fork_scan s = { pid, covered };
+	for (size_t i = 0; i < p->nrings; i++)
+		perf_ring_read(p, &p->rings[i], fork_seen, &s, 0);
 }
 
 /* One pass: opens events for every listed thread not handled yet, up to --max-threads
  * opened in all (*opened); the others are handled as left out (*skipped).  Returns how many
  * threads were new. */
 static size_t
-attach_pass(struct collect *c, struct tidlist *done, const struct tidlist *now, int first,
-	    size_t *opened, size_t *skipped)
+attach_pass(struct perf_set *p, const struct attach_spec *a, struct tidlist *done,
+	    const struct tidlist *now, int first, size_t *opened, size_t *skipped)
 {
 	size_t fresh = 0;
 	char why[256];
 	if (!first)
-		scan_forks(c, done);
+		scan_forks(p, a->pid, done);
 	for (size_t i = 0; i < now->n; i++) {
 		pid_t tid = now->v[i];
 		if (tidlist_has(done, tid))
 			continue;
 		fresh++;
-		if (*opened >= c->o.max_threads) {
+		if (*opened >= a->max_threads) {
 			(*skipped)++;
 		} else {
-			int rc = perf_set_add(&c->perf, tid, why, sizeof(why));
+			int rc = perf_set_add(p, tid, why, sizeof(why));
 			if (rc < 0)
 				errx(1, "%s", why);
 			*opened += (size_t)rc;
@@ -81,62 +82,61 @@ attach_pass(struct collect *c, struct tidlist *done, const struct tidlist *now, 
 /* The threads --max-threads left out: a line on stderr (once a run) and, once the stream
  * started, a warning in the window. */
 static void
-warn_left_out(struct collect *c, size_t opened, size_t skipped)
+warn_left_out(const struct attach_spec *a, size_t opened, size_t skipped)
 {
 	static int told;
 	char text[200];
 
 	snprintf(text, sizeof(text), "--max-threads %u: perf events opened for %zu of the "
-		 "target's %zu threads; %zu not sampled", c->o.max_threads, opened,
+		 "target's %zu threads; %zu not sampled", a->max_threads, opened,
 		 opened + skipped, skipped);
-	if (!told || c->o.verbose)
+	if (!told || a->verbose)
 		warnx("%s", text);
 	told = 1;
-	if (c->recording) {
+	if (a->out) {
 		struct fr_warning w = { collect_now(), str_of(text) };
-		emit_warning(&c->out, &w);
+		emit_warning(a->out, &w);
 	}
 }
 
 void
-collect_attach(struct collect *c)
+attach(struct perf_set *p, const struct attach_spec *a)
 {
 	struct tidlist done = { 0 }, now = { 0 };
 	int round;
 	char why[256];
 
-	if (c->o.no_cpu) {
+	if (a->cpus) {
 		/* Without the CPU profile the events only follow mappings, names and threads.
 		 * Events bound to the target's threads or cgroup are switched in and out with
 		 * them, which costs every context switch of the target even when nothing fires
 		 * (about a tenth of a pipe ping-pong's rate: bench/offcpu.sh); events on the CPUs
 		 * never are.  They see every process, and the records are filtered by scope. */
-		if (perf_set_add_cpus(&c->perf, why, sizeof(why)) < 0)
+		if (perf_set_add_cpus(p, why, sizeof(why)) < 0)
 			errx(1, "%s", why);
 		return;
 	}
-	if (c->scope.cgroup) {
+	if (a->cgroup_fd >= 0) {
 		/* The cgroup covers every task in it, present and future: no listing. */
-		if (perf_set_add_cgroup(&c->perf, c->scope.cg.fd, why, sizeof(why)) < 0)
+		if (perf_set_add_cgroup(p, a->cgroup_fd, why, sizeof(why)) < 0)
 			errx(1, "%s", why);
-		if (c->o.verbose)
-			warnx("attached to cgroup %s with %zu events", c->scope.cg.path,
-			      c->perf.nfds);
+		if (a->verbose)
+			warnx("attached to cgroup %s with %zu events", a->cgroup_path, p->nfds);
 		return;
 	}
 	size_t opened = 0, skipped = 0;
 	for (round = 0; round < ATTACH_ROUNDS; round++) {
-		if (procfs_tasks(c->o.pid, &now) < 0)
-			err(1, "cannot list the threads of pid %d", (int)c->o.pid);
-		if (attach_pass(c, &done, &now, round == 0, &opened, &skipped) == 0)
+		if (procfs_tasks(a->pid, &now) < 0)
+			err(1, "cannot list the threads of pid %d", (int)a->pid);
+		if (attach_pass(p, a, &done, &now, round == 0, &opened, &skipped) == 0)
 			break;
 	}
 	if (skipped)
-		warn_left_out(c, opened, skipped);
-	if (c->o.verbose)
+		warn_left_out(a, opened, skipped);
+	if (a->verbose)
 		warnx("attached to %zu threads with %zu events in %zu rings (%s) after %d scans",
-		      done.n, c->perf.nfds, c->perf.nrings,
-		      c->perf.shared ? "shared per cpu" : "one per event", round + 1);
+		      done.n, p->nfds, p->nrings, p->shared ? "shared per cpu" : "one per event",
+		      round + 1);
 	tidlist_free(&done);
 	tidlist_free(&now);
 }

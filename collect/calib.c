@@ -12,9 +12,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "collect.h"
+#include "clock.h"
 #include "fpchain.h"
 #include "procfs.h"
+#include "stream.h"
 
 static int
 add_range(const struct procmap *m, void *arg)
@@ -70,43 +71,93 @@ reset(struct calib *k)
 	k->nchains = 0;
 }
 
-/* Judges the chains of one process against its mappings; a process that is gone by now
- * (a short-lived child in the cgroup scope) cannot be judged and its samples do not count. */
 static void
-judge_pid(struct collect *c, struct calib *k, uint32_t pid)
+add_fact(struct calib *k, struct calib_fact f)
+{
+	if (k->nfacts == k->capfacts) {
+		size_t cap = k->capfacts ? k->capfacts * 2 : 256;
+		struct calib_fact *p = realloc(k->facts, cap * sizeof(*p));
+		if (!p)
+			errx(1, "out of memory");
+		k->facts = p;
+		k->capfacts = cap;
+	}
+	k->facts[k->nfacts++] = f;
+}
+
+void
+calib_map(struct calib *k, uint32_t pid, uint64_t start, uint64_t end)
+{
+	add_fact(k, (struct calib_fact){ .kind = FACT_MAP, .pid = pid, .start = start,
+					 .end = end });
+}
+
+void
+calib_fork(struct calib *k, uint32_t pid, uint32_t ppid)
+{
+	add_fact(k, (struct calib_fact){ .kind = FACT_FORK, .pid = pid, .ppid = ppid });
+}
+
+void
+calib_exec(struct calib *k, uint32_t pid)
+{
+	add_fact(k, (struct calib_fact){ .kind = FACT_EXEC, .pid = pid });
+	if (pid == (uint32_t)k->pid)
+		k->exec = 1;
+}
+
+static int
+snap_range(const struct procmap *m, void *arg)
+{
+	struct calib *k = arg;
+	if (m->prot & PROT_EXEC)
+		calib_map(k, (uint32_t)k->pid, m->start, m->end);
+	return 0;
+}
+
+/* The executable ranges of pid: what /proc still shows, the mappings its records showed,
+ * and for a process that never executed an image of its own, its parent's, which a fork
+ * copies (a short-lived child of launch's cgroup is judged even when it is gone). */
+static void
+ranges_of(struct calib *k, uint32_t pid, int depth)
+{
+	uint32_t parent = 0;
+	int execd = 0;
+	(void)procfs_maps((pid_t)pid, add_range, k);
+	for (size_t i = 0; i < k->nfacts; i++) {
+		const struct calib_fact *f = &k->facts[i];
+		if (f->pid != pid)
+			continue;
+		if (f->kind == FACT_MAP)
+			ranges_add(&k->maps, f->start, f->end);
+		else if (f->kind == FACT_EXEC)
+			execd = 1;
+		else
+			parent = f->ppid;
+	}
+	if (!execd && parent && parent != pid && depth < 16)
+		ranges_of(k, parent, depth + 1);
+}
+
+/* Judges the chains of one process against its mappings. */
+static void
+judge_pid(struct calib *k, uint32_t pid)
 {
 	ranges_clear(&k->maps);
-	if (procfs_maps((pid_t)pid, add_range, k) < 0) {
-		if (pid == (uint32_t)c->o.pid)
-			err(1, "cannot read the mappings of pid %d", (int)c->o.pid);
-		for (size_t i = 0; i < k->nchains; i += 2 + k->chains[i + 1])
-			k->samples -= k->chains[i] == pid;
-		return;
-	}
+	ranges_of(k, pid, 0);
 	for (size_t i = 0; i < k->nchains; i += 2 + k->chains[i + 1])
 		if (k->chains[i] == pid)
 			judge(k, k->chains + i + 2, (unsigned)k->chains[i + 1]);
 }
 
 static void
-verdict(struct collect *c, struct calib *k)
+reason(struct calib *k, uint32_t mp, uint32_t dp)
 {
-	/* Each process once, in the order its first sample came. */
-	for (size_t i = 0; i < k->nchains; i += 2 + k->chains[i + 1]) {
-		int seen = 0;
-		for (size_t j = 0; j < i && !seen; j += 2 + k->chains[j + 1])
-			seen = k->chains[j] == k->chains[i];
-		if (!seen)
-			judge_pid(c, k, (uint32_t)k->chains[i]);
-	}
-
-	uint32_t mp = k->addrs ? (uint32_t)(k->mapped * 1000 / k->addrs) : 0;
-	uint32_t dp = k->samples ? k->deep * 1000 / k->samples : 0;
-
 	k->accepted = 0;
 	if (k->samples < CALIB_MIN_SAMPLES)
-		snprintf(k->reason, sizeof(k->reason), "only %u samples in %llu seconds (need %d)",
-			 k->samples, CALIB_MAX_NS / 1000000000ull, CALIB_MIN_SAMPLES);
+		snprintf(k->reason, sizeof(k->reason), "only %u samples in %llu.%llu seconds "
+			 "(need %d)", k->samples, (unsigned long long)(k->elapsed_ns / 1000000000u),
+			 (unsigned long long)(k->elapsed_ns / 100000000u % 10), CALIB_MIN_SAMPLES);
 	else if (mp < CALIB_MAPPED_PERMILLE)
 		snprintf(k->reason, sizeof(k->reason), "%u.%u%% of user addresses in executable "
 			 "mappings (need 90%%)", mp / 10, mp % 10);
@@ -124,6 +175,25 @@ verdict(struct collect *c, struct calib *k)
 	}
 }
 
+static void
+verdict(struct calib *k)
+{
+	/* Each process once, in the order its first sample came. */
+	for (size_t i = 0; i < k->nchains; i += 2 + k->chains[i + 1]) {
+		int seen = 0;
+		for (size_t j = 0; j < i && !seen; j += 2 + k->chains[j + 1])
+			seen = k->chains[j] == k->chains[i];
+		if (!seen)
+			judge_pid(k, (uint32_t)k->chains[i]);
+	}
+
+	uint32_t mp = k->addrs ? (uint32_t)(k->mapped * 1000 / k->addrs) : 0;
+	uint32_t dp = k->samples ? k->deep * 1000 / k->samples : 0;
+	reason(k, mp, dp);
+	k->result = (struct calib_result){ k->samples, mp, dp, k->cycles,
+					   k->accepted ? "accepted" : "rejected" };
+}
+
 static int
 signalled(void)
 {
@@ -133,54 +203,54 @@ signalled(void)
 	return sigismember(&set, SIGINT) == 1 || sigismember(&set, SIGTERM) == 1;
 }
 
-/* Why a calibration after the start of the recording must stop, or 0. */
+/* Why the calibration must stop before its samples are in, or 0. */
 static int
-soft_end(struct collect *c, int exited)
+early_end(const struct calib_env *env, int exited)
 {
 	if (exited)
 		return END_TARGET_EXIT;
 	if (signalled())
 		return END_SIGNAL;
-	if (c->deadline_ns && collect_now() >= c->deadline_ns)
+	if (env->deadline_ns && collect_now() >= env->deadline_ns)
 		return END_DURATION;
 	return 0;
 }
 
-int
-calib_run(struct collect *c, int pidfd, struct calib *k,
-	  void (*preflight_again)(struct collect *c))
+/* The image the calibration is for: its mappings as they are (a launched command's image
+ * was mapped before the events opened) and whether DWARF would have tables to walk. */
+static void
+image(struct calib *k)
 {
+	(void)procfs_maps(k->pid, snap_range, k);
+	k->tables = calib_has_unwind_tables(k->pid);
+}
+
+int
+calib_run(struct calib *k, const struct calib_env *env)
+{
+	struct perf_set *perf = env->perf;
+	int end = 0;
 	reset(k);
-	c->calib = k;
+	k->pid = env->pid;
+	image(k);
 	uint64_t t0 = collect_now();
 	for (;;) {
-		struct pollfd p = { pidfd, POLLIN, 0 };
+		struct pollfd p = { env->pidfd, POLLIN, 0 };
 		int exited = poll(&p, 1, 50) > 0 && (p.revents & POLLIN);
-		int end = c->recording ? soft_end(c, exited) : 0;
-		if (end) {
-			c->calib = NULL;
-			return end;
-		}
-		if (exited)
-			errx(1, "the target exited during the unwind calibration");
-		if (signalled())
-			errx(1, "interrupted during the unwind calibration");
-		c->calib_exec = 0;
-		for (size_t i = 0; i < c->perf.nrings; i++)
-			perf_ring_read(&c->perf, &c->perf.rings[i], records_handle, c, 1);
-		if (c->calib_exec) {
-			/* A new image: check it again and start over, as the manual says. */
-			preflight_again(c);
-			reset(k);
-			t0 = collect_now();
-			continue;
-		}
-		if (k->samples >= CALIB_MIN_SAMPLES || collect_now() - t0 >= CALIB_MAX_NS)
+		end = early_end(env, exited);
+		k->exec = 0;
+		/* The rings are read once more after an end: the last samples count too. */
+		for (size_t i = 0; i < perf->nrings; i++)
+			perf_ring_read(perf, &perf->rings[i], env->handle, env->arg, 1);
+		k->elapsed_ns = collect_now() - t0;
+		/* A new image: the verdict is for the old one, whose samples are in; the loop
+		 * handles the exec (the COMM record goes out with the rest) and calibrates the
+		 * new image as after any exec. */
+		if (end || k->exec || k->samples >= CALIB_MIN_SAMPLES || k->elapsed_ns >= CALIB_MAX_NS)
 			break;
 	}
-	c->calib = NULL;
-	verdict(c, k);
-	return 0;
+	verdict(k);
+	return end;
 }
 
 static int
@@ -222,7 +292,10 @@ calib_free(struct calib *k)
 {
 	ranges_free(&k->maps);
 	free(k->chains);
+	free(k->facts);
 	k->chains = NULL;
+	k->facts = NULL;
 	/* The calibration runs again after an exec with the same struct. */
 	k->nchains = k->capchains = 0;
+	k->nfacts = k->capfacts = 0;
 }

@@ -95,14 +95,19 @@ mount_point(char *buf, size_t len, char *root, size_t rootlen)
 	return found;
 }
 
-/* The directory of collect's own cgroup v2: the 0:: line of /proc/self/cgroup, a path from
- * the hierarchy's root, under the mount point.  0, or -1 when it cannot be told. */
+/* The directory of the cgroup v2 of pid (0: collect's own): the 0:: line of
+ * /proc/PID/cgroup, a path from the hierarchy's root, under the mount point.  0, or -1 when
+ * it cannot be told. */
 static int
-self_cgroup(char *buf, size_t len)
+task_cgroup(pid_t pid, char *buf, size_t len)
 {
-	char mnt[PATH_MAX], root[PATH_MAX], line[PATH_MAX + 8];
+	char mnt[PATH_MAX], root[PATH_MAX], line[PATH_MAX + 8], file[40];
 	const char *rel = NULL;
-	FILE *f = fopen("/proc/self/cgroup", "re");
+	if (pid > 0)
+		snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)pid);
+	else
+		snprintf(file, sizeof(file), "/proc/self/cgroup");
+	FILE *f = fopen(file, "re");
 
 	if (!f)
 		return -1;
@@ -170,7 +175,7 @@ cgroup_create(struct launch_cgroup *g, uint64_t session_id, pid_t pid, char *err
 	if (cgroup_parent(parent, sizeof(parent), err, errlen) < 0)
 		return -1;
 	/* Where the command was started from, for what it leaves running at the end. */
-	if (self_cgroup(g->origin, sizeof(g->origin)) < 0)
+	if (task_cgroup(0, g->origin, sizeof(g->origin)) < 0)
 		g->origin[0] = 0;
 	outname_session(session, session_id);
 	if (snprintf(g->path, sizeof(g->path), "%s/rustprofile-%s-%d", parent, session,
@@ -200,6 +205,17 @@ cgroup_create(struct launch_cgroup *g, uint64_t session_id, pid_t pid, char *err
 		atexit(remove_at_exit);
 	live = g;
 	return 0;
+}
+
+int
+cgroup_holds(const struct launch_cgroup *g, pid_t pid)
+{
+	char dir[PATH_MAX];
+	size_t n = strlen(g->path);
+	if (!n || task_cgroup(pid, dir, sizeof(dir)) < 0)
+		return 0;
+	/* The cgroup itself, or one its tasks made below it. */
+	return strncmp(dir, g->path, n) == 0 && (dir[n] == 0 || dir[n] == '/');
 }
 
 int

@@ -29,6 +29,8 @@ int cgroup_parent(char *buf, size_t len, char *err, size_t errlen);
  * nothing left behind). */
 int cgroup_create(struct launch_cgroup *g, uint64_t session_id, pid_t pid, char *err,
 		  size_t errlen);
+/* 1 when pid is in the cgroup or below it now; 0 when it is not, or is gone. */
+int cgroup_holds(const struct launch_cgroup *g, pid_t pid);
 /* The processes in the cgroup now; -1 with errno when cgroup.procs cannot be read. */
 int cgroup_procs(const struct launch_cgroup *g, pid_t **out, size_t *n);
 /* Moves every process still in the cgroup back to g->origin, then removes the cgroup,

@@ -1,126 +1,133 @@
-/* The state collect's modules share: options, the target and the outputs. */
+/*
+ * The rooms of collect put together.  Each concern keeps its state in a struct of its own
+ * and its file sees only that struct and what it is handed (opts.h, emit.h, perf.h and
+ * attach.h, mode.h and calib.h, fallback.h, exec.h, offcpu.h, lifecycle.h, scope.h,
+ * procend.h); the files that tie them together see struct collect: main.c (setup), loop.c
+ * (the live loop, which acts on what the deciders return), reopen.c (the one sequence that
+ * (re)opens the events), records.c (perf records into frames) and synth.c (the frames of
+ * what exists already and of the target).
+ */
 #ifndef COLLECT_COLLECT_H
 #define COLLECT_COLLECT_H
 
+#include <limits.h>
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "clock.h"
 #include "emit.h"
+#include "exec.h"
 #include "fallback.h"
 #include "ksyms.h"
+#include "lifecycle.h"
 #include "modcache.h"
+#include "mode.h"
+#include "names.h"
+#include "offcpu.h"
+#include "opts.h"
 #include "perf.h"
 #include "procend.h"
 #include "scope.h"
 
-struct collect_opts {
-	pid_t pid;
-	uint64_t duration_ns;           /* 0: no deadline */
-	unsigned freq;
-	const char *unwind;             /* "auto" or "fp" */
-	const char *kind;               /* "pid" or "launch" */
-	int resume;
-	const char *module_cache;
-	uint64_t max_module_cache;      /* --max-module-cache: bytes the cache may hold */
-	unsigned max_threads;
-	const char *save_stream;
-	int verbose;
-	char **launch_argv;             /* --launch -- CMD...: run it, attach before it starts */
-	int launch_stdout_fd;           /* the command's stdout (-1: its stderr) */
-	int launch_stderr_fd;           /* the command's stderr (-1: collect's) */
-	int check;                      /* --check: options and preflight only, then exit */
-	int allow_partial;              /* leaf-only stacks when no unwind tables exist */
-	uint64_t window_ns;             /* the windows the fallback judges (as aggregate's) */
-	const char *profiles;           /* --profiles as given, duplicates removed */
-	int offcpu;                     /* off-cpu requested */
-	int no_cpu;                     /* cpu not requested: samples are not written */
-	unsigned offcpu_phases;         /* OFFCPU_WANT_* (bpf/offcpu_shared.h) */
-	uint64_t offcpu_min_ns;         /* --offcpu-min-duration-us */
-	uint64_t offcpu_ring_bytes;     /* --offcpu-ring-buffer */
-	unsigned offcpu_percent;        /* --offcpu-probability, 1..100 */
-	const char *offcpu_btf;         /* --offcpu-btf */
+/* The recording as a whole: set up by main, read by every part. */
+struct recording {
+	uint64_t start_ns;              /* CLOCK_MONOTONIC at start */
+	uint64_t deadline_ns;           /* start + --duration; 0 without one */
+	uint64_t session_id;            /* the stream's, chosen before the launch cgroup */
+	int started;                    /* the stream has started */
+	int end_reason;                 /* the recording ended during a calibration: why */
+	int exit_status;                /* launched command's wait status, -1 unknown */
+	char release[65];               /* the kernel release of the last preflight */
+};
+
+/* The records of a calibration, whole, for the stream once the mode is chosen. */
+struct kept {
+	uint8_t *buf;                   /* records one after the other, 8-byte aligned */
+	size_t len, cap;
+	uint64_t lost;                  /* records beyond KEPT_MAX_BYTES */
+};
+
+/* records.c's own: scratch frames, counters, and where samples go while calibrating. */
+struct records {
+	uint64_t malformed;             /* records that failed to parse, not yet reported */
+	uint64_t samples, dropped;      /* for -v */
+	struct calib *calib;            /* while calibrating: what the records show goes here */
+	struct kept kept;               /* ... and the records themselves here */
+	struct fr_sample sample;        /* scratch: too big for the stack of every call */
+	struct fr_sample_regs sregs;    /* the same, in DWARF mode */
+};
+
+/* synth.c's own: the target as a calibration began (its executable, name and executable
+ * mappings), which the calibration's records are written against: by then the target may
+ * have executed another image, or be gone. */
+struct snapshot {
+	int valid;                      /* from synth_snapshot until the records are written */
+	char exe[PATH_MAX], comm[64];
+	struct snap_map {
+		struct fr_mmap m;
+		char path[PATH_MAX];
+	} *v;
+	size_t n, cap;
 };
 
 struct collect {
-	struct collect_opts o;
-	struct emit out;
-	struct perf_set perf;
+	struct collect_opts o;          /* read-only once parsed */
+	struct recording run;
+	struct emit out;                /* the stream */
+	struct perf_set perf;           /* the sampling events */
+	struct records rec;
 	struct ksyms ksyms;
 	struct modcache cache;
-	uint64_t start_ns;              /* CLOCK_MONOTONIC at start */
-	uint64_t deadline_ns;           /* start + --duration; 0 without one */
-	int exit_status;                /* launched command's wait status, -1 unknown */
-	uint64_t malformed;             /* records that failed to parse, not yet reported */
-	uint64_t samples, dropped;      /* for -v */
-	struct fr_sample sample;        /* scratch: too big for the stack of every call */
-	struct fr_sample_regs sregs;    /* the same, in DWARF mode */
-	const char *mode;               /* the unwind mode in effect: "fp" or "dwarf" */
-	char reason[320];               /* why that mode */
-	struct calib *calib;            /* while calibrating: samples go here, not out */
-	int calib_exec;                 /* the calibration saw the target exec */
-	uint32_t calib_samples, calib_mapped, calib_deep, calib_cycles;
-	const char *calib_verdict;      /* NULL when no calibration ran */
-	int recording;                  /* the stream has started: calibration ends softly */
-	char release[65];               /* the kernel release of the last preflight */
-	uint64_t exe_dev, exe_ino;      /* identity of the target's executable */
-	uint64_t next_exe_check;        /* when to compare that identity again */
-	uint64_t exec_time;             /* a COMM exec of the target not yet handled, or 0 */
-	struct offcpu *offcpu;          /* the off-CPU collector, NULL when not running */
-	char offcpu_why[320];           /* why off-cpu was dropped (--allow-partial) */
-	struct lifecycle *lifecycle;    /* the lifecycle program, NULL when not running */
-	char lifecycle_why[320];        /* why it is not */
-	uint64_t session_id;            /* the stream's, chosen before the launch cgroup */
-	struct scope scope;             /* the processes covered (scope.h) */
-	struct procend procend;         /* which exits end a process (procend.h) */
+	struct unwind_choice unwind;    /* the mode in effect and why */
 	struct fallback fb;             /* auto's watch over frame-pointer windows */
-	char fallback_reason[256];      /* why auto left frame pointers, or empty */
-	uint64_t since;                 /* the time the next FR_TARGET applies from, or 0 */
+	struct exec_watch exec;         /* the target's image */
+	struct offcpu_run offcpu;
+	struct lifecycle_run lifecycle;
+	struct scope scope;             /* the processes covered */
+	struct procend procend;         /* which exits end a process */
+	struct names names;             /* what each thread is called */
+	struct snapshot snap;
 };
-
-uint64_t collect_now(void);             /* CLOCK_MONOTONIC ns */
-/* Sends the mapping on (build id from the ELF file when the kernel gave none) and files it
- * in the module cache. */
-void collect_mapping(struct collect *c, struct fr_mmap *m, uint64_t end);
 
 /* records.c: one perf record into frames (arg is the struct collect). */
 void records_handle(void *arg, const struct perf_event_header *h);
+/* The records a calibration kept, into the stream in the mode chosen (c->unwind), then
+ * freed; nothing when none are kept. */
+void records_replay(struct collect *c);
 /* FR_KSYM for each of the kernel ips not named yet (also for off-CPU stacks). */
-void send_ksyms(struct collect *c, const uint64_t *ips, size_t n);
+void send_ksyms(struct ksyms *k, struct emit *out, const uint64_t *ips, size_t n);
 
-/* synth.c: FR_TARGET, then FR_MMAP and FR_COMM for what exists already. */
-void synth_target(struct collect *c, const char *release);
+/* synth.c: FR_TARGET, applying from since (0: at once; the fallback: its next window). */
+void synth_target(struct collect *c, uint64_t since);
+/* Remembers the target as it is (and copies its modules): a calibration begins, and its
+ * records are written later, when the target may run another image or be gone.  Until
+ * synth_snapshot_done, FR_TARGET and the target's mappings describe it as remembered. */
+void synth_snapshot(struct collect *c);
+/* The calibration's records are written: the target is described as it is from now on. */
+void synth_snapshot_done(struct collect *c);
+/* FR_MMAP and FR_COMM for what exists already: the target, and launch's cgroup. */
 void synth_existing(struct collect *c);
-/* FR_MMAP and FR_COMM of one process from /proc (another process of the launch cgroup). */
-void synth_process(struct collect *c, pid_t pid, uint64_t time);
+/* Before pid's first sample or off-CPU interval: another process of the launch cgroup the
+ * stream knows nothing about gets its FR_MMAP and FR_COMM from /proc. */
+void synth_if_new(struct collect *c, uint32_t pid);
+/* Sends the mapping on (build id from the ELF file when the kernel gave none) and files it
+ * in the module cache. */
+void collect_mapping(struct collect *c, struct fr_mmap *m, uint64_t end);
+/* Sends the name on and remembers it for the tasks the thread creates. */
+void collect_comm(struct collect *c, const struct fr_comm *m);
 
-/* attach.c: opens the events of every thread of the target (fatal on failure). */
-void collect_attach(struct collect *c);
+/* main.c: reads /proc/kallsyms once, before the first sample goes out. */
+void collect_ksyms(struct collect *c);
 
-/* launch.c: starts argv stopped right after its exec; returns its pid. */
-pid_t launch_start(char **argv, int stdout_fd, int stderr_fd);
-/* Lets the stopped command run. */
-void launch_resume(pid_t pid);
-/* The command's exit status once it ended (reaps it), -1 if unknown. */
-int launch_reap(pid_t pid);
-
-/* main.c: chooses the unwind mode (for auto, runs the calibration with its own events);
- * sets *resumed when it let a launched command run.  0, or the end reason when the
- * recording had started and ended during the calibration. */
-int collect_choose_mode(struct collect *c, int pidfd, int nthreads, int *resumed);
-/* Opens the sampling events in the mode chosen and attaches to every thread. */
-void collect_open_events(struct collect *c, int dwarf, int nthreads);
-
-/* exec.c: remembers the identity of the target's executable (/proc/PID/exe). */
-void exec_identity(struct collect *c);
-/* 1 when the identity changed since exec_identity(). */
-int exec_identity_changed(struct collect *c);
-/* Writes the warning of an exec at time; synth_comm: no COMM exec record came, so one
- * is written first. */
-void exec_warn(struct collect *c, uint64_t time, int synth_comm);
-/* After exec_warn (events still open): runs the preflight again, chooses the unwind mode
- * again, writes a new FR_TARGET and reopens the events.  0, or the end reason when the
- * recording ended during a new calibration. */
-int exec_handle(struct collect *c, int pidfd);
+/* reopen.c: opens the sampling events with a layout (PERF_*) and attaches them to the
+ * target. */
+void events_open(struct collect *c, int layout, int nthreads);
+/* The one sequence of every change of the events, at the start, after an exec and for
+ * auto's fallback: writes FR_TARGET for c->unwind (applying from since); after a
+ * calibration, what exists already and the calibration's records in that mode; closes the
+ * events (if open) and, unless the recording ended during the calibration
+ * (c->run.end_reason), opens them in that mode and writes what exists already. */
+void reopen(struct collect *c, uint64_t since, int nthreads);
 
 /* loop.c: runs until the end condition, writes the last frames; returns the end reason. */
 int collect_loop(struct collect *c, int pidfd);

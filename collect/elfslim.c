@@ -1,6 +1,7 @@
 /* The reduced ELF copy of the module cache (see elfslim.h), written through libelf with
  * the layout chosen here: the headers, then the kept contents in section order. */
 #include "elfslim.h"
+#include "errbuf.h"
 
 #include <errno.h>
 #include <gelf.h>
@@ -13,16 +14,6 @@
 #include <zlib.h>
 
 #define MIN_COMPRESS 64  /* smaller contents are not worth a compression header */
-
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 static Elf *
 open_in(int fd)
@@ -132,6 +123,53 @@ align_up(uint64_t v, uint64_t a)
 	return a > 1 ? (v + a - 1) / a * a : v;
 }
 
+/* Copies section s of e as section number elf_ndxscn(s) of o, placed at *off (moved past
+ * it): its contents when they are kept (compressed when that pays; the buffer goes to
+ * bufs), else as SHT_NOBITS.  0, or -1 with err. */
+static int
+copy_section(Elf *e, Elf *o, Elf_Scn *s, size_t str, uint64_t *off, uint8_t **bufs,
+	     size_t *nbufs, char *err, size_t errlen)
+{
+	int cls = gelf_getclass(e);
+	size_t i = elf_ndxscn(s);
+	GElf_Shdr sh;
+	Elf_Scn *t = elf_newscn(o);
+	if (!gelf_getshdr(s, &sh) || !t || elf_ndxscn(t) != i)
+		return errbuf_fail(err, errlen, "cannot copy section %zu", i);
+	const char *name = elf_strptr(e, str, sh.sh_name);
+	Elf_Data *d = kept(e, i, &sh, name) ? elf_rawdata(s, NULL) : NULL;
+	if (!d || !d->d_buf || d->d_size != sh.sh_size) {
+		sh.sh_type = SHT_NOBITS;
+		sh.sh_offset = *off;
+	} else {
+		Elf_Data *nd = elf_newdata(t);
+		size_t len = d->d_size;
+		uint8_t *z = compressible(e, i, &sh, name) ?
+				     deflate_section(cls, d, sh.sh_addralign, &len) : NULL;
+		if (!nd) {
+			free(z);
+			return errbuf_fail(err, errlen, "cannot copy section %zu", i);
+		}
+		if (z) {
+			bufs[(*nbufs)++] = z;
+			/* A compressed section may not be SHF_ALLOC (gABI). */
+			sh.sh_flags = (sh.sh_flags & ~(uint64_t)SHF_ALLOC) | SHF_COMPRESSED;
+			sh.sh_addralign = cls == ELFCLASS64 ? 8 : 4;
+		}
+		nd->d_buf = z ? z : d->d_buf;
+		nd->d_size = len;
+		nd->d_type = ELF_T_BYTE;
+		nd->d_align = 1;
+		*off = align_up(*off, sh.sh_addralign);
+		sh.sh_offset = *off;
+		sh.sh_size = len;
+		*off += len;
+	}
+	if (!gelf_update_shdr(t, &sh))
+		return errbuf_fail(err, errlen, "cannot copy section %zu", i);
+	return 0;
+}
+
 int
 elfslim_write(int in, int out, char *err, size_t errlen)
 {
@@ -142,7 +180,7 @@ elfslim_write(int in, int out, char *err, size_t errlen)
 	GElf_Ehdr eh;
 
 	if (!e || !gelf_getehdr(e, &eh))
-		return fail(err, errlen, "not an ELF file with section headers");
+		return errbuf_fail(err, errlen, "not an ELF file with section headers");
 	int cls = gelf_getclass(e);
 	elf_getshdrnum(e, &nscn);
 	elf_getshdrstrndx(e, &str);
@@ -150,7 +188,7 @@ elfslim_write(int in, int out, char *err, size_t errlen)
 		nph = 0;
 	if (!(bufs = calloc(nscn, sizeof(*bufs))) || !(o = elf_begin(out, ELF_C_WRITE, NULL)) ||
 	    !gelf_newehdr(o, cls) || (nph && !gelf_newphdr(o, nph))) {
-		fail(err, errlen, "cannot start the copy: %s", elf_errmsg(-1));
+		errbuf_fail(err, errlen, "cannot start the copy: %s", elf_errmsg(-1));
 		goto done;
 	}
 	uint64_t off = gelf_fsize(o, ELF_T_EHDR, 1, EV_CURRENT);
@@ -160,61 +198,22 @@ elfslim_write(int in, int out, char *err, size_t errlen)
 		GElf_Phdr ph;
 		/* As they were: they describe the original file, which the mappings name. */
 		if (!gelf_getphdr(e, (int)i, &ph) || !gelf_update_phdr(o, (int)i, &ph)) {
-			fail(err, errlen, "cannot copy program header %zu", i);
+			errbuf_fail(err, errlen, "cannot copy program header %zu", i);
 			goto done;
 		}
 	}
-	for (Elf_Scn *s = NULL; (s = elf_nextscn(e, s));) {
-		size_t i = elf_ndxscn(s);
-		GElf_Shdr sh;
-		Elf_Scn *t = elf_newscn(o);
-		if (!gelf_getshdr(s, &sh) || !t || elf_ndxscn(t) != i) {
-			fail(err, errlen, "cannot copy section %zu", i);
+	for (Elf_Scn *s = NULL; (s = elf_nextscn(e, s));)
+		if (copy_section(e, o, s, str, &off, bufs, &nbufs, err, errlen) < 0)
 			goto done;
-		}
-		const char *name = elf_strptr(e, str, sh.sh_name);
-		Elf_Data *d = kept(e, i, &sh, name) ? elf_rawdata(s, NULL) : NULL;
-		if (!d || !d->d_buf || d->d_size != sh.sh_size) {
-			sh.sh_type = SHT_NOBITS;
-			sh.sh_offset = off;
-		} else {
-			Elf_Data *nd = elf_newdata(t);
-			size_t len = d->d_size;
-			uint8_t *z = compressible(e, i, &sh, name) ?
-					     deflate_section(cls, d, sh.sh_addralign, &len) : NULL;
-			if (!nd) {
-				fail(err, errlen, "cannot copy section %zu", i);
-				goto done;
-			}
-			if (z) {
-				bufs[nbufs++] = z;
-				/* A compressed section may not be SHF_ALLOC (gABI). */
-				sh.sh_flags = (sh.sh_flags & ~(uint64_t)SHF_ALLOC) | SHF_COMPRESSED;
-				sh.sh_addralign = cls == ELFCLASS64 ? 8 : 4;
-			}
-			nd->d_buf = z ? z : d->d_buf;
-			nd->d_size = len;
-			nd->d_type = ELF_T_BYTE;
-			nd->d_align = 1;
-			off = align_up(off, sh.sh_addralign);
-			sh.sh_offset = off;
-			sh.sh_size = len;
-			off += len;
-		}
-		if (!gelf_update_shdr(t, &sh)) {
-			fail(err, errlen, "cannot copy section %zu", i);
-			goto done;
-		}
-	}
 	eh.e_shoff = align_up(off, 8);
 	eh.e_shnum = (uint16_t)nscn;
 	if (!gelf_update_ehdr(o, &eh)) {
-		fail(err, errlen, "cannot write the ELF header");
+		errbuf_fail(err, errlen, "cannot write the ELF header");
 		goto done;
 	}
 	elf_flagelf(o, ELF_C_SET, ELF_F_LAYOUT);
 	if (elf_update(o, ELF_C_WRITE) < 0) {
-		fail(err, errlen, "cannot write the copy: %s", elf_errmsg(-1));
+		errbuf_fail(err, errlen, "cannot write the copy: %s", elf_errmsg(-1));
 		goto done;
 	}
 	rc = 0;

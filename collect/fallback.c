@@ -5,17 +5,23 @@
 #include <string.h>
 
 #include "calib.h"
-#include "collect.h"
 #include "fpchain.h"
 
 void
-fallback_arm(struct collect *c, uint64_t origin)
+fallback_init(struct fallback *f, pid_t pid, uint64_t width, int verbose)
 {
-	struct fallback *f = &c->fb;
-	f->armed = strcmp(c->o.unwind, "auto") == 0 && strcmp(c->mode, "fp") == 0 &&
-		   c->calib_verdict && strcmp(c->calib_verdict, "accepted") == 0;
+	f->pid = pid;
+	f->width = width;
+	f->verbose = verbose;
+}
+
+void
+fallback_arm(struct fallback *f, const char *requested, const struct unwind_choice *u,
+	     uint64_t origin)
+{
+	f->armed = strcmp(requested, "auto") == 0 && strcmp(u->mode, "fp") == 0 &&
+		   u->calib.verdict && strcmp(u->calib.verdict, "accepted") == 0;
 	f->pending = 0;
-	f->width = c->o.window_ns;
 	f->start = origin;
 	f->end = origin + f->width;
 	f->total = f->usable = 0;
@@ -38,11 +44,10 @@ fallback_map(struct fallback *f, uint64_t start, uint64_t end)
 /* Called while the rings are drained, before the round that lets the failed window close,
  * and stamped inside that window, which the warning describes. */
 static void
-warn_failed(struct collect *c)
+warn_failed(struct fallback *f, struct emit *out)
 {
-	struct fallback *f = &c->fb;
 	char text[400];
-	f->tables = calib_has_unwind_tables(c->o.pid);
+	f->tables = calib_has_unwind_tables(f->pid);
 	if (!f->tables)
 		snprintf(text, sizeof(text), "%s, but the target has no unwind tables "
 			 "(.eh_frame or .debug_frame): frame-pointer unwinding stays", f->why);
@@ -50,16 +55,15 @@ warn_failed(struct collect *c)
 		snprintf(text, sizeof(text), "%s: unwinding switches to DWARF for the rest of the "
 			 "recording", f->why);
 	struct fr_warning w = { f->failed_end - 1, str_of(text) };
-	emit_warning(&c->out, &w);
-	if (c->o.verbose)
+	emit_warning(out, &w);
+	if (f->verbose)
 		warnx("%s", text);
 }
 
 /* Judges the window [start, end) once it is complete, and moves on to the one holding t. */
 static void
-advance(struct collect *c, uint64_t t)
+advance(struct fallback *f, struct emit *out, uint64_t t)
 {
-	struct fallback *f = &c->fb;
 	if (t < f->end)
 		return;
 	uint64_t need = FALLBACK_USABLE_PERMILLE;
@@ -73,7 +77,7 @@ advance(struct collect *c, uint64_t t)
 		f->pending = 1;
 		f->failed_end = f->end;
 		f->armed = 0;
-		warn_failed(c);
+		warn_failed(f, out);
 		return;
 	}
 	/* Windows without samples pass: there is nothing to judge in them. */
@@ -84,13 +88,12 @@ advance(struct collect *c, uint64_t t)
 }
 
 void
-fallback_sample(struct collect *c, uint64_t time, unsigned nkernel, const uint64_t *uips,
-		unsigned nuser)
+fallback_sample(struct fallback *f, struct emit *out, uint64_t time, unsigned nkernel,
+		const uint64_t *uips, unsigned nuser)
 {
-	struct fallback *f = &c->fb;
 	if (!f->armed)
 		return;
-	advance(c, time);
+	advance(f, out, time);
 	if (!f->armed)
 		return;
 	int ok = nkernel + nuser > 0 && !fpchain_cyclic(uips, nuser);
@@ -102,32 +105,22 @@ fallback_sample(struct collect *c, uint64_t time, unsigned nkernel, const uint64
 }
 
 void
-fallback_round(struct collect *c, uint64_t time)
+fallback_round(struct fallback *f, struct emit *out, uint64_t time)
 {
-	if (c->fb.armed)
-		advance(c, time);
+	if (f->armed)
+		advance(f, out, time);
 }
 
 int
-fallback_switch(struct collect *c)
+fallback_decide(struct fallback *f, uint64_t *since, const char **why)
 {
-	struct fallback *f = &c->fb;
-
+	if (!f->pending)
+		return 0;
 	f->pending = 0;
 	if (!f->tables)
 		return 0;
-	int nthreads = c->perf.ncpu > 0 ? (int)(c->perf.nrings / (size_t)c->perf.ncpu) : 1;
-	snprintf(c->fallback_reason, sizeof(c->fallback_reason), "%s", f->why);
-	snprintf(c->reason, sizeof(c->reason), "auto: frame pointers accepted, then %s; "
-		 "using DWARF", f->why);
-	c->mode = "dwarf";
-	perf_set_close(&c->perf);
-	c->since = f->failed_end;
-	synth_target(c, c->release);
-	c->since = 0;
-	collect_open_events(c, 1, nthreads + 16);
-	synth_existing(c);
-	emit_flush(&c->out);
+	*since = f->failed_end;
+	*why = f->why;
 	return 1;
 }
 

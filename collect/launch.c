@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "collect.h"
+#include "launch.h"
 
 /* Puts fd where it must be; a descriptor equal to where is left as it is. */
 static int

@@ -11,7 +11,6 @@
 #include <sys/utsname.h>
 
 #include "bpflog.h"
-#include "collect.h"
 #include "lifecycle.skel.h"
 #include "lifecycle_shared.h"
 
@@ -20,7 +19,9 @@ _Static_assert(sizeof(struct lifecycle_event) % 8 == 0, "ring records stay 8-byt
 struct lifecycle {
 	struct lifecycle_bpf *skel;
 	struct ring_buffer *rb;
-	struct collect *c;
+	uint32_t pid;
+	int verbose;
+	int target_exec;        /* an exec of the target since the last drain */
 	uint64_t execs, forks, exits, malformed;
 };
 
@@ -37,8 +38,7 @@ on_event(void *ctx, void *data, size_t len)
 	case LIFECYCLE_EXEC:
 		l->execs++;
 		/* The loop compares the executable's identity right after this drain. */
-		if (e->pid == (uint32_t)l->c->o.pid)
-			l->c->next_exe_check = 0;
+		l->target_exec |= e->pid == l->pid;
 		break;
 	case LIFECYCLE_FORK:
 		l->forks++;
@@ -47,7 +47,7 @@ on_event(void *ctx, void *data, size_t len)
 		l->exits++;
 		break;
 	}
-	if (l->c->o.verbose)
+	if (l->verbose)
 		warnx("lifecycle: %s of pid %u (tid %u, parent %u)", e->kind == LIFECYCLE_EXEC ?
 		      "exec" : e->kind == LIFECYCLE_FORK ? "fork" : "exit", e->pid, e->tid,
 		      e->ppid);
@@ -67,7 +67,8 @@ too_old(char *why, size_t whylen)
 }
 
 static struct lifecycle *
-open_program(struct collect *c, char *why, size_t whylen)
+open_program(pid_t pid, uint64_t cgroup_id, const char *btf, int verbose, char *why,
+	     size_t whylen)
 {
 	if (too_old(why, whylen) < 0)
 		return NULL;
@@ -76,18 +77,19 @@ open_program(struct collect *c, char *why, size_t whylen)
 		snprintf(why, whylen, "out of memory");
 		return NULL;
 	}
-	l->c = c;
+	l->pid = (uint32_t)pid;
+	l->verbose = verbose;
 	const char *step = "open";
 	int rc;
-	bpflog_reset(c->o.verbose);
-	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = c->o.offcpu_btf);
+	bpflog_reset(verbose);
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = btf);
 	l->skel = lifecycle_bpf__open_opts(&opts);
 	if (!l->skel) {
 		rc = -errno;
 		goto fail;
 	}
-	l->skel->rodata->target_tgid = (__u32)c->o.pid;
-	l->skel->rodata->target_cgroup = c->scope.cgroup ? c->scope.cg.id : 0;
+	l->skel->rodata->target_tgid = (__u32)pid;
+	l->skel->rodata->target_cgroup = cgroup_id;
 	step = "load";
 	if ((rc = lifecycle_bpf__load(l->skel)) != 0)
 		goto fail;
@@ -111,52 +113,59 @@ fail:
 }
 
 void
-lifecycle_start(struct collect *c)
+lifecycle_start(struct lifecycle_run *r, pid_t pid, uint64_t cgroup_id, const char *btf,
+		int verbose)
 {
-	c->lifecycle = open_program(c, c->lifecycle_why, sizeof(c->lifecycle_why));
-	if (c->o.verbose)
-		warnx("lifecycle: %s%s", c->lifecycle ? "eBPF" : "procfs every 1 s: ",
-		      c->lifecycle ? "" : c->lifecycle_why);
+	r->prog = open_program(pid, cgroup_id, btf, verbose, r->why, sizeof(r->why));
+	if (verbose)
+		warnx("lifecycle: %s%s", r->prog ? "eBPF" : "procfs every 1 s: ",
+		      r->prog ? "" : r->why);
 }
 
 void
-lifecycle_announce(struct collect *c)
+lifecycle_announce(const struct lifecycle_run *r, struct emit *out, uint64_t time)
 {
-	if (c->lifecycle)
+	if (r->prog)
 		return;
 	char text[400];
 	int n = snprintf(text, sizeof(text), "lifecycle eBPF unavailable (%s): exec and exit "
-			 "are reconciled from /proc once a second", c->lifecycle_why);
-	struct fr_warning w = { c->start_ns, { text, (uint16_t)(n < (int)sizeof(text) ? n :
+			 "are reconciled from /proc once a second", r->why);
+	struct fr_warning w = { time, { text, (uint16_t)(n < (int)sizeof(text) ? n :
 							 (int)sizeof(text) - 1) } };
-	emit_warning(&c->out, &w);
+	emit_warning(out, &w);
 }
 
 int
-lifecycle_fd(const struct collect *c)
+lifecycle_fd(const struct lifecycle_run *r)
 {
-	return c->lifecycle ? bpf_map__fd(c->lifecycle->skel->maps.events) : -1;
+	return r->prog ? bpf_map__fd(r->prog->skel->maps.events) : -1;
 }
 
-void
-lifecycle_drain(struct collect *c)
+int
+lifecycle_drain(struct lifecycle_run *r)
 {
-	if (c->lifecycle && ring_buffer__consume(c->lifecycle->rb) < 0)
+	struct lifecycle *l = r->prog;
+	if (!l)
+		return 0;
+	if (ring_buffer__consume(l->rb) < 0)
 		warnx("lifecycle: cannot read the ring buffer");
+	int exec = l->target_exec;
+	l->target_exec = 0;
+	return exec;
 }
 
 void
-lifecycle_end(struct collect *c)
+lifecycle_end(struct lifecycle_run *r)
 {
-	struct lifecycle *l = c->lifecycle;
+	struct lifecycle *l = r->prog;
 	if (!l)
 		return;
-	if (c->o.verbose)
+	if (l->verbose)
 		warnx("lifecycle: %llu execs, %llu forks, %llu exits seen",
 		      (unsigned long long)l->execs, (unsigned long long)l->forks,
 		      (unsigned long long)l->exits);
 	ring_buffer__free(l->rb);
 	lifecycle_bpf__destroy(l->skel);
 	free(l);
-	c->lifecycle = NULL;
+	r->prog = NULL;
 }

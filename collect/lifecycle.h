@@ -10,17 +10,27 @@
 #define COLLECT_LIFECYCLE_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
-struct collect;
+#include "emit.h"
 
-/* Loads and attaches the program; on failure remembers why (never fatal). */
-void lifecycle_start(struct collect *c);
+struct lifecycle;
+
+struct lifecycle_run {
+	struct lifecycle *prog;         /* NULL when not running */
+	char why[320];                  /* why it is not */
+};
+
+/* Loads and attaches the program for pid (and launch's cgroup, when cgroup_id is not 0);
+ * on failure remembers why (never fatal). */
+void lifecycle_start(struct lifecycle_run *r, pid_t pid, uint64_t cgroup_id, const char *btf,
+		     int verbose);
 /* After the first FR_TARGET: the warning of the fallback, if there is one. */
-void lifecycle_announce(struct collect *c);
+void lifecycle_announce(const struct lifecycle_run *r, struct emit *out, uint64_t time);
 /* An fd that becomes readable when events wait (epoll), or -1 without the program. */
-int lifecycle_fd(const struct collect *c);
-/* Reads the events: an exec of the target brings the identity check forward. */
-void lifecycle_drain(struct collect *c);
-void lifecycle_end(struct collect *c);
+int lifecycle_fd(const struct lifecycle_run *r);
+/* Reads the events: 1 when the target executed (its identity is to be checked at once). */
+int lifecycle_drain(struct lifecycle_run *r);
+void lifecycle_end(struct lifecycle_run *r);
 
 #endif

@@ -1,11 +1,14 @@
 /*
  * The live loop: epoll on the rings, the target's pidfd, a signalfd for SIGINT/SIGTERM and
  * a timerfd for --duration.  Every wakeup (or 100 ms without one) drains all rings and ends
- * with FR_ROUND, which lets later stages release events older than the round's time.
+ * with FR_ROUND, which lets later stages release events older than the round's time.  After
+ * each drain the loop acts on what the deciders say: an exec that is due (exec.c) or auto's
+ * switch to DWARF (fallback.c), each through the one reopen sequence (reopen.c).
  */
 #include <err.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
@@ -15,22 +18,13 @@
 #include <unistd.h>
 
 #include "collect.h"
-#include "lifecycle.h"
-#include "offcpu.h"
+#include "launch.h"
+#include "preflight.h"
 
 #define IDLE_DRAIN_MS 100       /* quiet rings are still drained this often */
 #define ROUND_SLACK_NS 1000000  /* records stamped just before a drain may land after it */
-#define EXE_CHECK_NS 1000000000ull /* how often the executable identity is compared */
 
 enum { TAG_RING, TAG_PIDFD, TAG_SIGNAL, TAG_TIMER };
-
-uint64_t
-collect_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void
 watch(int ep, int fd, uint32_t events, int tag)
@@ -55,21 +49,22 @@ drain(struct collect *c)
 	uint64_t t0 = collect_now();
 	for (size_t i = 0; i < c->perf.nrings; i++)
 		perf_ring_read(&c->perf, &c->perf.rings[i], records_handle, c, 1);
-	uint64_t bad = c->malformed + c->perf.malformed;
+	uint64_t bad = c->rec.malformed + c->perf.malformed;
 	if (bad) {
 		struct fr_lost l = { .time = t0, .count = bad, .kind = LOST_MALFORMED };
 		emit_lost(&c->out, &l);
-		c->malformed = c->perf.malformed = 0;
+		c->rec.malformed = c->perf.malformed = 0;
 	}
 	struct fr_round r = { t0 > ROUND_SLACK_NS ? t0 - ROUND_SLACK_NS : 0 };
 	/* The recording covers [start, deadline): nothing at or past the deadline follows. */
-	if (c->deadline_ns && r.time >= c->deadline_ns)
-		r.time = c->deadline_ns - 1;
-	procend_check(c, t0);
-	collect_offcpu_drain(c, &r.time);
-	lifecycle_drain(c);
+	if (c->run.deadline_ns && r.time >= c->run.deadline_ns)
+		r.time = c->run.deadline_ns - 1;
+	procend_check(&c->procend, t0, &c->out, &c->scope);
+	collect_offcpu_drain(&c->offcpu, &c->out, &r.time);
+	if (lifecycle_drain(&c->lifecycle))
+		exec_check_soon(&c->exec);
 	/* Before the round, so a failed window's warning is still inside it. */
-	fallback_round(c, r.time);
+	fallback_round(&c->fb, &c->out, r.time);
 	emit_round(&c->out, &r);
 	emit_flush(&c->out);
 }
@@ -98,10 +93,10 @@ loop_setup(struct collect *c, int pidfd, int *sfd, int *tfd)
 	watch_rings(c, ep);
 	watch(ep, pidfd, EPOLLIN, TAG_PIDFD);
 	/* Edge-triggered: the program wakes us only when its ring buffer is filling. */
-	if (c->offcpu)
-		watch(ep, offcpu_fd(c->offcpu), EPOLLIN | EPOLLET, TAG_RING);
-	if (lifecycle_fd(c) >= 0)
-		watch(ep, lifecycle_fd(c), EPOLLIN | EPOLLET, TAG_RING);
+	if (c->offcpu.prog)
+		watch(ep, offcpu_fd(c->offcpu.prog), EPOLLIN | EPOLLET, TAG_RING);
+	if (lifecycle_fd(&c->lifecycle) >= 0)
+		watch(ep, lifecycle_fd(&c->lifecycle), EPOLLIN | EPOLLET, TAG_RING);
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
@@ -111,7 +106,7 @@ loop_setup(struct collect *c, int pidfd, int *sfd, int *tfd)
 	watch(ep, *sfd, EPOLLIN, TAG_SIGNAL);
 	*tfd = -1;
 	if (c->o.duration_ns) {
-		*tfd = open_timer(c->deadline_ns);
+		*tfd = open_timer(c->run.deadline_ns);
 		watch(ep, *tfd, EPOLLIN, TAG_TIMER);
 	}
 	return ep;
@@ -138,32 +133,57 @@ wait_reason(int ep)
 	return reason;
 }
 
-/* An exec of the target, seen in a COMM record or as a new executable identity, reopens
- * the events for the new image (exec.c). */
+/* The target executed a new image at `at` (exec.c): the recording of the old one ends there,
+ * the preflight runs again and the mode is chosen again for the new image, whose events and
+ * windows start at the exec.  0, or the end reason when the recording ended during a new
+ * calibration (whose samples are written all the same). */
 static int
-check_exec(struct collect *c, int pidfd, int ep)
+on_exec(struct collect *c, int pidfd, int ep, uint64_t at)
 {
-	uint64_t now = collect_now(), at = c->exec_time;
-	int end;
+	struct preflight pf;
+	int resumed = 1;
 
-	if (!c->exec_time && now >= c->next_exe_check) {
-		c->next_exe_check = now + EXE_CHECK_NS;
-		if (!exec_identity_changed(c))
-			return 0;
-		/* The COMM record was missed: the exec is stamped when it was noticed. */
-		exec_warn(c, now, 1);
-		at = now;
-	} else if (!c->exec_time) {
-		return 0;
-	}
-	c->exec_time = 0;
-	if ((end = exec_handle(c, pidfd)) != 0)
-		return end;
-	c->exec_time = 0; /* records of the old rings are gone with them */
-	/* The windows of the later stages restart at the exec. */
-	fallback_arm(c, at);
+	if (c->o.verbose)
+		warnx("the target executed a new image: choosing the unwind mode again");
+	/* The calibration for the new image opens events of its own. */
+	perf_set_close(&c->perf);
+	fallback_exec(&c->fb);
+	preflight_run(&c->o, &pf);
+	snprintf(c->run.release, sizeof(c->run.release), "%s", pf.release);
+	exec_identity(&c->exec, c->o.pid);
+	c->run.end_reason = mode_choose(c, pidfd, pf.nthreads, &resumed);
+	/* The calibration may have seen another exec: the image is the one now running. */
+	exec_identity(&c->exec, c->o.pid);
+	/* Before reopen: the calibration's samples are judged from the exec on. */
+	fallback_arm(&c->fb, c->o.unwind, &c->unwind, at);
+	reopen(c, 0, pf.nthreads);
 	watch_rings(c, ep);
-	return 0;
+	return c->run.end_reason;
+}
+
+/* A frame-pointer window failed and the target has unwind tables (fallback.c): DWARF from
+ * the next window on, for the rest of the recording. */
+static void
+on_fallback(struct collect *c, int ep)
+{
+	uint64_t since;
+	const char *why;
+	if (!fallback_decide(&c->fb, &since, &why))
+		return;
+	int nthreads = c->perf.ncpu > 0 ? (int)(c->perf.nrings / (size_t)c->perf.ncpu) : 1;
+	mode_fallback(&c->unwind, why);
+	reopen(c, since, nthreads + 16);
+	watch_rings(c, ep);
+}
+
+/* The first window's warnings of what runs with less than was asked for. */
+static void
+announce(struct collect *c)
+{
+	uint64_t t = c->run.start_ns;
+	scope_announce(&c->scope, &c->out, t);
+	collect_offcpu_announce(&c->offcpu, &c->out, t);
+	lifecycle_announce(&c->lifecycle, &c->out, t);
 }
 
 int
@@ -171,32 +191,33 @@ collect_loop(struct collect *c, int pidfd)
 {
 	int sfd, tfd;
 	int ep = loop_setup(c, pidfd, &sfd, &tfd);
-	int reason = 0;
-	c->next_exe_check = collect_now() + EXE_CHECK_NS;
-	collect_offcpu_announce(c);
-	lifecycle_announce(c);
+	/* The first calibration may have seen the end already. */
+	int reason = c->run.end_reason;
+	exec_check_after(&c->exec, collect_now());
+	announce(c);
 	while (!reason) {
 		reason = wait_reason(ep);
 		drain(c);
+		uint64_t at = reason ? 0 : exec_due(&c->exec, &c->out, c->o.pid, collect_now());
+		if (at)
+			reason = on_exec(c, pidfd, ep, at);
 		if (!reason)
-			reason = check_exec(c, pidfd, ep);
-		if (!reason && c->fb.pending && fallback_switch(c))
-			watch_rings(c, ep);
+			on_fallback(c, ep);
 	}
 	/* The final drain: the exit and last samples are in the rings by now. */
 	drain(c);
 	uint64_t now = collect_now();
 	if (reason == END_DURATION)
-		now = c->deadline_ns;
-	collect_offcpu_end(c, now);
-	lifecycle_end(c);
+		now = c->run.deadline_ns;
+	collect_offcpu_end(&c->offcpu, &c->out, now);
+	lifecycle_end(&c->lifecycle);
 	if (reason == END_TARGET_EXIT) {
 		if (c->o.launch_argv)
-			c->exit_status = launch_reap(c->o.pid);
-		struct fr_target_exit te = { now, (uint32_t)c->o.pid, c->exit_status };
+			c->run.exit_status = launch_reap(c->o.pid);
+		struct fr_target_exit te = { now, (uint32_t)c->o.pid, c->run.exit_status };
 		emit_target_exit(&c->out, &te);
 	}
-	scope_finish(c, now);
+	scope_finish(&c->scope, &c->out, now, c->o.verbose);
 	struct fr_end end = { now, (uint32_t)reason };
 	emit_end(&c->out, &end);
 	emit_flush(&c->out);

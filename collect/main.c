@@ -22,9 +22,7 @@
 #include <unistd.h>
 
 #include "collect.h"
-#include "lifecycle.h"
-#include "offcpu.h"
-#include "opts.h"
+#include "launch.h"
 #include "preflight.h"
 #include "privdrop.h"
 
@@ -72,9 +70,12 @@ open_pidfd(pid_t pid)
 
 /* Read after attaching: kallsyms takes ~0.2 s to read, and the rings hold the samples of
  * that time while the target is already covered (and resumed, in launch mode). */
-static void
-load_ksyms(struct collect *c)
+void
+collect_ksyms(struct collect *c)
 {
+	static int loaded;
+	if (loaded++)
+		return;
 	if (ksyms_load(&c->ksyms, "/proc/kallsyms") < 0)
 		warn("cannot read /proc/kallsyms; kernel frames stay unnamed");
 	else if (c->ksyms.n == 0)
@@ -91,10 +92,9 @@ main(int argc, char **argv)
 	opts_parse(argc, argv, &c.o);
 	privdrop_nondumpable();
 	signals_setup();
-	c.exit_status = -1;
-	scope_init(&c);
+	c.run.exit_status = -1;
 	if (c.o.check && c.o.launch_argv) {
-		scope_check(&c.o);
+		scope_check(c.o.allow_partial);
 		collect_offcpu_probe(&c);
 		return 0;
 	}
@@ -106,53 +106,55 @@ main(int argc, char **argv)
 	if (c.o.launch_argv)
 		c.o.pid = launch_start(c.o.launch_argv, c.o.launch_stdout_fd,
 				       c.o.launch_stderr_fd);
+	scope_init(&c.scope, c.o.pid);
 	preflight_run(&c.o, &pf);
 	int pidfd = open_pidfd(c.o.pid);
 	/* The launch cgroup is named after the session. */
-	if (getrandom(&c.session_id, sizeof(c.session_id), 0) != sizeof(c.session_id))
+	if (getrandom(&c.run.session_id, sizeof(c.run.session_id), 0) !=
+	    sizeof(c.run.session_id))
 		err(1, "getrandom");
 	if (c.o.launch_argv)
-		scope_launch(&c);
-	if (modcache_init(&c.cache, c.o.module_cache, c.o.max_module_cache, c.session_id,
+		scope_launch(&c.scope, c.run.session_id, c.o.allow_partial, c.o.verbose);
+	if (modcache_init(&c.cache, c.o.module_cache, c.o.max_module_cache, c.run.session_id,
 			  c.o.pid) < 0)
 		err(1, "cannot create module cache '%s'", c.o.module_cache);
 
-	collect_choose_mode(&c, pidfd, pf.nthreads, &resumed);
-	exec_identity(&c);
-	struct stream_header h = make_header(pf.e_machine, c.session_id);
-	emit_open(&c.out, &h, c.o.save_stream);
-	c.start_ns = collect_now();
+	/* The recording starts here: auto's calibration is part of it (calib.h). */
+	c.run.start_ns = collect_now();
 	if (c.o.duration_ns)
-		c.deadline_ns = c.start_ns + c.o.duration_ns;
-	c.recording = 1;
-	snprintf(c.release, sizeof(c.release), "%s", pf.release);
+		c.run.deadline_ns = c.run.start_ns + c.o.duration_ns;
+	c.run.end_reason = mode_choose(&c, pidfd, pf.nthreads, &resumed);
+	exec_identity(&c.exec, c.o.pid);
+	struct stream_header h = make_header(pf.e_machine, c.run.session_id);
+	emit_open(&c.out, &h, c.o.save_stream);
+	c.run.started = 1;
+	snprintf(c.run.release, sizeof(c.run.release), "%s", pf.release);
 	collect_offcpu_start(&c);
-	lifecycle_start(&c);
-	synth_target(&c, c.release);
-	fallback_arm(&c, c.start_ns);
-	scope_announce(&c);
-
-	collect_open_events(&c, strcmp(c.mode, "dwarf") == 0, pf.nthreads);
-	synth_existing(&c);
-	emit_flush(&c.out);
+	lifecycle_start(&c.lifecycle, c.o.pid, scope_cgroup_id(&c.scope), c.o.offcpu_btf,
+			c.o.verbose);
+	fallback_init(&c.fb, c.o.pid, c.o.window_ns, c.o.verbose);
+	fallback_arm(&c.fb, c.o.unwind, &c.unwind, c.run.start_ns);
+	reopen(&c, 0, pf.nthreads);
 	if (c.o.launch_argv && !resumed)
 		launch_resume(c.o.pid);
 	else if (c.o.resume && kill(c.o.pid, SIGCONT) < 0)
 		warn("cannot resume pid %d", (int)c.o.pid);
-	load_ksyms(&c);
+	collect_ksyms(&c);
 	/* Setup is over: what the loop still needs stays (privdrop.c). */
 	privdrop_keep_needed(c.o.verbose);
 
 	int reason = collect_loop(&c, pidfd);
 	if (c.o.verbose)
 		warnx("end reason %d: %llu samples written, %llu of other processes dropped",
-		      reason, (unsigned long long)c.samples, (unsigned long long)c.dropped);
+		      reason, (unsigned long long)c.rec.samples, (unsigned long long)c.rec.dropped);
 	emit_close(&c.out);
 	perf_set_close(&c.perf);
 	ksyms_free(&c.ksyms);
 	fallback_free(&c.fb);
 	modcache_free(&c.cache);
 	procend_free(&c.procend);
+	names_free(&c.names);
+	free(c.snap.v);
 	close(pidfd);
 	return 0;
 }

@@ -182,13 +182,15 @@ fits(struct modcache *m, uint64_t est)
 	return m->bytes + est <= m->max_bytes;
 }
 
-int
-modcache_add(struct modcache *m, const uint8_t *bid, size_t len, pid_t pid,
-	     uint64_t start, uint64_t end, const char *path, char *err, size_t errlen)
+/* Lists bid in the session and makes its directory: final is then its entry's path.  1 when
+ * there is nothing to write (handled before, or there), 0 to write it, -1 with err. */
+static int
+entry_path(struct modcache *m, const uint8_t *bid, size_t len, char *final, size_t finallen,
+	   char *err, size_t errlen)
 {
 	if (!m->dir || len < 2 || modcache_seen(m, bid, len))
-		return 0;
-	char hex[2 * 20 + 2], dir[PATH_MAX], final[PATH_MAX + 48];
+		return 1;
+	char hex[2 * 20 + 2], dir[PATH_MAX];
 	for (size_t i = 0; i < len; i++)
 		snprintf(hex + 2 * i, 3, "%02x", bid[i]);
 	/* Listed before it is looked for: retention keeps what a running session lists. */
@@ -204,12 +206,17 @@ modcache_add(struct modcache *m, const uint8_t *bid, size_t len, pid_t pid,
 	snprintf(dir, sizeof(dir), "%s/.build-id/%.2s", m->dir, hex);
 	if (mkdir_0755(m, dir) < 0)
 		goto dir_fail;
-	snprintf(final, sizeof(final), "%s/%s", dir, hex + 2);
-	if (access(final, F_OK) == 0)
-		return 0;
-	int in = modfile_open(m, bid, len, pid, start, end, path, err, errlen);
-	if (in < 0)
-		return -1;
+	snprintf(final, finallen, "%s/%s", dir, hex + 2);
+	return access(final, F_OK) == 0;
+dir_fail:
+	snprintf(err, errlen, "cannot create '%s': %s", dir, strerror(errno));
+	return -1;
+}
+
+/* Writes the entry final for the open file in, unless the cap says no. */
+static int
+store(struct modcache *m, int in, const char *final, char *err, size_t errlen)
+{
 	uint64_t bytes = 0;
 	int rc;
 	if (!fits(m, modfile_estimate(in))) {
@@ -219,11 +226,34 @@ modcache_add(struct modcache *m, const uint8_t *bid, size_t len, pid_t pid,
 	} else if ((rc = modfile_store(m, in, final, &bytes, err, errlen)) == 0) {
 		m->bytes += bytes;
 	}
+	return rc;
+}
+
+int
+modcache_add(struct modcache *m, const uint8_t *bid, size_t len, pid_t pid,
+	     uint64_t start, uint64_t end, const char *path, char *err, size_t errlen)
+{
+	char final[PATH_MAX + 48];
+	int rc = entry_path(m, bid, len, final, sizeof(final), err, errlen);
+	if (rc != 0)
+		return rc < 0 ? -1 : 0;
+	int in = modfile_open(m, bid, len, pid, start, end, path, err, errlen);
+	if (in < 0)
+		return -1;
+	rc = store(m, in, final, err, errlen);
 	close(in);
 	return rc;
-dir_fail:
-	snprintf(err, errlen, "cannot create '%s': %s", dir, strerror(errno));
-	return -1;
+}
+
+int
+modcache_add_fd(struct modcache *m, const uint8_t *bid, size_t len, int in, char *err,
+		size_t errlen)
+{
+	char final[PATH_MAX + 48];
+	int rc = entry_path(m, bid, len, final, sizeof(final), err, errlen);
+	if (rc != 0)
+		return rc < 0 ? -1 : 0;
+	return store(m, in, final, err, errlen);
 }
 
 void

@@ -19,7 +19,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define MODCACHE_DEFAULT_MAX (1ull << 30)
 #define MODCACHE_FULL 1 /* modcache_add: not copied, the cache is full (said once) */
 
 struct modcache {
@@ -48,6 +47,9 @@ int modcache_init(struct modcache *m, const char *dir, uint64_t max_bytes,
  * without that file). */
 int modcache_add(struct modcache *m, const uint8_t *bid, size_t len, pid_t pid,
 		 uint64_t start, uint64_t end, const char *path, char *err, size_t errlen);
+/* The same for a module that is no file (the vDSO's image, collect/vdso.c), open as in. */
+int modcache_add_fd(struct modcache *m, const uint8_t *bid, size_t len, int in, char *err,
+		    size_t errlen);
 void modcache_free(struct modcache *m);
 
 #endif

@@ -18,6 +18,7 @@
 
 #include "bpflog.h"
 #include "offcpu.h"
+#include "offcpu_blocked.h"
 #include "offcpu.skel.h"
 #include "offcpu_priv.h"
 
@@ -91,6 +92,10 @@ offcpu_open(pid_t pid, const struct offcpu_config *cfg, char *why, size_t whylen
 	o->skel->rodata->target_cgroup = cfg->cgroup_id;
 	/* Woken at half full: the regular drains keep up below that. */
 	o->skel->rodata->wakeup_bytes = cfg->ring_bytes / 2;
+	o->skel->rodata->open_at = cfg->start_ns;
+	int blocked = offcpu_blocked_wanted(cfg->start_ns);
+	bpf_program__set_autoload(o->skel->progs.offcpu_blocked, blocked);
+	bpf_program__set_autoattach(o->skel->progs.offcpu_blocked, false);
 	int rc = bpf_map__set_max_entries(o->skel->maps.events, (__u32)cfg->ring_bytes);
 	if (rc == 0)
 		rc = offcpu_bpf__load(o->skel);
@@ -102,6 +107,10 @@ offcpu_open(pid_t pid, const struct offcpu_config *cfg, char *why, size_t whylen
 		return fail(o, -errno, "configure", why, whylen);
 	if ((rc = offcpu_bpf__attach(o->skel)) != 0)
 		return fail(o, rc, "attach", why, whylen);
+	if (blocked && offcpu_blocked_run(o->skel, pid, cfg->cgroup_id != 0, why, whylen) < 0) {
+		offcpu_close(o);
+		return NULL;
+	}
 	o->rb = ring_buffer__new(bpf_map__fd(o->skel->maps.events), offcpu_ring_event, o, NULL);
 	if (!o->rb)
 		return fail(o, -errno, "read the ring buffer of", why, whylen);

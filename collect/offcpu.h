@@ -19,6 +19,8 @@ struct offcpu_config {
 	unsigned percent;       /* --offcpu-probability: switch-outs recorded, 1..100 */
 	const char *btf_path;   /* --offcpu-btf: kernel BTF when the kernel has none */
 	uint64_t deadline_ns;   /* intervals are cut here (the end of --duration), 0: none */
+	uint64_t start_ns;      /* the recording's start, where the intervals of the threads
+				 * already off the CPU open; 0: the --check probe */
 	uint64_t cgroup_id;     /* launch's cgroup scope: every process in it; 0: pid only */
 	int verbose;            /* -v: libbpf's messages on stderr */
 	/* How many leading kernel ips of a stack are the collector's own frames (the BPF
@@ -33,8 +35,9 @@ struct offcpu_config {
 
 struct offcpu;
 
-/* Loads and attaches the program for the threads of pid; NULL with a one-line reason in
- * why when the kernel cannot (too old, no BTF, verifier or attach failure). */
+/* Loads and attaches the program for the threads of pid, and opens the intervals of those
+ * already off the CPU (collect/offcpu_blocked.c); NULL with a one-line reason in why when
+ * the kernel cannot (too old, no BTF, verifier or attach failure). */
 struct offcpu *offcpu_open(pid_t pid, const struct offcpu_config *cfg, char *why,
 			   size_t whylen);
 /* An fd that becomes readable when the ring buffer asks for a drain (epoll). */
@@ -51,6 +54,13 @@ void offcpu_close(struct offcpu *o);
 /* offcpu_setup.c: collect's use of the above. */
 struct collect;
 struct collect_opts;
+
+struct offcpu_run {
+	struct offcpu *prog;            /* the collector, NULL when not running */
+	int dropped;                    /* it could not run: --allow-partial went on without */
+	char why[320];                  /* why */
+};
+
 void offcpu_defaults(struct collect_opts *o);
 /* --profiles LIST: sets cpu, offcpu and profiles; exits 1 on a bad list. */
 void offcpu_profiles(struct collect_opts *o, const char *list);
@@ -62,13 +72,14 @@ enum {
 };
 /* One of those options; exits 1 on a bad value. */
 void offcpu_option(struct collect_opts *o, int opt, const char *arg);
-/* --check: loads and unloads the program once.  Start: loads it for the recording.  Both
- * exit 1 when it cannot run, unless --allow-partial keeps the cpu profile going. */
+/* --check: loads and unloads the program once.  Start: loads it for the recording into
+ * c->offcpu.  Both exit 1 when it cannot run, unless --allow-partial keeps the cpu profile
+ * going.  The program's callbacks write what its intervals need first into c's stream. */
 void collect_offcpu_probe(struct collect *c);
 void collect_offcpu_start(struct collect *c);
 /* After the first FR_TARGET: the warning of a dropped off-cpu profile. */
-void collect_offcpu_announce(struct collect *c);
-void collect_offcpu_drain(struct collect *c, uint64_t *round);
-void collect_offcpu_end(struct collect *c, uint64_t end);
+void collect_offcpu_announce(const struct offcpu_run *r, struct emit *out, uint64_t time);
+void collect_offcpu_drain(struct offcpu_run *r, struct emit *out, uint64_t *round);
+void collect_offcpu_end(struct offcpu_run *r, struct emit *out, uint64_t end);
 
 #endif

@@ -9,19 +9,19 @@
 #include <string.h>
 
 #include "collect.h"
+#include "defaults.h"
 #include "offcpu.h"
 #include "offcpu_shared.h"
 #include "parse.h"
 
-#define DEFAULT_RING_BYTES (4u << 20)
-
 void
 offcpu_defaults(struct collect_opts *o)
 {
-	o->profiles = "cpu";
-	o->offcpu_phases = OFFCPU_WANT_BLOCKED;
-	o->offcpu_ring_bytes = DEFAULT_RING_BYTES;
-	o->offcpu_percent = 100;
+	offcpu_profiles(o, RP_DEFAULT_PROFILES);
+	offcpu_option(o, OPT_OFFCPU_PHASE, RP_DEFAULT_OFFCPU_PHASE);
+	o->offcpu_min_ns = (uint64_t)RP_DEFAULT_OFFCPU_MIN_DURATION_US * 1000;
+	o->offcpu_ring_bytes = RP_DEFAULT_OFFCPU_RING_BUFFER;
+	o->offcpu_percent = RP_DEFAULT_OFFCPU_PROBABILITY;
 }
 
 /* cpu and off-cpu, in the order given, duplicates removed; heap is refused by name. */
@@ -91,8 +91,9 @@ offcpu_option(struct collect_opts *o, int opt, const char *arg)
 static void
 before(void *arg, uint32_t pid, const uint64_t *kips, size_t n)
 {
-	scope_sample(arg, pid);
-	send_ksyms(arg, kips, n);
+	struct collect *c = arg;
+	synth_if_new(c, pid);
+	send_ksyms(&c->ksyms, &c->out, kips, n);
 }
 
 /* The program's stacks start inside the program and the tracepoint's call of it. */
@@ -116,14 +117,15 @@ own_frames(void *arg, const uint64_t *ips, size_t n)
 }
 
 static struct offcpu *
-open_for(struct collect *c, uint64_t deadline, char *why, size_t whylen)
+open_for(struct collect *c, uint64_t start, uint64_t deadline, char *why, size_t whylen)
 {
 	struct offcpu_config cfg = { .phases = c->o.offcpu_phases, .min_ns = c->o.offcpu_min_ns,
 				     .ring_bytes = c->o.offcpu_ring_bytes,
 				     .percent = c->o.offcpu_percent,
 				     .btf_path = c->o.offcpu_btf, .deadline_ns = deadline,
+				     .start_ns = start,
 				     .before = before, .own_frames = own_frames, .arg = c,
-				     .cgroup_id = c->scope.cgroup ? c->scope.cg.id : 0,
+				     .cgroup_id = scope_cgroup_id(&c->scope),
 				     .verbose = c->o.verbose };
 	return offcpu_open(c->o.pid, &cfg, why, whylen);
 }
@@ -133,9 +135,10 @@ static void
 failed(struct collect *c)
 {
 	if (!c->o.allow_partial || c->o.no_cpu)
-		errx(1, "%s%s", c->offcpu_why, c->o.allow_partial ? "; no other profile "
+		errx(1, "%s%s", c->offcpu.why, c->o.allow_partial ? "; no other profile "
 		     "was requested" : "");
-	warnx("%s; --allow-partial: recording without off-cpu", c->offcpu_why);
+	warnx("%s; --allow-partial: recording without off-cpu", c->offcpu.why);
+	c->offcpu.dropped = 1;
 }
 
 void
@@ -143,7 +146,7 @@ collect_offcpu_probe(struct collect *c)
 {
 	if (!c->o.offcpu)
 		return;
-	struct offcpu *o = open_for(c, 0, c->offcpu_why, sizeof(c->offcpu_why));
+	struct offcpu *o = open_for(c, 0, 0, c->offcpu.why, sizeof(c->offcpu.why));
 	if (o)
 		offcpu_close(o);
 	else
@@ -155,37 +158,37 @@ collect_offcpu_start(struct collect *c)
 {
 	if (!c->o.offcpu)
 		return;
-	c->offcpu = open_for(c, c->deadline_ns, c->offcpu_why, sizeof(c->offcpu_why));
-	if (!c->offcpu)
+	c->offcpu.prog = open_for(c, c->run.start_ns, c->run.deadline_ns, c->offcpu.why,
+				  sizeof(c->offcpu.why));
+	if (!c->offcpu.prog)
 		failed(c);
 }
 
 void
-collect_offcpu_announce(struct collect *c)
+collect_offcpu_announce(const struct offcpu_run *r, struct emit *out, uint64_t time)
 {
-	if (!c->o.offcpu || c->offcpu)
+	if (!r->dropped)
 		return;
 	char text[400];
-	int n = snprintf(text, sizeof(text), "off-cpu dropped (--allow-partial): %s",
-			 c->offcpu_why);
-	struct fr_warning w = { c->start_ns, { text, (uint16_t)(n < (int)sizeof(text) ? n :
-							 (int)sizeof(text) - 1) } };
-	emit_warning(&c->out, &w);
+	int n = snprintf(text, sizeof(text), "off-cpu dropped (--allow-partial): %s", r->why);
+	struct fr_warning w = { time, { text, (uint16_t)(n < (int)sizeof(text) ? n :
+						       (int)sizeof(text) - 1) } };
+	emit_warning(out, &w);
 }
 
 void
-collect_offcpu_drain(struct collect *c, uint64_t *round)
+collect_offcpu_drain(struct offcpu_run *r, struct emit *out, uint64_t *round)
 {
-	if (c->offcpu)
-		offcpu_drain(c->offcpu, &c->out, round);
+	if (r->prog)
+		offcpu_drain(r->prog, out, round);
 }
 
 void
-collect_offcpu_end(struct collect *c, uint64_t end)
+collect_offcpu_end(struct offcpu_run *r, struct emit *out, uint64_t end)
 {
-	if (!c->offcpu)
+	if (!r->prog)
 		return;
-	offcpu_finish(c->offcpu, &c->out, end);
-	offcpu_close(c->offcpu);
-	c->offcpu = NULL;
+	offcpu_finish(r->prog, out, end);
+	offcpu_close(r->prog);
+	r->prog = NULL;
 }

@@ -6,14 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "modcache.h"
+#include "defaults.h"
 #include "offcpu.h"
 #include "opts.h"
 #include "parse.h"
 
-#define DEFAULT_FREQ 49
-#define DEFAULT_MAX_THREADS 1024
-#define DEFAULT_WINDOW_NS 60000000000ull /* as aggregate's */
+#define D RP_DEFAULT_TEXT
 
 enum { OPT_PID = 256, OPT_DURATION, OPT_FREQ, OPT_UNWIND, OPT_PROFILES, OPT_KIND,
        OPT_RESUME, OPT_CACHE, OPT_MAX_THREADS, OPT_SAVE, OPT_LAUNCH, OPT_LAUNCH_FD,
@@ -69,22 +67,31 @@ usage(void)
 	       "                        then exit without recording\n"
 	       "  --duration DUR        stop after DUR (10s, 2m, 500ms, 1h30m); 0 = until the\n"
 	       "                        target exits or SIGINT/SIGTERM (default 0)\n"
-	       "  --cpu-frequency HZ    samples per second per thread, 1..999 (default 49)\n"
-	       "  --unwind MODE         auto, fp or dwarf (default auto: a frame-pointer\n"
+	       "  --cpu-frequency HZ    samples per second per thread, 1..999 (default "
+	       D(RP_DEFAULT_CPU_FREQUENCY) ")\n"
+	       "  --unwind MODE         auto, fp or dwarf (default " RP_DEFAULT_UNWIND
+	       ": a frame-pointer\n"
 	       "                        calibration of up to 10 s / 64 samples chooses; dwarf\n"
 	       "                        copies registers and 16 KiB of user stack per sample;\n"
 	       "                        without the cpu profile none applies)\n"
 	       "  --allow-partial       without unwind tables, keep leaf-only stacks; launch\n"
 	       "                        without a cgroup: profile the command's pid only\n"
-	       "  --window DUR          the window length of the later stages (default 60s):\n"
+	       "  --window DUR          the recording's window length, written in every target\n"
+	       "                        frame: aggregate cuts its windows by it (default "
+	       RP_DEFAULT_WINDOW ");\n"
 	       "                        with auto, a window whose frame-pointer stacks are\n"
 	       "                        under 90%% usable switches to dwarf for good\n"
-	       "  --profiles LIST       comma-separated: cpu and/or off-cpu (default cpu)\n"
-	       "  --offcpu-phase PHASE  blocked, runqueue or all (default blocked)\n"
+	       "  --profiles LIST       comma-separated: cpu and/or off-cpu (default "
+	       RP_DEFAULT_PROFILES ")\n"
+	       "  --offcpu-phase PHASE  blocked, runqueue or all (default " RP_DEFAULT_OFFCPU_PHASE
+	       ")\n"
 	       "  --offcpu-min-duration-us N  drop off-CPU intervals shorter than N us\n"
-	       "  --offcpu-ring-buffer BYTES  BPF ring buffer, a power of two (default 4194304)\n"
+	       "                        (default " D(RP_DEFAULT_OFFCPU_MIN_DURATION_US) ")\n"
+	       "  --offcpu-ring-buffer BYTES  BPF ring buffer, a power of two (default "
+	       D(RP_DEFAULT_OFFCPU_RING_BUFFER) ")\n"
 	       "  --offcpu-probability P  record P%% of the off-CPU switch-outs, at random, and\n"
-	       "                        weigh them 100/P (1..100, default 100: all)\n"
+	       "                        weigh them 100/P (1..100, default "
+	       D(RP_DEFAULT_OFFCPU_PROBABILITY) ": all)\n"
 	       "  --offcpu-btf FILE     kernel BTF for the eBPF programs (off-CPU, lifecycle) on a\n"
 	       "                        kernel without /sys/kernel/btf/vmlinux\n"
 	       "  --kind KIND           pid or launch, recorded in the stream (default pid)\n"
@@ -93,7 +100,7 @@ usage(void)
 	       "                        so unprivileged stages can read them (what they read\n"
 	       "                        of them, or a link where that costs nothing)\n"
 	       "  --max-module-cache BYTES  what DIR may hold; once full, further modules\n"
-	       "                        are not copied (default 1073741824)\n"
+	       "                        are not copied (default " D(RP_DEFAULT_MAX_MODULE_CACHE) ")\n"
 	       "  --save-stream FILE    also write the stream to FILE\n"
 	       "  -v, --verbose         log setup details to stderr\n"
 	       "  -h, --help            show this help\n"
@@ -179,11 +186,13 @@ opt_value(struct collect_opts *o, int c, const char *arg)
 void
 opts_parse(int argc, char **argv, struct collect_opts *o)
 {
-	*o = (struct collect_opts){ .freq = DEFAULT_FREQ, .unwind = "auto", .kind = "pid",
-				    .max_threads = DEFAULT_MAX_THREADS, .launch_stdout_fd = -1,
+	*o = (struct collect_opts){ .freq = RP_DEFAULT_CPU_FREQUENCY, .kind = "pid",
+				    .max_threads = RP_DEFAULT_MAX_THREADS, .launch_stdout_fd = -1,
 				    .launch_stderr_fd = -1,
-				    .window_ns = DEFAULT_WINDOW_NS,
-				    .max_module_cache = MODCACHE_DEFAULT_MAX };
+				    .window_ns = rp_default_ns(RP_DEFAULT_WINDOW),
+				    .max_module_cache = RP_DEFAULT_MAX_MODULE_CACHE };
+	/* The word defaults go through the options' own parsers. */
+	opt_value(o, OPT_UNWIND, RP_DEFAULT_UNWIND);
 	offcpu_defaults(o);
 	int launch = 0;
 	int c;

@@ -30,7 +30,7 @@ perf_open(struct perf_event_attr *a, pid_t tid, int cpu, unsigned long flags)
 }
 
 static void
-perf_attr(struct perf_event_attr *a, unsigned freq, int dwarf, unsigned pages)
+perf_attr(struct perf_event_attr *a, unsigned freq, int layout, unsigned pages)
 {
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
@@ -63,12 +63,13 @@ perf_attr(struct perf_event_attr *a, unsigned freq, int dwarf, unsigned pages)
 	/* Wake the reader at half a ring; the loop also drains on a short timeout. */
 	a->watermark = 1;
 	a->wakeup_watermark = pages * 4096 / 2;
-	if (dwarf) {
-		/* The kernel walks only its own frames; user frames come from the stack copy. */
+	if (layout != PERF_FP) {
 		a->sample_type = COLLECT_DWARF_SAMPLE_TYPE;
 		a->sample_regs_user = COLLECT_REGS_MASK;
 		a->sample_stack_user = COLLECT_STACK_USER;
-		a->exclude_callchain_user = 1;
+		/* DWARF: the kernel walks only its own frames; user frames come from the stack
+		 * copy.  Both: the user callchain too, for a verdict still to come. */
+		a->exclude_callchain_user = layout == PERF_DWARF;
 	}
 }
 
@@ -104,12 +105,13 @@ online_cpus(struct perf_set *p)
 }
 
 int
-perf_set_init(struct perf_set *p, unsigned freq, int dwarf, char *err, size_t errlen)
+perf_set_init(struct perf_set *p, unsigned freq, int layout, char *err, size_t errlen)
 {
 	memset(p, 0, sizeof(*p));
-	p->dwarf = dwarf;
-	p->ring_pages = dwarf ? DWARF_RING_PAGES : RING_PAGES;
-	perf_attr(&p->attr, freq, dwarf, p->ring_pages);
+	p->layout = layout;
+	p->dwarf = layout != PERF_FP;
+	p->ring_pages = p->dwarf ? DWARF_RING_PAGES : RING_PAGES;
+	perf_attr(&p->attr, freq, layout, p->ring_pages);
 	p->shared = 1;
 	p->scratch = malloc(SCRATCH_SIZE);
 	if (!p->scratch || online_cpus(p) < 0) {
@@ -259,7 +261,7 @@ int
 perf_probe(pid_t tid, char *err, size_t errlen)
 {
 	struct perf_event_attr a;
-	perf_attr(&a, 1, 0, RING_PAGES);
+	perf_attr(&a, 1, PERF_FP, RING_PAGES);
 	a.inherit = 0;
 	a.build_id = 0;
 	a.disabled = 1;

@@ -50,14 +50,21 @@ struct perf_set {
 	int *fds;               /* every event fd, for enable and close */
 	size_t nfds, capfds;
 	int shared;             /* 1 while SET_OUTPUT works; 0: one ring per event */
-	int dwarf;              /* samples carry user registers and stack (DWARF mode) */
+	int layout;             /* what samples carry: PERF_FP, PERF_DWARF or PERF_BOTH */
+	int dwarf;              /* samples carry user registers and stack (not PERF_FP) */
 	unsigned ring_pages;
 	uint64_t malformed;     /* ring contents that could not be walked */
 	uint8_t *scratch;       /* one record that crosses the end of the ring */
 };
 
-/* Builds the attribute and finds the online CPUs.  0, or -1 with err. */
-int perf_set_init(struct perf_set *p, unsigned freq, int dwarf, char *err, size_t errlen);
+/* What a sample carries: the user callchain (frame pointers), the user registers and stack
+ * copy instead (DWARF), or both (auto's calibration, which keeps its samples for whichever
+ * mode it chooses). */
+enum { PERF_FP, PERF_DWARF, PERF_BOTH };
+
+/* Builds the attribute (layout one of PERF_*) and finds the online CPUs.  0, or -1 with
+ * err. */
+int perf_set_init(struct perf_set *p, unsigned freq, int layout, char *err, size_t errlen);
 /* Opens tid's events on every CPU: 1 when opened, 0 when the thread is gone, -1 with err. */
 int perf_set_add(struct perf_set *p, pid_t tid, char *err, size_t errlen);
 /* Opens the events of every task in the cgroup, one per CPU (launch's cgroup scope).  0, or

@@ -4,7 +4,7 @@
 
 #include <sys/utsname.h>
 
-#include "collect.h"
+#include "opts.h"
 
 /* Targets with more threads are refused, whatever --max-threads says. */
 #define PREFLIGHT_MAX_THREADS 1024

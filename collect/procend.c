@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collect.h"
 
 #define CHECK_NS 1000000000ull
 
@@ -31,88 +30,44 @@ others_alive(uint32_t pid, uint32_t exiting)
 	return alive;
 }
 
-static size_t
-find(const struct procend *p, uint32_t pid, int *found)
-{
-	size_t lo = 0, hi = p->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (p->pids[mid] < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*found = lo < p->n && p->pids[lo] == pid;
-	return lo;
-}
-
-static void
-wait_for(struct procend *p, uint32_t pid)
-{
-	int found;
-	size_t i = find(p, pid, &found);
-	if (found)
-		return;
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 16;
-		uint32_t *v = realloc(p->pids, cap * sizeof(*v));
-		if (!v)
-			errx(1, "out of memory");
-		p->pids = v;
-		p->cap = cap;
-	}
-	memmove(p->pids + i + 1, p->pids + i, (p->n - i) * sizeof(*p->pids));
-	p->pids[i] = pid;
-	p->n++;
-}
-
-static void
-drop(struct procend *p, size_t i)
-{
-	memmove(p->pids + i, p->pids + i + 1, (p->n - i - 1) * sizeof(*p->pids));
-	p->n--;
-}
-
 uint32_t
 procend_exit(struct procend *p, uint32_t pid, uint32_t tid)
 {
 	int found;
-	size_t i = find(p, pid, &found);
+	size_t i = u32set_find(&p->waiting, pid, &found);
 	if (pid != tid && !found)
 		return 0;
 	if (others_alive(pid, tid)) {
-		if (pid == tid)
-			wait_for(p, pid);
+		if (pid == tid && u32set_add(&p->waiting, pid) < 0)
+			errx(1, "out of memory");
 		return 0;
 	}
 	if (found)
-		drop(p, i);
+		u32set_remove_at(&p->waiting, i);
 	return EXIT_PROCESS;
 }
 
 void
-procend_check(struct collect *c, uint64_t now)
+procend_check(struct procend *p, uint64_t now, struct emit *out, struct scope *s)
 {
-	struct procend *p = &c->procend;
-	if (!p->n || now < p->next_check)
+	if (!p->waiting.n || now < p->next_check)
 		return;
 	p->next_check = now + CHECK_NS;
-	for (size_t i = 0; i < p->n;) {
-		if (others_alive(p->pids[i], p->pids[i])) {
+	for (size_t i = 0; i < p->waiting.n;) {
+		uint32_t pid = p->waiting.v[i];
+		if (others_alive(pid, pid)) {
 			i++;
 			continue;
 		}
-		struct fr_task t = { .time = now, .pid = p->pids[i], .tid = p->pids[i],
-				     .flags = EXIT_PROCESS };
-		emit_task(&c->out, FR_EXIT, &t);
-		scope_gone(c, t.pid);
-		drop(p, i);
+		struct fr_task t = { .time = now, .pid = pid, .tid = pid, .flags = EXIT_PROCESS };
+		emit_task(out, FR_EXIT, &t);
+		scope_gone(s, t.pid);
+		u32set_remove_at(&p->waiting, i);
 	}
 }
 
 void
 procend_free(struct procend *p)
 {
-	free(p->pids);
-	memset(p, 0, sizeof(*p));
+	u32set_free(&p->waiting);
 }

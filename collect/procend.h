@@ -13,19 +13,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "emit.h"
+#include "scope.h"
+#include "u32set.h"
+
 struct procend {
-	uint32_t *pids;         /* processes whose main thread ended first (sorted) */
-	size_t n, cap;
+	struct u32set waiting;  /* processes whose main thread ended first */
 	uint64_t next_check;    /* when to look for the waiting ones in /proc again */
 };
 
-struct collect;
 
 /* The flags of the FR_EXIT of thread tid of process pid: EXIT_PROCESS or 0. */
 uint32_t procend_exit(struct procend *p, uint32_t pid, uint32_t tid);
 /* About once a second: writes an FR_EXIT flagged EXIT_PROCESS at now for each waiting
- * process /proc no longer shows with a thread other than its leader. */
-void procend_check(struct collect *c, uint64_t now);
+ * process /proc no longer shows with a thread other than its leader (and it leaves s). */
+void procend_check(struct procend *p, uint64_t now, struct emit *out, struct scope *s);
 void procend_free(struct procend *p);
 
 #endif

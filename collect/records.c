@@ -5,16 +5,23 @@
  * record --pid follows one process, not its descendants; in launch's cgroup scope every
  * process of the cgroup is kept (scope.h).
  */
+#include <err.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "calib.h"
 #include "collect.h"
+#include "procfs.h"
 
 /* sample_id_all trailer for COLLECT_SAMPLE_TYPE: u32 pid, tid; u64 time; u32 cpu, res. */
 #define SID_SIZE 24
 #define SAMPLE_FIXED 56 /* header, ip, pid/tid, time, cpu/res, period, nr */
 #define MMAP2_FIXED 72  /* header through prot/flags; the filename follows */
+/* A calibration keeps at most this much (about 64 samples of 17 KiB, with room for the
+ * mappings and tasks of a busy cgroup); what comes beyond is counted as lost. */
+#define KEPT_MAX_BYTES (64u << 20)
 
 static uint32_t
 rd32(const uint8_t *p)
@@ -40,19 +47,19 @@ sid_time(const uint8_t *r, size_t size)
 
 /* Sends the symbol of each kernel ip not named yet, so readers meet it before the sample. */
 void
-send_ksyms(struct collect *c, const uint64_t *ips, size_t n)
+send_ksyms(struct ksyms *k, struct emit *out, const uint64_t *ips, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		struct ksym *s = ksyms_find(&c->ksyms, ips[i]);
+		struct ksym *s = ksyms_find(k, ips[i]);
 		if (!s || s->sent)
 			continue;
 		s->sent = 1;
-		struct fr_ksym k = {
+		struct fr_ksym f = {
 			.start = s->start, .end = s->end,
 			.name = { s->name, (uint16_t)strnlen(s->name, STREAM_MAX_STR - 1) },
 			.module = { s->module, (uint16_t)strnlen(s->module, STREAM_MAX_STR - 1) },
 		};
-		emit_ksym(&c->out, &k);
+		emit_ksym(out, &f);
 	}
 }
 
@@ -91,7 +98,7 @@ split_chain(struct fr_sample *s, const uint8_t *chain, uint64_t nr, int kernel_f
 static int
 send_regs(struct collect *c, const struct fr_sample *s, const uint8_t *p, const uint8_t *end)
 {
-	struct fr_sample_regs *sr = &c->sregs;
+	struct fr_sample_regs *sr = &c->rec.sregs;
 	unsigned nregs = (unsigned)__builtin_popcountll(COLLECT_REGS_MASK);
 
 	if (end - p < 8)
@@ -135,13 +142,13 @@ on_sample(struct collect *c, const struct perf_event_header *h, const uint8_t *r
 {
 	uint64_t nr = h->size >= SAMPLE_FIXED ? rd64(r + 48) : 0;
 	if (h->size < SAMPLE_FIXED || nr > (uint64_t)(h->size - SAMPLE_FIXED) / 8) {
-		c->malformed++;
+		c->rec.malformed++;
 		return;
 	}
-	struct fr_sample *s = &c->sample;
+	struct fr_sample *s = &c->rec.sample;
 	s->pid = rd32(r + 16);
-	if (!scope_covers(c, s->pid)) {
-		c->dropped++;
+	if (!scope_covers(&c->scope, s->pid)) {
+		c->rec.dropped++;
 		return;
 	}
 	s->tid = rd32(r + 20);
@@ -149,25 +156,26 @@ on_sample(struct collect *c, const struct perf_event_header *h, const uint8_t *r
 	s->cpu = rd32(r + 32);
 	s->period = rd64(r + 40);
 	/* Samples taken after the deadline belong to no window of this recording. */
-	if (c->deadline_ns && s->time >= c->deadline_ns)
+	if (c->run.deadline_ns && s->time >= c->run.deadline_ns)
 		return;
 	int in_kernel = (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
 	split_chain(s, r + SAMPLE_FIXED, nr, in_kernel);
-	if (c->calib) {
-		calib_sample(c->calib, s->pid, s->ips + s->nkernel, s->nuser);
+	if (c->rec.calib) {
+		calib_sample(c->rec.calib, s->pid, s->ips + s->nkernel, s->nuser);
 		return;
 	}
-	scope_sample(c, s->pid);
+	synth_if_new(c, s->pid);
 	/* --profiles off-cpu alone: the events only follow mappings and threads. */
 	if (c->o.no_cpu)
 		return;
-	if (c->perf.dwarf) {
+	/* A calibration's sample carries the callchain and the stack: the mode chooses. */
+	if (c->perf.dwarf && strcmp(c->unwind.mode, "dwarf") == 0) {
 		s->nuser = 0;
-		send_ksyms(c, s->ips, s->nkernel);
+		send_ksyms(&c->ksyms, &c->out, s->ips, s->nkernel);
 		if (send_regs(c, s, r + SAMPLE_FIXED + nr * 8, r + h->size) < 0)
-			c->malformed++;
+			c->rec.malformed++;
 		else
-			c->samples++;
+			c->rec.samples++;
 		return;
 	}
 	if (s->nkernel + s->nuser == 0) {
@@ -176,11 +184,12 @@ on_sample(struct collect *c, const struct perf_event_header *h, const uint8_t *r
 		s->nkernel = in_kernel ? 1 : 0;
 		s->nuser = in_kernel ? 0 : 1;
 	}
-	send_ksyms(c, s->ips, s->nkernel);
+	send_ksyms(&c->ksyms, &c->out, s->ips, s->nkernel);
 	if (s->pid == (uint32_t)c->o.pid)
-		fallback_sample(c, s->time, s->nkernel, s->ips + s->nkernel, s->nuser);
+		fallback_sample(&c->fb, &c->out, s->time, s->nkernel, s->ips + s->nkernel,
+				s->nuser);
 	emit_sample(&c->out, s);
-	c->samples++;
+	c->rec.samples++;
 }
 
 static void
@@ -190,7 +199,7 @@ on_mmap2(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
 	if (size < MMAP2_FIXED + 8 + SID_SIZE ||
 	    (plen = strnlen((const char *)r + MMAP2_FIXED, size - SID_SIZE - MMAP2_FIXED)) ==
 		    size - SID_SIZE - MMAP2_FIXED) {
-		c->malformed++;
+		c->rec.malformed++;
 		return;
 	}
 	struct fr_mmap m = {
@@ -200,8 +209,12 @@ on_mmap2(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
 		.path = { (const char *)r + MMAP2_FIXED,
 			  (uint16_t)(plen < STREAM_MAX_STR ? plen : STREAM_MAX_STR - 1) },
 	};
-	if (!scope_covers(c, m.pid) || !(m.prot & PROT_EXEC))
+	if (!scope_covers(&c->scope, m.pid) || !(m.prot & PROT_EXEC))
 		return;
+	if (c->rec.calib) {
+		calib_map(c->rec.calib, m.pid, m.start, m.start + m.len);
+		return;
+	}
 	if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
 		m.build_id_len = r[40] <= STREAM_BUILD_ID_MAX ? r[40] : STREAM_BUILD_ID_MAX;
 		memcpy(m.build_id, r + 44, m.build_id_len);
@@ -215,7 +228,7 @@ on_comm(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
 	size_t size = h->size, n;
 	if (size < 16 + 8 + SID_SIZE ||
 	    (n = strnlen((const char *)r + 16, size - SID_SIZE - 16)) == size - SID_SIZE - 16) {
-		c->malformed++;
+		c->rec.malformed++;
 		return;
 	}
 	struct fr_comm m = {
@@ -223,48 +236,75 @@ on_comm(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
 		.flags = (h->misc & PERF_RECORD_MISC_COMM_EXEC) ? COMM_EXEC : 0,
 		.comm = { (const char *)r + 16, (uint16_t)n },
 	};
-	if (!scope_covers(c, m.pid))
+	if (!scope_covers(&c->scope, m.pid))
 		return;
-	if (c->calib) {
-		/* Only the target's image is the one the mode is chosen for. */
-		c->calib_exec |= (m.flags & COMM_EXEC) && m.pid == (uint32_t)c->o.pid;
+	if (c->rec.calib) {
+		if (m.flags & COMM_EXEC)
+			calib_exec(c->rec.calib, m.pid);
 		return;
 	}
-	emit_comm(&c->out, &m);
+	collect_comm(c, &m);
 	if (m.pid != (uint32_t)c->o.pid) {
 		/* Another process of the cgroup: the new image's mappings follow as records. */
 		if (m.flags & COMM_EXEC)
-			scope_known(c, m.pid);
+			scope_known(&c->scope, m.pid);
 		return;
 	}
-	/* The loop handles the exec once the rings are drained. */
-	if ((m.flags & COMM_EXEC) && !c->exec_time) {
+	/* The loop handles the exec once the rings are drained (one that ended a calibration
+	 * too, once its records are written). */
+	if ((m.flags & COMM_EXEC) && exec_seen(&c->exec, &c->out, c->o.pid, m.time))
 		fallback_exec(&c->fb);
-		c->exec_time = m.time ? m.time : 1;
-		exec_warn(c, c->exec_time, 0);
-	}
+}
+
+/* A new thread or process goes by its creator's name until it sets or executes its own,
+ * and no record says so: the name is written at its FORK. */
+static void
+name_new_task(struct collect *c, const struct fr_task *t)
+{
+	char comm[64];
+	const char *known = names_get(&c->names, t->ptid);
+	if (known)
+		snprintf(comm, sizeof(comm), "%s", known);
+	else if (procfs_comm((pid_t)t->pid, (pid_t)t->tid, comm, sizeof(comm)) < 0 &&
+		 procfs_comm((pid_t)t->ppid, (pid_t)t->ptid, comm, sizeof(comm)) < 0)
+		return;
+	struct fr_comm m = { .time = t->time, .pid = t->pid, .tid = t->tid,
+			     .comm = str_of(comm) };
+	collect_comm(c, &m);
 }
 
 static void
 on_task(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
 {
 	if (h->size < 32 + SID_SIZE) {
-		c->malformed++;
+		c->rec.malformed++;
 		return;
 	}
 	struct fr_task t = {
 		.pid = rd32(r + 8), .ppid = rd32(r + 12), .tid = rd32(r + 16),
 		.ptid = rd32(r + 20), .time = rd64(r + 24),
 	};
-	if (!scope_covers(c, t.pid))
+	/* While calibrating nothing is written: the child's mappings are not in the stream. */
+	if (h->type == PERF_RECORD_FORK && t.pid != t.ppid && !c->rec.calib)
+		scope_forked(&c->scope, t.pid, t.ppid);
+	if (!scope_covers(&c->scope, t.pid)) {
+		/* Its pid may come back as a process of the scope. */
+		if (h->type == PERF_RECORD_EXIT && t.pid == t.tid)
+			scope_gone(&c->scope, t.pid);
 		return;
+	}
+	if (c->rec.calib) {
+		if (h->type == PERF_RECORD_FORK && t.pid != t.ppid)
+			calib_fork(c->rec.calib, t.pid, t.ppid);
+		return;
+	}
 	if (h->type == PERF_RECORD_EXIT)
 		t.flags = procend_exit(&c->procend, t.pid, t.tid);
 	emit_task(&c->out, h->type == PERF_RECORD_FORK ? FR_FORK : FR_EXIT, &t);
-	if (h->type == PERF_RECORD_FORK && t.pid != t.ppid)
-		scope_forked(c, t.pid, t.ppid);
-	else if (t.flags & EXIT_PROCESS)
-		scope_gone(c, t.pid);
+	if (h->type == PERF_RECORD_FORK)
+		name_new_task(c, &t);
+	if (t.flags & EXIT_PROCESS)
+		scope_gone(&c->scope, t.pid);
 }
 
 /* LOST {id, lost}, LOST_SAMPLES {lost}, THROTTLE {time, id, stream_id}. */
@@ -273,9 +313,11 @@ on_lost(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
 {
 	size_t min = h->type == PERF_RECORD_LOST ? 24 : h->type == PERF_RECORD_THROTTLE ? 32 : 16;
 	if (h->size < min + SID_SIZE) {
-		c->malformed++;
+		c->rec.malformed++;
 		return;
 	}
+	if (c->rec.calib)
+		return; /* kept, and written with the rest */
 	struct fr_lost l = { .time = sid_time(r, h->size), .count = 1, .kind = LOST_THROTTLED };
 	if (h->type == PERF_RECORD_LOST)
 		l = (struct fr_lost){ l.time, rd64(r + 16), LOST_RECORDS };
@@ -285,15 +327,56 @@ on_lost(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
 		emit_lost(&c->out, &l);
 }
 
+/* While calibrating nothing is written: the stream starts once the mode is chosen.  The
+ * records are kept whole (sizes are multiples of 8) and go out then, from the start. */
+static void
+keep(struct kept *k, const struct perf_event_header *h)
+{
+	if (k->len + h->size > KEPT_MAX_BYTES) {
+		k->lost++;
+		return;
+	}
+	if (k->len + h->size > k->cap) {
+		size_t cap = k->cap ? k->cap * 2 : 1u << 20;
+		while (cap < k->len + h->size)
+			cap *= 2;
+		uint8_t *p = realloc(k->buf, cap);
+		if (!p)
+			errx(1, "out of memory");
+		k->buf = p;
+		k->cap = cap;
+	}
+	memcpy(k->buf + k->len, h, h->size);
+	k->len += h->size;
+}
+
+void
+records_replay(struct collect *c)
+{
+	struct kept *k = &c->rec.kept;
+	uint64_t last = c->run.start_ns;
+	for (size_t off = 0; off < k->len;) {
+		const struct perf_event_header *h = (const void *)(k->buf + off);
+		if (h->type == PERF_RECORD_SAMPLE && h->size >= SAMPLE_FIXED)
+			last = rd64((const uint8_t *)h + 24);
+		records_handle(c, h);
+		off += h->size;
+	}
+	if (k->lost) {
+		struct fr_lost l = { .time = last, .count = k->lost, .kind = LOST_RECORDS };
+		emit_lost(&c->out, &l);
+	}
+	free(k->buf);
+	*k = (struct kept){ 0 };
+}
+
 void
 records_handle(void *arg, const struct perf_event_header *h)
 {
 	struct collect *c = arg;
 	const uint8_t *r = (const uint8_t *)h;
-	/* While calibrating nothing is written: the stream starts once the mode is chosen,
-	 * and the mappings and names of that moment are read from /proc then. */
-	if (c->calib && h->type != PERF_RECORD_SAMPLE && h->type != PERF_RECORD_COMM)
-		return;
+	if (c->rec.calib)
+		keep(&c->rec.kept, h);
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
 		on_sample(c, h, r);

@@ -1,8 +1,10 @@
 /*
  * The process scope of a recording and the bookkeeping of the cgroup scope.  In the cgroup
- * scope every record the events deliver belongs to the recording (the kernel gives cgroup
- * events the side-band records of the cgroup's tasks only), so the stream carries all
- * processes; unwind gives a forked child its parent's mappings.  A process whose fork was
+ * scope every record the cgroup events deliver belongs to the recording (the kernel gives
+ * cgroup events the side-band records of the cgroup's tasks only), so the stream carries
+ * all processes; unwind gives a forked child its parent's mappings.  Off-CPU alone watches
+ * the CPUs instead, whose events see every task: there a record belongs to the recording
+ * when its process descends from one known, or /proc says it is in the cgroup.  A process whose fork was
  * not written (it appeared during the calibration, when only the target is followed) is read
  * from /proc at its first sample.
  */
@@ -13,13 +15,12 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "collect.h"
 #include "scope.h"
 
 void
-scope_init(struct collect *c)
+scope_init(struct scope *s, pid_t target)
 {
-	struct scope *s = &c->scope;
+	s->target = target;
 	s->requested = s->effective = "process";
 	s->reason[0] = 0;
 	s->cgroup = 0;
@@ -30,169 +31,157 @@ scope_init(struct collect *c)
 static const char partial_hint[] = "--allow-partial profiles the command's own pid only";
 
 void
-scope_check(const struct collect_opts *o)
+scope_check(int allow_partial)
 {
 	char parent[PATH_MAX], why[PATH_MAX + 100];
-	if (!o->allow_partial && cgroup_parent(parent, sizeof(parent), why, sizeof(why)) < 0)
+	if (!allow_partial && cgroup_parent(parent, sizeof(parent), why, sizeof(why)) < 0)
 		errx(1, "launch needs a cgroup v2 hierarchy: %s; %s", why, partial_hint);
 }
 
 void
-scope_launch(struct collect *c)
+scope_launch(struct scope *s, uint64_t session_id, int allow_partial, int verbose)
 {
-	struct scope *s = &c->scope;
 	char why[PATH_MAX + 200];
 
 	s->requested = "cgroup";
-	if (cgroup_create(&s->cg, c->session_id, c->o.pid, why, sizeof(why)) == 0) {
+	if (cgroup_create(&s->cg, session_id, s->target, why, sizeof(why)) == 0) {
 		s->effective = "cgroup";
 		s->cgroup = 1;
-		if (c->o.verbose)
+		if (verbose)
 			warnx("launch cgroup %s (id %llu)", s->cg.path,
 			      (unsigned long long)s->cg.id);
 		return;
 	}
-	if (!c->o.allow_partial) {
+	if (!allow_partial) {
 		/* The command never ran a single instruction: it goes with us. */
-		kill(c->o.pid, SIGKILL);
-		waitpid(c->o.pid, NULL, 0);
+		kill(s->target, SIGKILL);
+		waitpid(s->target, NULL, 0);
 		errx(1, "launch: %s; %s", why, partial_hint);
 	}
 	s->effective = "process";
 	snprintf(s->reason, sizeof(s->reason),
 		 "%s; profiling pid %d only, without its descendants (--allow-partial)", why,
-		 (int)c->o.pid);
+		 (int)s->target);
 	warnx("launch: %s", s->reason);
 }
 
 void
-scope_announce(struct collect *c)
+scope_announce(const struct scope *s, struct emit *out, uint64_t time)
 {
-	if (!c->scope.reason[0])
+	if (!s->reason[0])
 		return;
-	char text[sizeof(c->scope.reason) + 16];
-	snprintf(text, sizeof(text), "launch: %s", c->scope.reason);
-	struct fr_warning w = { c->start_ns, str_of(text) };
-	emit_warning(&c->out, &w);
+	char text[sizeof(s->reason) + 16];
+	snprintf(text, sizeof(text), "launch: %s", s->reason);
+	struct fr_warning w = { time, str_of(text) };
+	emit_warning(out, &w);
+}
+
+uint64_t
+scope_cgroup_id(const struct scope *s)
+{
+	return s->cgroup ? s->cg.id : 0;
+}
+
+void
+scope_unfiltered(struct scope *s, int unfiltered)
+{
+	s->unfiltered = unfiltered;
+}
+
+static void
+add_to(struct u32set *set, uint32_t pid)
+{
+	if (u32set_add(set, pid) < 0)
+		errx(1, "out of memory");
 }
 
 int
-scope_covers(const struct collect *c, uint32_t pid)
+scope_covers(struct scope *s, uint32_t pid)
 {
-	return pid == (uint32_t)c->o.pid || c->scope.cgroup;
-}
-
-/* Index of pid in the sorted list, or where it would go. */
-static size_t
-find(const struct scope *s, pid_t pid, int *found)
-{
-	size_t lo = 0, hi = s->nknown;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->known[mid] < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*found = lo < s->nknown && s->known[lo] == pid;
-	return lo;
+	if (pid == (uint32_t)s->target)
+		return 1;
+	if (!s->cgroup)
+		return 0;
+	if (!s->unfiltered || u32set_has(&s->known, pid) || u32set_has(&s->inside, pid))
+		return 1;
+	if (u32set_has(&s->outside, pid))
+		return 0;
+	int in = cgroup_holds(&s->cg, (pid_t)pid);
+	add_to(in ? &s->inside : &s->outside, pid);
+	return in;
 }
 
 void
-scope_known(struct collect *c, uint32_t pid)
+scope_known(struct scope *s, uint32_t pid)
 {
-	struct scope *s = &c->scope;
-	int found;
-	size_t i = find(s, (pid_t)pid, &found);
-	if (found || !s->cgroup)
-		return;
-	if (s->nknown == s->capknown) {
-		size_t cap = s->capknown ? s->capknown * 2 : 64;
-		pid_t *v = realloc(s->known, cap * sizeof(*v));
-		if (!v)
-			errx(1, "out of memory");
-		s->known = v;
-		s->capknown = cap;
-	}
-	memmove(s->known + i + 1, s->known + i, (s->nknown - i) * sizeof(*s->known));
-	s->known[i] = (pid_t)pid;
-	s->nknown++;
+	if (s->cgroup)
+		add_to(&s->known, pid);
 }
 
 void
-scope_forked(struct collect *c, uint32_t pid, uint32_t ppid)
+scope_forked(struct scope *s, uint32_t pid, uint32_t ppid)
 {
-	int found = ppid == (uint32_t)c->o.pid;
-	if (!found)
-		find(&c->scope, (pid_t)ppid, &found);
-	if (found)
-		scope_known(c, pid);
+	if (ppid == (uint32_t)s->target || u32set_has(&s->known, ppid) ||
+	    (s->unfiltered && u32set_has(&s->inside, ppid)))
+		scope_known(s, pid);
 }
 
 void
-scope_gone(struct collect *c, uint32_t pid)
+scope_gone(struct scope *s, uint32_t pid)
 {
-	struct scope *s = &c->scope;
-	int found;
-	size_t i = find(s, (pid_t)pid, &found);
-	if (!found || pid == (uint32_t)c->o.pid)
-		return;
-	memmove(s->known + i, s->known + i + 1, (s->nknown - i - 1) * sizeof(*s->known));
-	s->nknown--;
+	if (pid != (uint32_t)s->target)
+		u32set_remove(&s->known, pid);
+	u32set_remove(&s->inside, pid);
+	u32set_remove(&s->outside, pid);
+}
+
+int
+scope_first_sample(struct scope *s, uint32_t pid)
+{
+	if (!s->cgroup || pid == (uint32_t)s->target || u32set_has(&s->known, pid))
+		return 0;
+	scope_known(s, pid);
+	return 1;
 }
 
 void
-scope_sample(struct collect *c, uint32_t pid)
-{
-	int found;
-	if (!c->scope.cgroup || pid == (uint32_t)c->o.pid)
-		return;
-	find(&c->scope, (pid_t)pid, &found);
-	if (found)
-		return;
-	/* Known from now on even if /proc no longer has it: one attempt per process. */
-	scope_known(c, pid);
-	synth_process(c, (pid_t)pid, collect_now());
-}
-
-void
-scope_each_process(struct collect *c, void (*fn)(struct collect *c, pid_t pid))
+scope_each_process(struct scope *s, void (*fn)(void *arg, pid_t pid), void *arg)
 {
 	pid_t *procs;
 	size_t n;
-	if (!c->scope.cgroup)
+	if (!s->cgroup)
 		return;
-	if (cgroup_procs(&c->scope.cg, &procs, &n) < 0) {
-		warn("cannot list the processes of cgroup %s", c->scope.cg.path);
+	if (cgroup_procs(&s->cg, &procs, &n) < 0) {
+		warn("cannot list the processes of cgroup %s", s->cg.path);
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (procs[i] == c->o.pid)
+		if (procs[i] == s->target)
 			continue;
-		scope_known(c, (uint32_t)procs[i]);
-		fn(c, procs[i]);
+		scope_known(s, (uint32_t)procs[i]);
+		fn(arg, procs[i]);
 	}
 	free(procs);
 }
 
 void
-scope_finish(struct collect *c, uint64_t time)
+scope_finish(struct scope *s, struct emit *out, uint64_t time, int verbose)
 {
 	char why[3 * PATH_MAX + 200], text[3 * PATH_MAX + 220];
-	if (!c->scope.cgroup)
+	if (!s->cgroup)
 		return;
 	size_t moved = 0;
-	if (cgroup_remove(&c->scope.cg, &moved, why, sizeof(why)) == 0) {
-		if (c->o.verbose)
+	if (cgroup_remove(&s->cg, &moved, why, sizeof(why)) == 0) {
+		if (verbose)
 			warnx("removed the launch cgroup, %zu process%s moved back to %s", moved,
-			      moved == 1 ? "" : "es", c->scope.cg.origin);
+			      moved == 1 ? "" : "es", s->cg.origin);
 	} else {
 		snprintf(text, sizeof(text), "launch: %s", why);
 		warnx("%s", text);
 		struct fr_warning w = { time ? time - 1 : 0, str_of(text) };
-		emit_warning(&c->out, &w);
+		emit_warning(out, &w);
 	}
-	free(c->scope.known);
-	c->scope.known = NULL;
-	c->scope.nknown = c->scope.capknown = 0;
+	u32set_free(&s->known);
+	u32set_free(&s->inside);
+	u32set_free(&s->outside);
 }

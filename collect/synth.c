@@ -5,6 +5,7 @@
  */
 #include <err.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -12,20 +13,30 @@
 #include "collect.h"
 #include "elfid.h"
 #include "procfs.h"
+#include "vdso.h"
+
+/* The build id from the ELF file when the kernel gave none. */
+static void
+fill_build_id(struct fr_mmap *m, const char *path, uint64_t end)
+{
+	if (m->build_id_len || path[0] != '/')
+		return;
+	int fd = procfs_open_mapping((pid_t)m->pid, m->start, end, path);
+	if (fd >= 0) {
+		int n = elfid_build_id(fd, m->build_id, sizeof(m->build_id));
+		m->build_id_len = n > 0 ? (uint8_t)n : 0;
+		close(fd);
+	}
+}
 
 void
 collect_mapping(struct collect *c, struct fr_mmap *m, uint64_t end)
 {
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%.*s", (int)m->path.len, m->path.p);
-	if (m->build_id_len == 0 && path[0] == '/') {
-		int fd = procfs_open_mapping((pid_t)m->pid, m->start, end, path);
-		if (fd >= 0) {
-			int n = elfid_build_id(fd, m->build_id, sizeof(m->build_id));
-			m->build_id_len = n > 0 ? (uint8_t)n : 0;
-			close(fd);
-		}
-	}
+	if (m->build_id_len == 0 && vdso_mapping(m))
+		vdso_file(&c->cache, m, end);
+	fill_build_id(m, path, end);
 	emit_mmap(&c->out, m);
 	if (m->pid == (uint32_t)c->o.pid)
 		fallback_map(&c->fb, m->start, end);
@@ -46,6 +57,13 @@ collect_mapping(struct collect *c, struct fr_mmap *m, uint64_t end)
 		struct fr_warning w = { m->time, str_of(why) };
 		emit_warning(&c->out, &w);
 	}
+}
+
+void
+collect_comm(struct collect *c, const struct fr_comm *m)
+{
+	emit_comm(&c->out, m);
+	names_set(&c->names, m->tid, m->comm.p, m->comm.len);
 }
 
 struct synth_maps {
@@ -71,12 +89,77 @@ synth_map(const struct procmap *pm, void *arg)
 	return 0;
 }
 
+static int
+snap_map(const struct procmap *pm, void *arg)
+{
+	struct collect *c = arg;
+	struct snapshot *s = &c->snap;
+	if (!(pm->prot & PROT_EXEC))
+		return 0;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 32;
+		void *v = realloc(s->v, cap * sizeof(*s->v));
+		if (!v)
+			errx(1, "out of memory");
+		s->v = v;
+		s->cap = cap;
+	}
+	struct snap_map *e = &s->v[s->n++];
+	snprintf(e->path, sizeof(e->path), "%s", pm->path[0] ? pm->path : "//anon");
+	e->m = (struct fr_mmap){
+		.pid = (uint32_t)c->o.pid, .tid = (uint32_t)c->o.pid, .start = pm->start,
+		.len = pm->end - pm->start, .pgoff = pm->pgoff, .prot = pm->prot,
+		.flags = pm->flags,
+	};
+	fill_build_id(&e->m, e->path, pm->end);
+	char why[PATH_MAX + 200];
+	/* Copied now: the target may be gone when the stream can name it. */
+	if (e->m.build_id_len && e->path[0] == '/' &&
+	    modcache_add(&c->cache, e->m.build_id, e->m.build_id_len, c->o.pid, pm->start,
+			 pm->end, e->path, why, sizeof(why)) < 0)
+		warnx("module cache: %s", why);
+	return 0;
+}
+
+void
+synth_snapshot(struct collect *c)
+{
+	struct snapshot *s = &c->snap;
+	s->n = 0;
+	s->valid = 1;
+	if (procfs_exe(c->o.pid, s->exe, sizeof(s->exe)) < 0)
+		s->exe[0] = 0;
+	if (procfs_comm(c->o.pid, c->o.pid, s->comm, sizeof(s->comm)) < 0)
+		s->comm[0] = 0;
+	(void)procfs_maps(c->o.pid, snap_map, c);
+}
+
+void
+synth_snapshot_done(struct collect *c)
+{
+	c->snap.valid = 0;
+}
+
+/* The target's image as the calibration began. */
+static void
+synth_from_snapshot(struct collect *c, uint64_t time)
+{
+	for (size_t i = 0; i < c->snap.n; i++) {
+		struct snap_map *e = &c->snap.v[i];
+		e->m.time = time;
+		e->m.path = str_of(e->path);
+		collect_mapping(c, &e->m, e->m.start + e->m.len);
+	}
+}
+
 /* quiet: the process may have ended meanwhile (another process of the launch cgroup). */
 static void
 synth_one(struct collect *c, pid_t pid, uint64_t time, int quiet)
 {
 	struct synth_maps s = { c, pid, time };
-	if (procfs_maps(pid, synth_map, &s) < 0 && !quiet)
+	if (pid == c->o.pid && c->snap.valid)
+		synth_from_snapshot(c, time);
+	else if (procfs_maps(pid, synth_map, &s) < 0 && !quiet)
 		warn("cannot read /proc/%d/maps", (int)pid);
 	struct tidlist tids = { 0 };
 	if (procfs_tasks(pid, &tids) < 0 && !quiet)
@@ -89,58 +172,66 @@ synth_one(struct collect *c, pid_t pid, uint64_t time, int quiet)
 			.time = time, .pid = (uint32_t)pid, .tid = (uint32_t)tids.v[i],
 			.comm = str_of(comm),
 		};
-		emit_comm(&c->out, &fc);
+		collect_comm(c, &fc);
 	}
 	tidlist_free(&tids);
 }
 
 void
-synth_process(struct collect *c, pid_t pid, uint64_t time)
+synth_if_new(struct collect *c, uint32_t pid)
 {
-	synth_one(c, pid, time, 1);
+	if (scope_first_sample(&c->scope, pid))
+		synth_one(c, (pid_t)pid, collect_now(), 1);
 }
 
 static void
-synth_other(struct collect *c, pid_t pid)
+synth_other(void *arg, pid_t pid)
 {
-	synth_one(c, pid, collect_now(), 1);
+	synth_one(arg, pid, collect_now(), 1);
 }
 
 void
 synth_existing(struct collect *c)
 {
-	synth_one(c, c->o.pid, collect_now(), 0);
-	scope_each_process(c, synth_other);
+	/* A target that exited during the calibration may have no /proc left. */
+	synth_one(c, c->o.pid, collect_now(), c->run.end_reason == END_TARGET_EXIT);
+	scope_each_process(&c->scope, synth_other, c);
 }
 
 void
-synth_target(struct collect *c, const char *release)
+synth_target(struct collect *c, uint64_t since)
 {
+	const struct unwind_choice *u = &c->unwind;
 	char exe[PATH_MAX] = "", comm[64] = "";
-	if (procfs_exe(c->o.pid, exe, sizeof(exe)) < 0)
-		exe[0] = 0;
-	if (procfs_comm(c->o.pid, c->o.pid, comm, sizeof(comm)) < 0)
-		comm[0] = 0;
+	if (c->snap.valid) {
+		snprintf(exe, sizeof(exe), "%s", c->snap.exe);
+		snprintf(comm, sizeof(comm), "%s", c->snap.comm);
+	} else {
+		if (procfs_exe(c->o.pid, exe, sizeof(exe)) < 0)
+			exe[0] = 0;
+		if (procfs_comm(c->o.pid, c->o.pid, comm, sizeof(comm)) < 0)
+			comm[0] = 0;
+	}
 	struct fr_target t = {
 		.pid = (uint32_t)c->o.pid,
 		.cpu_frequency = c->o.freq,
-		.start_time = c->start_ns,
+		.start_time = c->run.start_ns,
 		.kind = str_of(c->o.kind),
 		.exe = str_of(exe),
 		.comm = str_of(comm),
 		.unwind_requested = str_of(c->o.unwind),
-		.unwind_mode = str_of(c->mode),
-		.unwind_reason = str_of(c->reason),
+		.unwind_mode = str_of(u->mode),
+		.unwind_reason = str_of(u->reason),
 		.profiles = str_of(c->o.profiles),
-		.flags = c->offcpu ? TARGET_OFFCPU : 0,
-		.kernel_release = str_of(release),
-		.calib_samples = c->calib_samples,
-		.calib_mapped_permille = c->calib_mapped,
-		.calib_deep_permille = c->calib_deep,
-		.calib_cycles = c->calib_cycles,
-		.calib_verdict = str_of(c->calib_verdict ? c->calib_verdict : ""),
-		.fallback_reason = str_of(c->fallback_reason),
-		.since = c->since,
+		.flags = c->offcpu.prog ? TARGET_OFFCPU : 0,
+		.kernel_release = str_of(c->run.release),
+		.calib_samples = u->calib.samples,
+		.calib_mapped_permille = u->calib.mapped_permille,
+		.calib_deep_permille = u->calib.deep_permille,
+		.calib_cycles = u->calib.cycles,
+		.calib_verdict = str_of(u->calib.verdict ? u->calib.verdict : ""),
+		.fallback_reason = str_of(u->fallback_reason),
+		.since = since,
 		.scope_requested = str_of(c->scope.requested ? c->scope.requested : ""),
 		.scope_effective = str_of(c->scope.effective ? c->scope.effective : ""),
 		.scope_cgroup = str_of(c->scope.cgroup ? c->scope.cg.path : ""),

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "outname.h"
+#include "errbuf.h"
 
 /* The kinds the emitters announce, and what they are published as. */
 static const struct kind_rule {
@@ -36,17 +37,6 @@ static const struct kind_rule {
 };
 
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
-
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 void
 commit_quote(char *dst, size_t len, struct str s)
@@ -105,13 +95,13 @@ open_temp(struct commit *c, const char *temp, int *fd, struct stat *st, int *gon
 	*fd = openat(c->dirfd, temp, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (*fd < 0) {
 		*gone = errno == ENOENT;
-		return fail(err, errlen, "cannot open '%s/%s': %s", c->dir, q,
+		return errbuf_fail(err, errlen, "cannot open '%s/%s': %s", c->dir, q,
 			    errno == ELOOP ? "it is a symbolic link" : strerror(errno));
 	}
 	if (fstat(*fd, st) < 0) {
-		fail(err, errlen, "cannot stat '%s/%s': %s", c->dir, q, strerror(errno));
+		errbuf_fail(err, errlen, "cannot stat '%s/%s': %s", c->dir, q, strerror(errno));
 	} else if (!S_ISREG(st->st_mode) || st->st_uid != geteuid() || st->st_nlink != 1) {
-		fail(err, errlen, "'%s/%s' is not a temporary file of this run: %s", c->dir, q,
+		errbuf_fail(err, errlen, "'%s/%s' is not a temporary file of this run: %s", c->dir, q,
 		     !S_ISREG(st->st_mode) ? "not a regular file" :
 		     st->st_uid != geteuid() ? "another user's file" : "it has other links");
 	} else {
@@ -139,22 +129,22 @@ derive(const struct commit *c, const struct fr_file *f, uint64_t start, char *na
 	commit_quote(qn, sizeof(qn), f->name);
 	commit_quote(qt, sizeof(qt), f->temp);
 	if (!k)
-		return fail(err, errlen, "file frame for window %u: kind '%s' is not one an "
+		return errbuf_fail(err, errlen, "file frame for window %u: kind '%s' is not one an "
 			    "emitter announces", f->index, qk);
 	if ((f->flags & ~(uint32_t)FILE_DISCARD) != k->flags)
-		return fail(err, errlen, "file frame for window %u: flags %u are not those of a "
+		return errbuf_fail(err, errlen, "file frame for window %u: flags %u are not those of a "
 			    "%s file of %s", f->index, f->flags, k->kind, k->stage);
 	for (int i = 0; i < 2 && k->ext[i] && !ok; i++) {
 		if (outname_format(want, sizeof(want), k->prefix, c->header.session_id, f->index,
 				   commit_unix(c, start), k->ext[i]) < 0)
-			return fail(err, errlen, "file name too long"); /* cannot happen */
+			return errbuf_fail(err, errlen, "file name too long"); /* cannot happen */
 		ok = str_eq(f->name, want);
 	}
 	if (!ok)
-		return fail(err, errlen, "file frame for window %u: name '%s' is not the %s file "
+		return errbuf_fail(err, errlen, "file frame for window %u: name '%s' is not the %s file "
 			    "of this window ('%s')", f->index, qn, k->kind, want);
 	if (!commit_temp_of(f->temp.p, f->temp.len, want))
-		return fail(err, errlen, "file frame for window %u: '%s' is not a temporary file "
+		return errbuf_fail(err, errlen, "file frame for window %u: '%s' is not a temporary file "
 			    "of '%s'", f->index, qt, want);
 	snprintf(name, len, "%s", want);
 	return 0;
@@ -193,7 +183,7 @@ commit_discard_file(struct commit *c, const struct fr_file *f, char *err, size_t
 	int fd, gone, rc = 0;
 
 	if (f->index >= c->nstarts)
-		return fail(err, errlen, "file frame for window %u: discarded before its window "
+		return errbuf_fail(err, errlen, "file frame for window %u: discarded before its window "
 			    "ended", f->index);
 	if (derive(c, f, c->starts[f->index], name, sizeof(name), err, errlen) < 0)
 		return -1;

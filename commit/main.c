@@ -33,6 +33,7 @@
 
 #include "commit.h"
 #include "confine.h"
+#include "defaults.h"
 #include "fsutil.h"
 #include "modrefs.h"
 #include "stream.h"
@@ -45,7 +46,7 @@ static struct env {
 	int session_fd;         /* where the stream's session id is told (-1: nowhere) */
 	const char *sweep;      /* --sweep SESSION: remove that session's temporaries */
 } env = {
-	.keep_windows = 60, /* the manual's default */
+	.keep_windows = RP_DEFAULT_KEEP_WINDOWS,
 	.session_fd = -1,
 };
 
@@ -58,7 +59,8 @@ static const char usage_text[] =
 	"\n"
 	"  -o, --output DIR        output directory; the emitters' temp files are in it\n"
 	"  -k, --keep-windows N    keep only the newest N windows written by this run\n"
-	"                          (default 60); older runs' files are never removed\n"
+	"                          (default " RP_DEFAULT_TEXT(RP_DEFAULT_KEEP_WINDOWS) "); older runs' "
+	"files are never removed\n"
 	"      --check             validate the options and exit; when DIR exists, also\n"
 	"                          confine as a run would and check that DIR may be\n"
 	"                          written (DIR need not exist yet, nor --output be given)\n"

@@ -274,10 +274,90 @@ put_back(int dir, const char *name)
 	renameat(dir, name, dir, rest);
 }
 
-/* Candidate entry xx/rest renamed aside, to be removed or put back. */
+/* Candidate entries xx/rest renamed aside, to be removed or put back. */
 struct aside {
 	char hex[HEX];
 };
+struct asides {
+	struct aside *v;
+	size_t n, cap;
+};
+
+/* One directory .build-id/xx (d): each entry no kept window or session names is renamed
+ * aside (.rest.prune.PID) and listed in as; an entry left aside by a pruner that died is
+ * put back first. */
+static void
+set_aside_in(DIR *d, const char *xx, const struct idset *keep, const char *tag,
+	     struct asides *as)
+{
+	struct dirent *b;
+	while ((b = readdir(d))) {
+		char hex[HEX], moved[HEX + 40];
+		size_t n = strlen(b->d_name);
+		if (b->d_name[0] == '.') {
+			put_back(dirfd(d), b->d_name);
+			continue;
+		}
+		if (n + 2 >= HEX || strspn(b->d_name, "0123456789abcdef") != n)
+			continue; /* ., .., a copy being written, one set aside */
+		snprintf(hex, sizeof(hex), "%s%s", xx, b->d_name);
+		if (set_has(keep, hex))
+			continue;
+		snprintf(moved, sizeof(moved), ".%s%s", b->d_name, tag);
+		if (renameat(dirfd(d), b->d_name, dirfd(d), moved) < 0)
+			continue;
+		if (as->n == as->cap) {
+			as->cap = as->cap ? as->cap * 2 : 64;
+			as->v = commit_xrealloc(as->v, as->cap, sizeof(*as->v));
+		}
+		snprintf(as->v[as->n++].hex, HEX, "%s", hex);
+	}
+}
+
+/* Every .build-id/xx directory of the cache (ids), through set_aside_in. */
+static void
+set_aside(int ids, const struct idset *keep, const char *tag, struct asides *as)
+{
+	DIR *top = fdopendir(dup(ids));
+	struct dirent *a;
+	if (!top)
+		return;
+	rewinddir(top);
+	while ((a = readdir(top))) {
+		if (strlen(a->d_name) != 2 || a->d_name[0] == '.')
+			continue;
+		int sub = openat(ids, a->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		DIR *d = sub >= 0 ? fdopendir(sub) : NULL;
+		if (d) {
+			set_aside_in(d, a->d_name, keep, tag, as);
+			closedir(d);
+		} else if (sub >= 0) {
+			close(sub);
+		}
+	}
+	closedir(top);
+}
+
+/* The entries set aside go, but those a session listed meanwhile (late) go back. */
+static void
+settle_aside(const struct commit *c, int ids, const struct asides *as, const struct idset *late,
+	     const char *tag)
+{
+	for (size_t i = 0; i < as->n; i++) {
+		char sub[3] = { as->v[i].hex[0], as->v[i].hex[1], 0 }, moved[HEX + 40];
+		const char *rest = as->v[i].hex + 2;
+		int fd = openat(ids, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		snprintf(moved, sizeof(moved), ".%s%s", rest, tag);
+		if (set_has(late, as->v[i].hex))
+			renameat(fd, moved, fd, rest);
+		else if (unlinkat(fd, moved, 0) < 0)
+			warn("cannot remove '%s/.modules/.build-id/%s/%s'", c->dir, sub, moved);
+		close(fd);
+		unlinkat(ids, sub, AT_REMOVEDIR); /* fails while it holds others */
+	}
+}
 
 void
 modrefs_prune(struct commit *c, int ended)
@@ -286,76 +366,25 @@ modrefs_prune(struct commit *c, int ended)
 	if (ids < 0)
 		return;
 	int refs = open_sub(c, ".refs", 0), sessions = open_sub(c, ".sessions", 0);
-	struct idset keep = { 0 };
-	struct aside *aside = NULL;
-	size_t naside = 0, capaside = 0;
+	struct idset keep = { 0 }, late = { 0 };
+	struct asides as = { 0 };
 	char tag[32];
 	snprintf(tag, sizeof(tag), ".prune.%d", (int)getpid());
 
-	if (window_refs(c, refs, &keep) < 0)
-		goto done;
-	session_refs(c, sessions, ended, 1, &keep);
-	qsort(keep.v, keep.n, sizeof(*keep.v), cmp_hex);
-	DIR *top = fdopendir(dup(ids));
-	struct dirent *a, *b;
-	if (top)
-		rewinddir(top);
-	while (top && (a = readdir(top))) {
-		if (strlen(a->d_name) != 2 || a->d_name[0] == '.')
-			continue;
-		int sub = openat(ids, a->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		DIR *d = sub >= 0 ? fdopendir(sub) : NULL;
-		while (d && (b = readdir(d))) {
-			char hex[HEX], moved[HEX + 40];
-			size_t n = strlen(b->d_name);
-			if (b->d_name[0] == '.') {
-				put_back(dirfd(d), b->d_name);
-				continue;
-			}
-			if (n + 2 >= HEX ||
-			    strspn(b->d_name, "0123456789abcdef") != n)
-				continue; /* ., .., a copy being written, one set aside */
-			snprintf(hex, sizeof(hex), "%s%s", a->d_name, b->d_name);
-			if (set_has(&keep, hex))
-				continue;
-			snprintf(moved, sizeof(moved), ".%s%s", b->d_name, tag);
-			if (renameat(dirfd(d), b->d_name, dirfd(d), moved) < 0)
-				continue;
-			if (naside == capaside) {
-				capaside = capaside ? capaside * 2 : 64;
-				aside = commit_xrealloc(aside, capaside, sizeof(*aside));
-			}
-			snprintf(aside[naside++].hex, HEX, "%s", hex);
-		}
-		if (d)
-			closedir(d);
-		else if (sub >= 0)
-			close(sub);
-	}
-	if (top)
-		closedir(top);
-	/* A session may have listed one of them meanwhile: it listed it before it looked. */
-	struct idset late = { 0 };
-	session_refs(c, sessions, ended, 0, &late);
-	if (late.n) /* qsort wants an array even for none */
-		qsort(late.v, late.n, sizeof(*late.v), cmp_hex);
-	for (size_t i = 0; i < naside; i++) {
-		char sub[3] = { aside[i].hex[0], aside[i].hex[1], 0 }, moved[HEX + 40];
-		const char *rest = aside[i].hex + 2;
-		int fd = openat(ids, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		snprintf(moved, sizeof(moved), ".%s%s", rest, tag);
-		if (set_has(&late, aside[i].hex))
-			renameat(fd, moved, fd, rest);
-		else if (unlinkat(fd, moved, 0) < 0)
-			warn("cannot remove '%s/.modules/.build-id/%s/%s'", c->dir, sub, moved);
-		close(fd);
-		unlinkat(ids, sub, AT_REMOVEDIR); /* fails while it holds others */
+	if (window_refs(c, refs, &keep) == 0) {
+		session_refs(c, sessions, ended, 1, &keep);
+		if (keep.n) /* nothing kept: no array to sort */
+			qsort(keep.v, keep.n, sizeof(*keep.v), cmp_hex);
+		set_aside(ids, &keep, tag, &as);
+		/* A session may have listed one of them meanwhile: it listed it before it
+		 * looked. */
+		session_refs(c, sessions, ended, 0, &late);
+		if (late.n)
+			qsort(late.v, late.n, sizeof(*late.v), cmp_hex);
+		settle_aside(c, ids, &as, &late, tag);
 	}
 	free(late.v);
-done:
-	free(aside);
+	free(as.v);
 	free(keep.v);
 	if (refs >= 0)
 		close(refs);

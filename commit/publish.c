@@ -17,17 +17,7 @@
 #include "fsutil.h"
 #include "modrefs.h"
 #include "outname.h"
-
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
+#include "errbuf.h"
 
 /*
  * Removes what a failed window left: names [0, nrenamed) of the output order (files, then
@@ -50,7 +40,7 @@ static int
 sync_temp(struct commit *c, const struct commit_file *f, char *err, size_t errlen)
 {
 	if (fsync(f->fd) < 0)
-		return fail(err, errlen, "cannot sync '%s/%s': %s", c->dir, f->temp,
+		return errbuf_fail(err, errlen, "cannot sync '%s/%s': %s", c->dir, f->temp,
 			    strerror(errno));
 	return 0;
 }
@@ -62,10 +52,10 @@ same_temp(struct commit *c, const struct commit_file *f, char *err, size_t errle
 	struct stat st;
 
 	if (fstatat(c->dirfd, f->temp, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return fail(err, errlen, "cannot stat '%s/%s': %s", c->dir, f->temp,
+		return errbuf_fail(err, errlen, "cannot stat '%s/%s': %s", c->dir, f->temp,
 			    strerror(errno));
 	if ((uint64_t)st.st_dev != f->dev || (uint64_t)st.st_ino != f->ino)
-		return fail(err, errlen, "'%s/%s' was replaced before it was published", c->dir,
+		return errbuf_fail(err, errlen, "'%s/%s' was replaced before it was published", c->dir,
 			    f->temp);
 	return 0;
 }
@@ -104,20 +94,20 @@ write_diag(struct commit *c, struct commit_batch *b, char *err, size_t errlen)
 
 	if (fd < 0) {
 		b->diag_temp[0] = '\0';
-		return fail(err, errlen, "cannot create a file in '%s': %s", c->dir,
+		return errbuf_fail(err, errlen, "cannot create a file in '%s': %s", c->dir,
 			    strerror(errno));
 	}
 	f = fdopen(fd, "w");
 	if (!f) {
 		close(fd);
-		return fail(err, errlen, "out of memory");
+		return errbuf_fail(err, errlen, "out of memory");
 	}
 	rc = commit_diag_write(f, c, b, err, errlen);
 	if (rc == 0 && (fflush(f) != 0 || fsync(fd) < 0))
-		rc = fail(err, errlen, "cannot write '%s/%s': %s", c->dir, b->diag_temp,
+		rc = errbuf_fail(err, errlen, "cannot write '%s/%s': %s", c->dir, b->diag_temp,
 			  strerror(errno));
 	if (fclose(f) != 0 && rc == 0)
-		rc = fail(err, errlen, "cannot write '%s/%s': %s", c->dir, b->diag_temp,
+		rc = errbuf_fail(err, errlen, "cannot write '%s/%s': %s", c->dir, b->diag_temp,
 			  strerror(errno));
 	return rc;
 }
@@ -136,14 +126,14 @@ rename_all(struct commit *c, struct commit_batch *b, char *err, size_t errlen)
 			return -1;
 		}
 		if (renameat(c->dirfd, from, c->dirfd, to) < 0) {
-			fail(err, errlen, "cannot rename '%s/%s' to '%s/%s': %s", c->dir, from,
+			errbuf_fail(err, errlen, "cannot rename '%s/%s' to '%s/%s': %s", c->dir, from,
 			     c->dir, to, strerror(errno));
 			rollback(c, b, i);
 			return -1;
 		}
 	}
 	if (fsync(c->dirfd) < 0) {
-		fail(err, errlen, "cannot sync '%s': %s", c->dir, strerror(errno));
+		errbuf_fail(err, errlen, "cannot sync '%s': %s", c->dir, strerror(errno));
 		rollback(c, b, i);
 		return -1;
 	}
@@ -170,7 +160,7 @@ retain(struct commit *c, const struct commit_batch *b, char *err, size_t errlen)
 	p = &c->published[0];
 	for (size_t i = 0; i < p->n; i++)
 		if (fs_unlink_at(c->dirfd, p->names[i]) < 0)
-			return fail(err, errlen, "cannot remove '%s/%s': %s", c->dir, p->names[i],
+			return errbuf_fail(err, errlen, "cannot remove '%s/%s': %s", c->dir, p->names[i],
 				    strerror(errno));
 	/* The diagnostics file is the window's last name. */
 	modrefs_unpublish(c, p->names[p->n - 1]);
@@ -179,7 +169,7 @@ retain(struct commit *c, const struct commit_batch *b, char *err, size_t errlen)
 	free(p->names);
 	memmove(p, p + 1, --c->npublished * sizeof(*p));
 	if (fsync(c->dirfd) < 0)
-		return fail(err, errlen, "cannot sync '%s': %s", c->dir, strerror(errno));
+		return errbuf_fail(err, errlen, "cannot sync '%s': %s", c->dir, strerror(errno));
 	modrefs_prune(c, 0);
 	return 0;
 }
@@ -191,7 +181,7 @@ print_wrote(struct commit *c, const struct commit_batch *b, char *err, size_t er
 		printf("wrote %s/%s\n", c->dir, b->files[i].name);
 	printf("wrote %s/%s\n", c->dir, b->diag_name);
 	if (fflush(stdout) != 0 || ferror(stdout))
-		return fail(err, errlen, "stdout: %s", strerror(errno));
+		return errbuf_fail(err, errlen, "stdout: %s", strerror(errno));
 	return 0;
 }
 
@@ -202,7 +192,7 @@ commit_publish(struct commit *c, struct commit_batch *b, char *err, size_t errle
 
 	if (outname_format(b->diag_name, sizeof(b->diag_name), "diagnostics",
 			   c->header.session_id, we->index, commit_unix(c, we->start), "json") < 0)
-		return fail(err, errlen, "diagnostics name too long"); /* cannot happen */
+		return errbuf_fail(err, errlen, "diagnostics name too long"); /* cannot happen */
 	for (size_t i = 0; i < b->nfiles; i++) {
 		if (sync_temp(c, &b->files[i], err, errlen) < 0) {
 			rollback(c, b, 0);

@@ -8,17 +8,7 @@
 #include <string.h>
 
 #include "fsutil.h"
-
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
+#include "errbuf.h"
 
 void *
 commit_xrealloc(void *p, size_t n, size_t size)
@@ -134,9 +124,9 @@ commit_window_start(struct commit *c, const struct fr_window_start *w, char *err
 		    size_t errlen)
 {
 	if (find_open(c, w->index))
-		return fail(err, errlen, "window %u started twice", w->index);
+		return errbuf_fail(err, errlen, "window %u started twice", w->index);
 	if (w->end < w->start)
-		return fail(err, errlen, "window %u ends before it starts", w->index);
+		return errbuf_fail(err, errlen, "window %u ends before it starts", w->index);
 	c->open = grow(c->open, c->nopen, &c->open_cap, sizeof(*c->open));
 	c->open[c->nopen++] = (struct commit_open){ w->index, w->start, w->end };
 	return 0;
@@ -150,7 +140,7 @@ commit_add_file(struct commit *c, const struct fr_file *f, char *err, size_t err
 	struct commit_file d;
 
 	if (!o)
-		return fail(err, errlen, "file frame for window %u outside that window", f->index);
+		return errbuf_fail(err, errlen, "file frame for window %u outside that window", f->index);
 	if (commit_accept_file(c, f, o->start, &d, err, errlen) < 0)
 		return -1;
 	c->files = grow(c->files, c->nfiles, &c->files_cap, sizeof(*c->files));
@@ -232,7 +222,7 @@ commit_take_window(struct commit *c, const struct fr_window_end *we, struct comm
 
 	memset(b, 0, sizeof(*b));
 	if (!o)
-		return fail(err, errlen, "end of window %u without its start", we->index);
+		return errbuf_fail(err, errlen, "end of window %u without its start", we->index);
 	while (we->index >= c->starts_cap)
 		c->starts = grow(c->starts, we->index, &c->starts_cap, sizeof(*c->starts));
 	c->starts[we->index] = o->start;

@@ -41,9 +41,9 @@ put_name(struct fold *f, const struct wframe *fr)
 }
 
 static int
-fold_stack(struct fold *f, struct winmodel *w, const struct wstack *s)
+fold_stack(struct fold *f, struct winmodel *w, const struct wset *set, const struct wstack *s)
 {
-	size_t n = winmodel_frames(w, s, f->frames), need = n, i, start = f->ntext;
+	size_t n = winmodel_frames(w, set, s, f->frames), need = n, i, start = f->ntext;
 
 	for (i = 0; i < n; i++)
 		need += f->frames[i].len + 4;
@@ -63,13 +63,13 @@ fold_stack(struct fold *f, struct winmodel *w, const struct wstack *s)
 }
 
 int
-fold_window(struct fold *f, struct winmodel *w)
+fold_window(struct fold *f, struct winmodel *w, const struct wset *set)
 {
 	size_t i;
 
 	f->ntext = f->nlines = 0;
-	for (i = 0; i < w->nstacks; i++)
-		if (fold_stack(f, w, &w->stacks[i]) < 0)
+	for (i = 0; i < set->nstacks; i++)
+		if (fold_stack(f, w, set, &set->stacks[i]) < 0)
 			return -1;
 	return 0;
 }

@@ -32,9 +32,9 @@ struct fold {
 
 void fold_init(struct fold *f);
 void fold_release(struct fold *f);
-/* Folds every stack of the window in w (dropping the previous window's lines).
+/* Folds every stack of set of the window in w (dropping the previous window's lines).
  * 0, or -1 with f->err when out of memory. */
-int fold_window(struct fold *f, struct winmodel *w);
+int fold_window(struct fold *f, struct winmodel *w, const struct wset *set);
 /* Writes the sorted, merged lines. */
 void fold_write(struct fold *f, struct bufout *out);
 

@@ -65,7 +65,7 @@ clear(struct fxmodel *m)
 	idmap_clear(&m->frame_ix);
 	idmap_clear(&m->stack_ix);
 	idmap_clear(&m->thread_ix);
-	m->symbolicated = 1;
+	m->symbolicated = 0;
 	m->err[0] = 0;
 }
 
@@ -233,7 +233,7 @@ location_frames(struct fxmodel *m, uint32_t id, int32_t *path)
 				     : unsym_func_of(m, l, fr.address, lib);
 			if (fr.func < 0)
 				return -1;
-			m->symbolicated &= ln != NULL;
+			m->symbolicated |= ln != NULL;
 			ix = (uint32_t)m->n_frames;
 			if (PUSH(m, frames, fr) < 0 || idmap_put(&m->frame_ix, key, ix) < 0)
 				return oom(m);

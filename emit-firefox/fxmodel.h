@@ -63,7 +63,10 @@ struct fxmodel {
 	FX_ARR(uint32_t, sample_thread);
 	FX_ARR(size_t, order);          /* timeline sample indexes grouped by thread */
 	struct idmap lib_ix, fn_ix, unsym_ix, src_ix, frame_ix, stack_ix, thread_ix;
-	int symbolicated;               /* every frame has a function from the stream */
+	/* Some frame has a function from the stream: unwind has symbolized it, and what it
+	 * left unnamed no public server names (the front end would send it every library id
+	 * and address of the profile, to Mozilla's by default). */
+	int symbolicated;
 	char err[200];
 };
 

@@ -56,7 +56,8 @@ modules_announce(struct stream_writer *out, uint32_t index, const struct profile
 	size_t at = 0;
 	do {
 		size_t k = u - at > STREAM_MAX_MODULES ? STREAM_MAX_MODULES : u - at;
-		if (stream_put_modules(out, index, ids + at, (uint16_t)k) < 0)
+		/* No pointer arithmetic on the NULL of an empty list. */
+		if (stream_put_modules(out, index, k ? ids + at : NULL, (uint16_t)k) < 0)
 			return -1;
 		at += k;
 	} while (at < u);

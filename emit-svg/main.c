@@ -1,8 +1,8 @@
 /*
  * emit-svg: writes a static SVG flame graph of every window's CPU time.
  *
- * Reads the rustprofile stream on stdin and copies it to stdout unchanged (tee-like).  It
- * keeps the stream's definitions and the open window's stacks (lib/winmodel.h); at
+ * Runs on the emitter skeleton (lib/emitter.h): the stream on stdin is copied to stdout
+ * unchanged (tee-like), the open window's stacks kept until its end (lib/winmodel.h); at
  * FR_WINDOW_END it builds the window's call tree (flame.h), streams the SVG (svg.h) into a
  * fsynced temporary file in the output directory, emits an FR_FILE frame (kind "svg-cpu",
  * not required: a derived output) naming "cpu-<session>-<index>-<start>.svg", then
@@ -13,121 +13,35 @@
  * With --folded FILE it instead draws FlameGraph folded text and writes the SVG to stdout.
  * A corrupt or truncated stream stops it with a one-line reason and exit status 1 (4 when
  * the stream ended early, 3 when its reader stopped: lib/stream.h), after removing the
- * temporary file it was writing, if any.
+ * temporary files of the window it was writing, if any.
  * Confined (lib/confine.h, docs/privileges.md) to files beneath the output directory,
  * or with --folded to reading FILE.
  */
 #include <err.h>
-#include <limits.h>
-#include <getopt.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "confine.h"
-#include "fsutil.h"
 #include "bufout.h"
+#include "emitter.h"
 #include "flame.h"
 #include "folded.h"
-#include "outname.h"
-#include "announce.h"
 #include "stream.h"
 #include "svg.h"
-#include "tmpfile.h"
 #include "winmodel.h"
 
 static struct env {
-	const char *output;
 	const char *folded;
-} env = {
-	.output = ".",
-};
+} env;
 
 struct state {
-	struct stream_reader in;
-	struct stream_writer out;
-	struct stream_header hdr;
-	struct winmodel wm;
-	struct winmodel off;    /* the off-CPU stacks of the same windows, when collected */
 	struct bufout buf;
 	struct wframe frames[WINMODEL_MAX_FRAMES];
 };
 
-static void
-usage(FILE *f, int status)
-{
-	fprintf(f,
-		"usage: emit-svg [--output DIR] < stream > stream\n"
-		"       emit-svg --folded FILE > svg\n"
-		"\n"
-		"Copies the rustprofile stream from stdin to stdout and writes, for every window,\n"
-		"a static SVG flame graph of its CPU time (frame widths in CPU nanoseconds, no\n"
-		"scripts, a title with label, value and share on every frame) to a temporary file\n"
-		"in DIR, announced by a file frame before the window's end frame (the commit stage\n"
-		"renames it into place).  At most 100000 frames are drawn; a cut graph says so.\n"
-		"\n"
-		"  -o, --output DIR   directory for the temporary SVG files (default .)\n"
-		"  -f, --folded FILE  draw FlameGraph folded stacks from FILE (- for stdin)\n"
-		"                     instead, writing the SVG to stdout\n"
-		"  -h, --help         show this help\n");
-	exit(status);
-}
-
-static void
-parse_args(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "folded", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	char why[PATH_MAX + 64];
-	int c;
-
-	while ((c = getopt_long(argc, argv, "o:f:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			env.output = optarg;
-			break;
-		case 'f':
-			env.folded = optarg;
-			break;
-		case 'h':
-			usage(stdout, 0);
-			break;
-		default:
-			usage(stderr, 2);
-		}
-	}
-	if (optind != argc)
-		usage(stderr, 2);
-	if (env.folded)
-		return;
-	if (fs_check_dir(env.output, why, sizeof(why)) < 0)
-		errx(1, "%s", why);
-}
-
-/* Writes beneath the output directory only; with --folded it writes no file and reads
- * only FILE. */
-static void
-confine(void)
-{
-	struct rp_confine_path p[] = { { env.output, RP_CONFINE_READ | RP_CONFINE_WRITE } };
-	struct rp_confine_spec spec = { p, 1, 0 };
-	char why[PATH_MAX + 100];
-
-	if (env.folded)
-		p[0] = (struct rp_confine_path){ env.folded, RP_CONFINE_READ };
-	if (env.folded && !strcmp(env.folded, "-"))
-		spec.npaths = 0;
-	if (rp_confine("emit-svg", &spec, why, sizeof(why)) < 0)
-		errx(1, "%s", why);
-}
+static struct state s;  /* large (frame and output buffers): keep it off the stack */
 
 /* "2026-11-29 10:52:50.019" in UTC. */
 static void
@@ -146,13 +60,13 @@ utc_time(char *buf, size_t len, int64_t unix_ns)
 }
 
 static void
-window_subtitle(char *buf, size_t len, const struct state *s, const struct winmodel *m,
+window_subtitle(char *buf, size_t len, const struct emitter *e, const struct wset *m,
 		const struct fr_window_end *we)
 {
 	char from[64], to[64];
 
-	utc_time(from, sizeof(from), stream_unix_ns(we->start, s->hdr.clock_offset_ns));
-	utc_time(to, sizeof(to), stream_unix_ns(we->end, s->hdr.clock_offset_ns));
+	utc_time(from, sizeof(from), stream_unix_ns(we->start, e->hdr.clock_offset_ns));
+	utc_time(to, sizeof(to), stream_unix_ns(we->end, e->hdr.clock_offset_ns));
 	/* The end's time of day; a time utc_time could not show as a date stays whole. */
 	const char *to_time = strlen(to) > 11 ? to + 11 : to;
 	snprintf(buf, len, "%s profile, window %u: %s to %s UTC, total %" PRIu64 " ns "
@@ -161,67 +75,41 @@ window_subtitle(char *buf, size_t len, const struct state *s, const struct winmo
 		 m->offcpu ? "intervals" : "samples");
 }
 
-/* Builds the window's tree and streams its SVG into t; exits on failure. */
+/* Draws one profile of the window into a new file. */
 static void
-write_svg(struct state *s, struct winmodel *m, const struct fr_window_end *we,
-	  struct tmpfile *t)
+write_svg(struct emitter *e, const struct emitter_profile *p)
 {
+	const struct fr_window_end *we = &e->we;
+	const struct wset *m = p->set;
 	struct flame tree;
 	char sub[512];
 	struct svg_head h = { m->offcpu ? "Off-CPU flame graph" : "CPU flame graph", sub, "ns" };
+	struct emitter_file *f = emitter_create(e, p->prefix, "svg");
 	size_t i, n;
 
 	if (flame_init(&tree, FLAME_MAX_NODES) < 0)
 		goto oom;
 	for (i = 0; i < m->nstacks; i++) {
-		n = winmodel_frames(m, &m->stacks[i], s->frames);
-		if (flame_add(&tree, s->frames, n, m->stacks[i].nanos) < 0)
+		n = winmodel_frames(&e->wm, m, &m->stacks[i], s.frames);
+		if (flame_add(&tree, s.frames, n, m->stacks[i].nanos) < 0)
 			goto oom;
 	}
 	if (flame_sort(&tree) < 0)
 		goto oom;
-	window_subtitle(sub, sizeof(sub), s, m, we);
-	bufout_init(&s->buf, t);
-	if (svg_write(&tree, &h, &s->buf) < 0)
+	window_subtitle(sub, sizeof(sub), e, m, we);
+	bufout_init(&s.buf, &f->t);
+	if (svg_write(&tree, &h, &s.buf) < 0)
 		goto oom;
 	flame_release(&tree);
-	if (bufout_flush(&s->buf) < 0 || tmpfile_finish(t) < 0) {
-		warnx("%s", t->err);
-		tmpfile_discard(t);
-		exit(1);
-	}
+	emitter_finish(e, &s.buf, 0, p->kind);
 	return;
 oom:
-	tmpfile_discard(t);
-	errx(1, "window %u: out of memory", we->index);
-}
-
-/* Draws model m's window into a temporary file named after prefix; *ff announces it. */
-static void
-write_one(void *arg, struct winmodel *m, const char *prefix, const char *kind,
-	  const struct fr_window_end *we, struct tmpfile *t, struct fr_file *ff, char *name,
-	  size_t namelen)
-{
-	struct state *s = arg;
-	if (outname_format(name, namelen, prefix, s->hdr.session_id, we->index,
-			   stream_unix_ns(we->start, s->hdr.clock_offset_ns), "svg") < 0)
-		errx(1, "window %u: file name too long", we->index);
-	if (tmpfile_create(t, env.output, name) < 0)
-		errx(1, "%s", t->err);
-	write_svg(s, m, we, t);
-	*ff = announce_file(we->index, 0, kind, name, t);
-}
-
-static void
-end_window(struct state *s, const struct frame *f)
-{
-	static const char *const kinds[2] = { "svg-cpu", "svg-off-cpu" };
-	announce_models(&s->out, s->in.name, &s->wm, &s->off, kinds, f, write_one, s);
+	emitter_give_up(e, "window %u: out of memory", we->index);
 }
 
 /* --folded: one SVG of a folded file on stdout. */
 static int
-draw_folded(struct state *s)
+draw_folded(void)
 {
 	FILE *f = strcmp(env.folded, "-") ? fopen(env.folded, "r") : stdin;
 	struct tmpfile out = { .fd = 1, .path = "stdout", .name = "stdout" };
@@ -234,7 +122,7 @@ draw_folded(struct state *s)
 		err(1, "cannot open '%s'", env.folded);
 	if (flame_init(&tree, FLAME_MAX_NODES) < 0)
 		errx(1, "out of memory");
-	if (folded_read(f, &tree, s->frames, &st) < 0) {
+	if (folded_read(f, &tree, s.frames, &st) < 0) {
 		if (tree.err[0])
 			errx(1, "%s: %s", env.folded, tree.err);
 		err(1, "cannot read '%s'", env.folded);
@@ -246,10 +134,10 @@ draw_folded(struct state *s)
 		errx(1, "out of memory");
 	snprintf(sub, sizeof(sub), "folded stacks from '%s', total %" PRIu64 " samples",
 		 env.folded, tree.nodes[0].value);
-	bufout_init(&s->buf, &out);
-	if (svg_write(&tree, &h, &s->buf) < 0)
+	bufout_init(&s.buf, &out);
+	if (svg_write(&tree, &h, &s.buf) < 0)
 		errx(1, "out of memory");
-	if (bufout_flush(&s->buf) < 0)
+	if (bufout_flush(&s.buf) < 0)
 		errx(1, "%s", out.err);
 	flame_release(&tree);
 	if (f != stdin)
@@ -259,62 +147,53 @@ draw_folded(struct state *s)
 	return 0;
 }
 
-/* One frame of the stream: a window end is written out, anything else forwarded first. */
 static void
-on_frame(struct state *s, const struct frame *f)
+option(int key, const char *value)
 {
-	if (f->type == FR_WINDOW_END) {
-		end_window(s, f);
-		return;
-	}
-	if (stream_forward(&s->out, f) < 0)
-		errx(stream_writer_status(&s->out), "%s: %s", s->out.name, s->out.err);
-	if (winmodel_take(&s->wm, f) < 0)
-		errx(1, "%s: %s", s->in.name, s->wm.err);
-	/* Its own copy of the definitions, only when off-CPU windows will come. */
-	if (s->wm.defs.profile_offcpu && winmodel_take(&s->off, f) < 0)
-		errx(1, "%s: %s", s->in.name, s->off.err);
+	(void)key;              /* 'f', the only one */
+	env.folded = value;
 }
+
+static const char *
+alone(void)
+{
+	return env.folded;
+}
+
+static int
+run_alone(void)
+{
+	return draw_folded();
+}
+
+static const struct emitter_ops svg_ops = {
+	.name = "emit-svg",
+	.synopsis = "usage: emit-svg [--output DIR] < stream > stream\n"
+		    "       emit-svg --folded FILE > svg\n",
+	.writes = "a static SVG flame graph of its CPU time (frame widths in CPU nanoseconds, no\n"
+		  "scripts, a title with label, value and share on every frame) to a temporary file\n"
+		  "in DIR, announced by a file frame before the window's end frame (the commit stage\n"
+		  "renames it into place).  At most 100000 frames are drawn; a cut graph says so.\n",
+	.output_help = "directory for the temporary SVG files (default .)",
+	.column = 19,
+	.options = (const struct emitter_option[]){
+		{ "folded", required_argument, 'f', "-f, --folded FILE",
+		  "draw FlameGraph folded stacks from FILE (- for stdin)\n"
+		  "instead, writing the SVG to stdout" },
+		{ 0 },
+	},
+	/* Behind fanout, the windows shed for it are missing. */
+	.order_rules = ORDER_UNIQUE_STACKS | ORDER_WINDOW_GAPS,
+	.keep_stacks = 1,
+	.option = option,
+	.alone = alone,
+	.run_alone = run_alone,
+	.kind_prefix = "svg-",
+	.profile = write_svg,
+};
 
 int
 main(int argc, char **argv)
 {
-	static struct state s;  /* large (frame and output buffers): keep it off the stack */
-	struct frame f;
-	int rc;
-
-	parse_args(argc, argv);
-	confine();
-	/* Ctrl-C stops collect, which ends the stream; this stage finishes at end of input. */
-	signal(SIGINT, SIG_IGN);
-	tmpfile_remove_on_term();
-	if (env.folded)
-		return draw_folded(&s);
-	if (stream_reader_open(&s.in, 0, "stdin", &s.hdr) < 0)
-		errx(stream_reader_status(&s.in), "%s: %s", s.in.name, s.in.err);
-	/* Behind fanout, the windows shed for it are missing. */
-	s.in.order.rules = ORDER_UNIQUE_STACKS | ORDER_WINDOW_GAPS;
-	if (stream_writer_open(&s.out, 1, "stdout", &s.hdr) < 0)
-		errx(stream_writer_status(&s.out), "%s: %s", s.out.name, s.out.err);
-	s.in.flush_on_wait = &s.out; /* output never waits for input */
-	winmodel_init(&s.wm);
-	winmodel_init(&s.off);
-	s.off.offcpu = 1;
-	while ((rc = stream_read(&s.in, &f)) > 0)
-		on_frame(&s, &f);
-	if (rc < 0)
-		errx(stream_reader_status(&s.in), "%s: %s", s.in.name, s.in.err);
-	if (s.wm.open)
-		errx(STREAM_EXIT_INPUT_ENDED, "%s: truncated stream: it ends inside window %u", s.in.name, s.wm.index);
-	if (!s.in.seen_end)
-		errx(STREAM_EXIT_INPUT_ENDED, "%s: truncated stream: it ended without an end frame", s.in.name);
-	if (stream_flush(&s.out) < 0)
-		errx(stream_writer_status(&s.out), "%s: %s", s.out.name, s.out.err);
-	winmodel_release(&s.wm);
-	winmodel_release(&s.off);
-	stream_reader_release(&s.in);
-	stream_writer_release(&s.out);
-	if (close(1) < 0)
-		err(1, "stdout");
-	return 0;
+	return emitter_main(&svg_ops, argc, argv);
 }

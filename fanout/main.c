@@ -38,6 +38,7 @@
 
 #include "branch.h"
 #include "confine.h"
+#include "defaults.h"
 #include "grow.h"
 #include "parse.h"
 #include "stream.h"
@@ -45,7 +46,6 @@
 #define MAX_BRANCHES 8
 #define DEFAULT_MAX_PENDING 3
 #define MAX_MAX_PENDING 1000
-#define DEFAULT_BUDGET_NS 30000000000ull
 #define EXIT_SKIPPED 5 /* published, but some windows without a branch's files */
 
 /* A window end on its way out, with what it waits for. */
@@ -76,7 +76,7 @@ static struct fanout {
 	int check;
 	uint8_t *end;           /* the end frame's payload, written last */
 	uint32_t end_len;
-} F = { .max_pending = DEFAULT_MAX_PENDING, .budget_ns = DEFAULT_BUDGET_NS };
+} F = { .max_pending = DEFAULT_MAX_PENDING };
 
 /* Set by SIGTERM: windows stop waiting for the branches. */
 static volatile sig_atomic_t stopping;
@@ -114,7 +114,8 @@ usage(FILE *f, int status)
 		"                           write for it later are removed (commit)\n"
 		"\n"
 		"  --completion-budget DURATION  how long the windows still waiting at the end of\n"
-		"                           the stream may wait for the branches (default 30s;\n"
+		"                           the stream may wait for the branches (default "
+		RP_DEFAULT_COMPLETION_BUDGET ";\n"
 		"                           0: no limit); then they are published as at SIGTERM\n"
 		"  --check                  validate the options and exit\n"
 		"\n"
@@ -139,6 +140,7 @@ parse_args(int argc, char **argv)
 	};
 	int c;
 
+	F.budget_ns = rp_default_ns(RP_DEFAULT_COMPLETION_BUDGET);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (c == 'h')

@@ -71,17 +71,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	c.o.pid = (pid_t)pid;
 	c.o.unwind = flags & 4 ? "auto" : "fp";
 	c.o.no_cpu = !!(flags & 2);
-	c.o.window_ns = 1000000000ull;
-	c.mode = flags & 1 ? "dwarf" : "fp";
-	c.calib_verdict = "accepted";
+	scope_init(&c.scope, c.o.pid);
+	c.unwind.mode = flags & 1 ? "dwarf" : "fp";
+	c.unwind.calib.verdict = "accepted";
 	c.perf.dwarf = flags & 1;
 	c.perf.scratch = scratch;
 	if (flags & 8)
-		c.deadline_ns = 1ull << 40;
+		c.run.deadline_ns = 1ull << 40;
 	c.out.n = 1;
 	if (stream_writer_open(&c.out.w[0], fuzz_null_fd(), "stdout", &hdr) < 0)
 		abort();
-	fallback_arm(&c, 0);
+	fallback_init(&c.fb, c.o.pid, 1000000000ull, 0);
+	fallback_arm(&c.fb, c.o.unwind, &c.unwind, 0);
 	struct perf_ring r = { .pg = &page, .data = ring, .size = rsize };
 	page.data_tail = at;
 	page.data_head = (uint64_t)at + size;

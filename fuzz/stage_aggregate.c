@@ -39,17 +39,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		env.reorder_ns = k & 4 ? 0 : env.window_ns / 10;
 		env.max_pending = k & 8 ? 4 : 262144;
 		env.max_stacks = k & 16 ? 3 : 65536;
-		if (stream_writer_open(&a.out, fuzz_null_fd(), "stdout", &h) < 0 ||
-		    reorder_init(&a.ro, env.max_pending) < 0 ||
-		    windows_init(&a.win, &a.out, env.window_ns, env.max_stacks) < 0 ||
-		    offcpu_agg_init(&a.off, env.max_stacks, env.max_pending) < 0)
+		if (stream_writer_open(&a.out, fuzz_null_fd(), "stdout", &h) < 0 || agg_init(&a) < 0)
 			abort();
-		a.win.reorder_ns = env.reorder_ns;
-		a.win.max_pending = env.max_pending;
 		FUZZ_TRY(run());
 		reorder_release(&a.ro);
 		windows_release(&a.win);
 		offcpu_agg_release_all(&a.off);
+		forget_release(&a.forget);
 		stream_writer_release(&a.out);
 	}
 	stream_reader_release(&a.in);

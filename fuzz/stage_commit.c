@@ -76,6 +76,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_TRY(run_commit());
 	}
 	stream_reader_release(&r);
+	modrefs_release(&c); /* as commit/main.c's main */
 	commit_release(&c);
 	close(fd);
 	fflush(stdout);

@@ -80,7 +80,7 @@ int
 ids_find(struct imp *m, uint64_t id)
 {
 	if (!m->ids_sorted) {
-		if (m->nids) /* none yet: no array to sort (qsort of NULL is undefined) */
+		if (m->nids) /* a capture without ids has no array to sort */
 			qsort(m->ids, m->nids, sizeof(*m->ids), id_cmp);
 		m->ids_sorted = 1;
 	}

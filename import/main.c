@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "confine.h"
+#include "defaults.h"
 #include "import.h"
 
 static struct {
@@ -43,7 +44,7 @@ usage(FILE *f, int status)
 		"\n"
 		"Turns a perf.data or simpleperf capture into the framed event stream.\n"
 		"  --input PATH       the capture; - reads it on stdin\n"
-		"  --format FORMAT    auto (default), perf-data or simpleperf\n"
+		"  --format FORMAT    auto, perf-data or simpleperf (default " RP_DEFAULT_FORMAT ")\n"
 		"  --event NAME       the sampling event to import (default: of the events with\n"
 		"                     samples, cpu-clock or task-clock, else cycles, else the\n"
 		"                     first); NAME also matches NAME:modifiers (cycles for\n"
@@ -55,6 +56,18 @@ usage(FILE *f, int status)
 		"  --proc-kallsyms-fd N  the running kernel's /proc/kallsyms, opened on fd N by a\n"
 		"                     privileged caller (the kernel shows addresses to its opener)\n");
 	exit(status);
+}
+
+static enum imp_format
+format_of(const char *name)
+{
+	if (!strcmp(name, "auto"))
+		return FMT_AUTO;
+	if (!strcmp(name, "perf-data"))
+		return FMT_PERF;
+	if (!strcmp(name, "simpleperf"))
+		return FMT_SIMPLEPERF;
+	errx(1, "--format: unknown format '%s' (auto, perf-data, simpleperf)", name);
 }
 
 static void
@@ -73,21 +86,14 @@ parse_options(int argc, char **argv)
 	int c;
 
 	env.proc_kallsyms_fd = -1;
+	env.format = format_of(RP_DEFAULT_FORMAT);
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			env.input = optarg;
 			break;
 		case 'f':
-			if (!strcmp(optarg, "auto"))
-				env.format = FMT_AUTO;
-			else if (!strcmp(optarg, "perf-data"))
-				env.format = FMT_PERF;
-			else if (!strcmp(optarg, "simpleperf"))
-				env.format = FMT_SIMPLEPERF;
-			else
-				errx(1, "--format: unknown format '%s' (auto, perf-data, simpleperf)",
-				     optarg);
+			env.format = format_of(optarg);
 			break;
 		case 'e':
 			env.event = optarg;

@@ -1,5 +1,6 @@
 /* confine: a stage's privileges narrowed to what it needs (see confine.h). */
 #include "confine.h"
+#include "errbuf.h"
 
 #include <cap-ng.h>
 #include <errno.h>
@@ -75,17 +76,6 @@ static const char *const lib_dirs[] = {
 #endif
 #endif
 
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 int
 rp_landlock_abi(void)
 {
@@ -120,12 +110,12 @@ drop_capabilities(char *err, size_t errlen)
 	capng_clear(CAPNG_SELECT_ALL);
 	int rc = capng_apply(CAPNG_SELECT_ALL);
 	if (rc < 0 && rc != -4)
-		return fail(err, errlen, "cannot drop capabilities (libcap-ng error %d)", rc);
+		return errbuf_fail(err, errlen, "cannot drop capabilities (libcap-ng error %d)", rc);
 	/* Checked against the kernel's view, not libcap-ng's copy. */
 	capng_clear(CAPNG_SELECT_ALL);
 	if (capng_get_caps_process() < 0 ||
 	    capng_have_capabilities(CAPNG_SELECT_CAPS) != CAPNG_NONE)
-		return fail(err, errlen, "cannot drop capabilities: some are still held");
+		return errbuf_fail(err, errlen, "cannot drop capabilities: some are still held");
 	return 0;
 }
 
@@ -172,12 +162,12 @@ add_rule(int rfd, uint64_t handled, const char *path, unsigned access, int exec,
 	if (fd < 0) {
 		if (errno == ENOENT && (access & RP_CONFINE_OPTIONAL))
 			return 0;
-		return fail(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+		return errbuf_fail(err, errlen, "cannot open '%s': %s", path, strerror(errno));
 	}
 	if (fstat(fd, &st) < 0) {
 		int e = errno;
 		close(fd);
-		return fail(err, errlen, "cannot open '%s': %s", path, strerror(e));
+		return errbuf_fail(err, errlen, "cannot open '%s': %s", path, strerror(e));
 	}
 	struct ll_path_beneath_attr pb = {
 		.allowed_access = rights(access, S_ISDIR(st.st_mode), exec) & handled,
@@ -191,7 +181,7 @@ add_rule(int rfd, uint64_t handled, const char *path, unsigned access, int exec,
 	if (rc < 0 && e == EBADFD && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
 		return 0;
 	if (rc < 0)
-		return fail(err, errlen, "cannot confine: landlock_add_rule '%s': %s", path,
+		return errbuf_fail(err, errlen, "cannot confine: landlock_add_rule '%s': %s", path,
 			    strerror(e));
 	return 0;
 }
@@ -230,7 +220,7 @@ landlock(const struct rp_confine_spec *spec, char *err, size_t errlen)
 	if (abi < 0 && (errno == ENOSYS || errno == EOPNOTSUPP))
 		return 1;
 	if (abi < 0)
-		return fail(err, errlen, "cannot confine: landlock ABI: %s", strerror(errno));
+		return errbuf_fail(err, errlen, "cannot confine: landlock ABI: %s", strerror(errno));
 	/* A newer ABI than this file knows gets the rights this file knows. */
 	struct ll_ruleset_attr attr = { .handled_access_fs = fs_handled((int)abi) };
 	if (abi >= 4)
@@ -239,11 +229,11 @@ landlock(const struct rp_confine_spec *spec, char *err, size_t errlen)
 		attr.scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL;
 	int rfd = (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof(attr), 0);
 	if (rfd < 0)
-		return fail(err, errlen, "cannot confine: landlock_create_ruleset: %s",
+		return errbuf_fail(err, errlen, "cannot confine: landlock_create_ruleset: %s",
 			    strerror(errno));
 	int rc = add_rules(rfd, attr.handled_access_fs, spec, err, errlen);
 	if (rc == 0 && syscall(__NR_landlock_restrict_self, rfd, 0) < 0)
-		rc = fail(err, errlen, "cannot confine: landlock_restrict_self: %s",
+		rc = errbuf_fail(err, errlen, "cannot confine: landlock_restrict_self: %s",
 			  strerror(errno));
 	close(rfd);
 	return rc;
@@ -284,20 +274,20 @@ rp_confine(const char *prog, const struct rp_confine_spec *spec, char *err, size
 	int n = thread_count();
 
 	if (n > 1)
-		return fail(err, errlen, "cannot confine: %d threads run already (capabilities "
+		return errbuf_fail(err, errlen, "cannot confine: %d threads run already (capabilities "
 			    "and Landlock are per thread)", n);
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-		return fail(err, errlen, "cannot confine: PR_SET_DUMPABLE: %s", strerror(errno));
+		return errbuf_fail(err, errlen, "cannot confine: PR_SET_DUMPABLE: %s", strerror(errno));
 	if (drop_capabilities(err, errlen) < 0)
 		return -1;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return fail(err, errlen, "cannot confine: PR_SET_NO_NEW_PRIVS: %s",
+		return errbuf_fail(err, errlen, "cannot confine: PR_SET_NO_NEW_PRIVS: %s",
 			    strerror(errno));
 	int rc = landlock(spec, err, errlen);
 	if (rc < 0)
 		return -1;
 	if (rc == 1 && geteuid() == 0)
-		return fail(err, errlen, "cannot confine a stage running as uid 0: Landlock is "
+		return errbuf_fail(err, errlen, "cannot confine a stage running as uid 0: Landlock is "
 			    "not available");
 	if (!spec->no_selftest)
 		selftest(prog);

@@ -1,85 +1,203 @@
 /*
- * Typed encoders and decoders of the frames in docs/stream-format.md.
- * Each layout is written once as a pair of functions that mirror each other field by field.
- * Decoders stop at the first missing byte and report which frame was short; bytes past the
- * known fields are ignored so that fields can be appended in later versions.
+ * The encoder and the decoder of every frame type in docs/stream-format.md, walking the rows
+ * of lib/frametab.c: a layout is written once, as its row, and both directions follow it.
+ * Decoders stop at the first missing byte or broken rule and say which frame it was; bytes
+ * past the known fields are ignored so that fields can be appended in later versions.
  */
-#include "stream.h"
+#include "frametab.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- encoding cursor over the writer's scratch buffer ---- */
+/* Little-endian loads and stores through memcpy: one instruction each on the usual hosts,
+ * where the byte-at-a-time loops they replace cost a call per field. */
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define LE(bits, v) __builtin_bswap##bits(v)
+#else
+#define LE(bits, v) (v)
+#endif
+#define LE_ACCESS(bits)                                                                      \
+	static inline void st##bits(uint8_t *p, uint##bits##_t v)                            \
+	{                                                                                    \
+		v = LE(bits, v);                                                             \
+		memcpy(p, &v, sizeof(v));                                                    \
+	}                                                                                    \
+	static inline uint##bits##_t ld##bits(const uint8_t *p)                              \
+	{                                                                                    \
+		uint##bits##_t v;                                                            \
+		memcpy(&v, p, sizeof(v));                                                    \
+		return LE(bits, v);                                                          \
+	}
+LE_ACCESS(16)
+LE_ACCESS(32)
+LE_ACCESS(64)
+
+static inline uint8_t
+ld8(const uint8_t *p)
+{
+	return *p;
+}
+
+/* ---- members of a decoded struct, by offset ---- */
+
+static inline void *
+at(void *v, size_t off)
+{
+	return (char *)v + off;
+}
+
+static inline const void *
+cat(const void *v, size_t off)
+{
+	return (const char *)v + off;
+}
+
+static inline uint64_t
+member_get(const void *v, struct frame_member m)
+{
+	uint8_t b;
+	uint16_t h;
+	uint32_t u;
+	uint64_t q;
+
+	switch (m.size) {
+	case 1: memcpy(&b, cat(v, m.off), 1); return b;
+	case 2: memcpy(&h, cat(v, m.off), 2); return h;
+	case 4: memcpy(&u, cat(v, m.off), 4); return u;
+	default: memcpy(&q, cat(v, m.off), 8); return q;
+	}
+}
+
+uint64_t
+stream_member_get(const void *v, struct frame_member m)
+{
+	return member_get(v, m);
+}
+
+void
+stream_member_set(void *v, struct frame_member m, uint64_t x)
+{
+	uint8_t b = (uint8_t)x;
+	uint16_t h = (uint16_t)x;
+	uint32_t u = (uint32_t)x;
+
+	switch (m.size) {
+	case 1: memcpy(at(v, m.off), &b, 1); break;
+	case 2: memcpy(at(v, m.off), &h, 2); break;
+	case 4: memcpy(at(v, m.off), &u, 4); break;
+	default: memcpy(at(v, m.off), &x, 8); break;
+	}
+}
+
+/* The width of a scalar field's member and its wire bytes, the same (0: not a scalar). */
+static inline struct frame_member
+scalar(const struct frame_field *fl)
+{
+	static const uint8_t width[FK_CHECK + 1] = { [FK_U8] = 1, [FK_U16] = 2, [FK_U32] = 4,
+						     [FK_U64] = 8, [FK_I32] = 4 };
+	return (struct frame_member){ fl->off, width[fl->kind] };
+}
+
+struct frame_member
+stream_field_member(const struct frame_field *fl)
+{
+	return scalar(fl);
+}
+
+static inline uint64_t
+count_of(const struct frame_field *fl, const void *v)
+{
+	uint64_t a = member_get(v, fl->a);
+
+	switch (fl->count) {
+	case COUNT_SUM: return a + member_get(v, fl->b);
+	case COUNT_SPANS: return (1 + a) * member_get(v, fl->b);
+	default: return a;
+	}
+}
+
+uint64_t
+stream_field_count(const struct frame_field *fl, const void *v)
+{
+	return count_of(fl, v);
+}
+
+size_t
+stream_elem_bytes(const struct frame_field *fl)
+{
+	size_t n = 0;
+
+	switch (fl->elem) {
+	case FK_U8: return 1;
+	case FK_U32: return 4;
+	case FK_U64: return 8;
+	case FK_BID: return 1 + STREAM_BUILD_ID_MAX;
+	default:
+		for (uint8_t i = 0; i < fl->nsub; i++)
+			n += scalar(&fl->sub[i]).size;
+		return n;
+	}
+}
+
+void
+stream_elem_get(const struct frame_field *fl, const uint8_t *packed, size_t i, void *elem)
+{
+	const uint8_t *p = packed + i * stream_elem_bytes(fl);
+	struct fr_bid *b = elem;
+
+	switch (fl->elem) {
+	case FK_U8: *(uint8_t *)elem = *p; break;
+	case FK_U32: *(uint32_t *)elem = ld32(p); break;
+	case FK_U64: *(uint64_t *)elem = ld64(p); break;
+	case FK_BID:
+		b->len = p[0];
+		memcpy(b->id, p + 1, STREAM_BUILD_ID_MAX);
+		break;
+	default:
+		for (uint8_t k = 0; k < fl->nsub; k++) {
+			struct frame_member m = scalar(&fl->sub[k]);
+			stream_member_set(elem, m, m.size == 8 ? ld64(p) : ld32(p));
+			p += m.size;
+		}
+	}
+}
+
+void
+stream_elem_put(const struct frame_field *fl, uint8_t *packed, size_t i, const void *elem)
+{
+	uint8_t *p = packed + i * stream_elem_bytes(fl);
+	const struct fr_bid *b = elem;
+
+	switch (fl->elem) {
+	case FK_U8: *p = *(const uint8_t *)elem; break;
+	case FK_U32: st32(p, *(const uint32_t *)elem); break;
+	case FK_U64: st64(p, *(const uint64_t *)elem); break;
+	case FK_BID:
+		memset(p, 0, 1 + STREAM_BUILD_ID_MAX);
+		p[0] = b->len > STREAM_BUILD_ID_MAX ? STREAM_BUILD_ID_MAX : b->len;
+		memcpy(p + 1, b->id, p[0]);
+		break;
+	default:
+		for (uint8_t k = 0; k < fl->nsub; k++) {
+			struct frame_member m = scalar(&fl->sub[k]);
+			uint64_t x = member_get(elem, m);
+			if (m.size == 8)
+				st64(p, x);
+			else
+				st32(p, (uint32_t)x);
+			p += m.size;
+		}
+	}
+}
+
+/* ---- encoding, into the writer's scratch buffer ---- */
 
 struct enc {
 	struct stream_writer *w;
 	size_t len;
-	int bad;
+	const char *bad; /* why the frame cannot be written */
 };
-
-/* Little-endian loads and stores through memcpy: one instruction each on the usual hosts,
- * where the byte-at-a-time loops they replace cost a call per field. */
-static inline void
-st16(uint8_t *p, uint16_t v)
-{
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap16(v);
-#endif
-	memcpy(p, &v, 2);
-}
-
-static inline void
-st32(uint8_t *p, uint32_t v)
-{
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap32(v);
-#endif
-	memcpy(p, &v, 4);
-}
-
-static inline void
-st64(uint8_t *p, uint64_t v)
-{
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap64(v);
-#endif
-	memcpy(p, &v, 8);
-}
-
-static inline uint16_t
-ld16(const uint8_t *p)
-{
-	uint16_t v;
-	memcpy(&v, p, 2);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap16(v);
-#endif
-	return v;
-}
-
-static inline uint32_t
-ld32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap32(v);
-#endif
-	return v;
-}
-
-static inline uint64_t
-ld64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap64(v);
-#endif
-	return v;
-}
 
 static uint8_t *
 enc_grow(struct enc *e, size_t n)
@@ -92,8 +210,7 @@ enc_grow(struct enc *e, size_t n)
 		cap *= 2;
 	uint8_t *p = realloc(w->scratch, cap);
 	if (!p) {
-		e->bad = 1;
-		snprintf(w->err, sizeof(w->err), "out of memory");
+		e->bad = "out of memory";
 		return NULL;
 	}
 	w->scratch = p;
@@ -114,36 +231,18 @@ enc_room(struct enc *e, size_t n)
 	return p;
 }
 
-static void
-put_u8(struct enc *e, uint8_t v)
-{
-	uint8_t *p = enc_room(e, 1);
-	if (p)
-		*p = v;
-}
-
 static inline void
-put_u16(struct enc *e, uint16_t v)
+put_scalar(struct enc *e, unsigned size, uint64_t v)
 {
-	uint8_t *p = enc_room(e, 2);
-	if (p)
-		st16(p, v);
-}
-
-static inline void
-put_u32(struct enc *e, uint32_t v)
-{
-	uint8_t *p = enc_room(e, 4);
-	if (p)
-		st32(p, v);
-}
-
-static inline void
-put_u64(struct enc *e, uint64_t v)
-{
-	uint8_t *p = enc_room(e, 8);
-	if (p)
-		st64(p, v);
+	uint8_t *p = enc_room(e, size);
+	if (!p)
+		return;
+	switch (size) {
+	case 1: *p = (uint8_t)v; break;
+	case 2: st16(p, (uint16_t)v); break;
+	case 4: st32(p, (uint32_t)v); break;
+	default: st64(p, v); break;
+	}
 }
 
 static void
@@ -154,7 +253,8 @@ put_bytes(struct enc *e, const void *src, size_t n)
 		memcpy(p, src, n);
 }
 
-/* Strings longer than the limit are cut: a name is never worth a failed frame. */
+/* Strings longer than the limit are cut, and so are they at a NUL byte: a name is never
+ * worth a failed frame. */
 static void
 put_str(struct enc *e, struct str s)
 {
@@ -162,19 +262,149 @@ put_str(struct enc *e, struct str s)
 	const char *nul = n ? memchr(s.p, 0, n) : NULL;
 	if (nul)
 		n = (uint16_t)(nul - s.p);
-	put_u16(e, n);
+	put_scalar(e, 2, n);
 	put_bytes(e, s.p, n);
 }
 
-static int
-enc_done(struct enc *e, uint32_t type)
+static void
+put_build_id(struct enc *e, uint8_t len, const uint8_t *id)
 {
-	if (e->bad)
-		return -1;
-	return stream_write(e->w, type, e->w->scratch, (uint32_t)e->len);
+	uint8_t buf[STREAM_BUILD_ID_MAX] = { 0 };
+	if (len > STREAM_BUILD_ID_MAX)
+		len = STREAM_BUILD_ID_MAX;
+	memcpy(buf, id, len);
+	put_scalar(e, 1, len);
+	put_bytes(e, buf, sizeof(buf));
 }
 
-/* ---- decoding cursor over one frame ---- */
+static void put_fields(struct enc *e, const struct frame_field *fl, size_t n, const void *v);
+
+static void
+put_array(struct enc *e, const struct frame_field *fl, const void *v)
+{
+	uint64_t n = count_of(fl, v);
+	if (n > fl->max) {
+		e->bad = fl->write_too_many ? fl->write_too_many : fl->too_many;
+		return;
+	}
+	if (fl->kind == FK_PACKED) {
+		const uint8_t *p;
+		memcpy(&p, cat(v, fl->off), sizeof(p));
+		put_bytes(e, p, n * stream_elem_bytes(fl));
+		return;
+	}
+	const uint8_t *el = cat(v, fl->off);
+	uint8_t *p;
+	switch (fl->elem) {
+	case FK_U32:
+		if ((p = enc_room(e, n * 4)))
+			for (uint64_t i = 0; i < n; i++)
+				st32(p + i * 4, ((const uint32_t *)el)[i]);
+		break;
+	case FK_U64:
+		if ((p = enc_room(e, n * 8)))
+			for (uint64_t i = 0; i < n; i++)
+				st64(p + i * 8, ((const uint64_t *)el)[i]);
+		break;
+	default:
+		for (uint64_t i = 0; i < n; i++)
+			put_fields(e, fl->sub, fl->nsub, el + i * fl->stride);
+	}
+}
+
+/* A group written only when its member is set is also written when a later one is. */
+static int
+group_written(const struct frame_field *fl, const struct frame_field *end, const void *v)
+{
+	for (; fl < end; fl++)
+		if (fl->kind == FK_APPENDED && (!fl->when.size || member_get(v, fl->when)))
+			return 1;
+	return 0;
+}
+
+/* A scalar of 0 is written as its default (0 but for a few appended fields). */
+static void
+put_fields(struct enc *e, const struct frame_field *fl, size_t n, const void *v)
+{
+	const struct frame_field *end = fl + n;
+	struct str s;
+	uint8_t *p;
+
+	for (; fl < end && !e->bad; fl++) {
+		uint64_t x;
+		switch (fl->kind) {
+		case FK_U8:
+		case FK_U16: {
+			struct frame_member m = scalar(fl);
+			x = member_get(v, m);
+			put_scalar(e, m.size, x ? x : fl->dflt);
+			break;
+		}
+		case FK_U32:
+		case FK_I32: {
+			uint32_t u;
+			memcpy(&u, cat(v, fl->off), 4);
+			if ((p = enc_room(e, 4)))
+				st32(p, u ? u : (uint32_t)fl->dflt);
+			break;
+		}
+		case FK_U64:
+			memcpy(&x, cat(v, fl->off), 8);
+			if ((p = enc_room(e, 8)))
+				st64(p, x ? x : fl->dflt);
+			break;
+		case FK_STR:
+			memcpy(&s, cat(v, fl->off), sizeof(s));
+			put_str(e, s);
+			break;
+		case FK_BID:
+			put_build_id(e, *(const uint8_t *)cat(v, fl->len_off), cat(v, fl->off));
+			break;
+		case FK_RESERVED:
+			put_scalar(e, 4, 0);
+			break;
+		case FK_ARRAY:
+		case FK_PACKED:
+			put_array(e, fl, v);
+			break;
+		case FK_APPENDED:
+			if (!group_written(fl, end, v))
+				return;
+			break;
+		}
+	}
+}
+
+const uint8_t *
+stream_frame_encode(struct stream_writer *w, uint32_t type, const void *v, uint32_t *len)
+{
+	const struct frame_desc *d = stream_frame_desc(type);
+	struct enc e = { w, 0, NULL };
+
+	if (!d)
+		e.bad = "unknown frame type";
+	else if (d->write_check)
+		e.bad = d->write_check(v);
+	if (!e.bad)
+		put_fields(&e, d->fields, d->nfields, v);
+	if (e.bad) {
+		snprintf(w->err, sizeof(w->err), "%s", e.bad);
+		return NULL;
+	}
+	*len = (uint32_t)e.len;
+	return w->scratch ? w->scratch : (const uint8_t *)"";
+}
+
+int
+stream_put_frame(struct stream_writer *w, uint32_t type, const void *v)
+{
+	uint32_t len;
+	const uint8_t *p = stream_frame_encode(w, type, v, &len);
+
+	return p ? stream_write(w, type, p, len) : -1;
+}
+
+/* ---- decoding ---- */
 
 struct dec {
 	const uint8_t *p;
@@ -196,46 +426,18 @@ take(struct dec *d, size_t n)
 	return p;
 }
 
-static uint8_t
-get_u8(struct dec *d)
-{
-	const uint8_t *p = take(d, 1);
-	return p ? p[0] : 0;
-}
-
-static inline uint16_t
-get_u16(struct dec *d)
-{
-	const uint8_t *p = take(d, 2);
-	return p ? ld16(p) : 0;
-}
-
-static inline uint32_t
-get_u32(struct dec *d)
-{
-	const uint8_t *p = take(d, 4);
-	return p ? ld32(p) : 0;
-}
-
-static inline uint64_t
-get_u64(struct dec *d)
-{
-	const uint8_t *p = take(d, 8);
-	return p ? ld64(p) : 0;
-}
-
 static struct str
 get_str(struct dec *d)
 {
 	struct str s = { "", 0 };
-	uint16_t n = get_u16(d);
+	const uint8_t *p = take(d, 2);
+	uint16_t n = p ? ld16(p) : 0;
 	if (n > STREAM_MAX_STR) {
 		if (!d->bad)
 			d->bad = "string longer than the limit";
 		return s;
 	}
-	const uint8_t *p = take(d, n);
-	if (!p)
+	if (!(p = take(d, n)))
 		return s;
 	if (memchr(p, 0, n)) {
 		d->bad = "NUL byte inside a string";
@@ -247,795 +449,307 @@ get_str(struct dec *d)
 }
 
 static void
-get_count(struct dec *d, uint16_t n, uint16_t max, const char *what)
+get_build_id(struct dec *d, const struct frame_field *fl, void *v)
 {
-	if (n > max && !d->bad)
-		d->bad = what;
+	const uint8_t *p = take(d, 1 + STREAM_BUILD_ID_MAX);
+	if (!p)
+		return;
+	if (p[0] > STREAM_BUILD_ID_MAX) {
+		d->bad = "build id longer than 20 bytes";
+		return;
+	}
+	*(uint8_t *)at(v, fl->len_off) = p[0];
+	memcpy(at(v, fl->off), p + 1, STREAM_BUILD_ID_MAX);
 }
 
-static int
-dec_done(const struct frame *f, struct dec *d, char *err, size_t errlen)
+static void get_fields(struct dec *d, const struct frame_field *fl, size_t n, void *v);
+
+/* Location ids that are there are checked before the length, so that a zero id is reported
+ * as such even in a frame that also ends early. */
+static void
+get_nonzero_u32(struct dec *d, uint32_t *out, uint64_t n)
 {
-	if (!d->bad)
-		return 0;
-	snprintf(err, errlen, "corrupt %s frame: %s", stream_frame_name(f->type), d->bad);
-	return -1;
-}
-
-#define DEC_BEGIN(want)                                                               \
-	struct dec d_ = { f->data, f->len, 0, NULL };                                     \
-	struct dec *d = &d_;                                                              \
-	if (f->type != (want))                                                           \
-		d->bad = "unexpected frame type";
-#define ENC_BEGIN() struct enc e_ = { w, 0, 0 }; struct enc *e = &e_
-
-/* ---- the frames ---- */
-
-int
-stream_put_target(struct stream_writer *w, const struct fr_target *v)
-{
-	ENC_BEGIN();
-	put_u32(e, v->pid);
-	put_u32(e, v->cpu_frequency);
-	put_u64(e, v->start_time);
-	put_u32(e, v->flags);
-	put_str(e, v->kind);
-	put_str(e, v->exe);
-	put_str(e, v->comm);
-	put_str(e, v->unwind_requested);
-	put_str(e, v->unwind_mode);
-	put_str(e, v->unwind_reason);
-	put_str(e, v->profiles);
-	put_str(e, v->kernel_release);
-	put_u32(e, v->calib_samples);
-	put_u32(e, v->calib_mapped_permille);
-	put_u32(e, v->calib_deep_permille);
-	put_u32(e, v->calib_cycles);
-	put_str(e, v->calib_verdict);
-	put_str(e, v->fallback_reason);
-	put_u64(e, v->since);
-	put_str(e, v->scope_requested);
-	put_str(e, v->scope_effective);
-	put_str(e, v->scope_cgroup);
-	put_str(e, v->scope_reason);
-	put_u32(e, v->offcpu_percent ? v->offcpu_percent : 100);
-	put_u64(e, v->window_nanos);
-	put_str(e, v->sample_type);
-	put_str(e, v->sample_unit);
-	return enc_done(e, FR_TARGET);
-}
-
-int
-stream_get_target(const struct frame *f, struct fr_target *v, char *err, size_t errlen)
-{
-	DEC_BEGIN(FR_TARGET);
-	v->pid = get_u32(d);
-	v->cpu_frequency = get_u32(d);
-	v->start_time = get_u64(d);
-	v->flags = get_u32(d);
-	v->kind = get_str(d);
-	v->exe = get_str(d);
-	v->comm = get_str(d);
-	v->unwind_requested = get_str(d);
-	v->unwind_mode = get_str(d);
-	v->unwind_reason = get_str(d);
-	v->profiles = get_str(d);
-	v->kernel_release = get_str(d);
-	/* Appended fields: a writer that predates them ends the frame here. */
-	v->calib_samples = v->calib_mapped_permille = v->calib_deep_permille = 0;
-	v->calib_cycles = 0;
-	v->calib_verdict = (struct str){ "", 0 };
-	if (!d->bad && d->pos < d->len) {
-		v->calib_samples = get_u32(d);
-		v->calib_mapped_permille = get_u32(d);
-		v->calib_deep_permille = get_u32(d);
-		v->calib_cycles = get_u32(d);
-		v->calib_verdict = get_str(d);
-	}
-	v->fallback_reason = (struct str){ "", 0 };
-	v->since = 0;
-	if (!d->bad && d->pos < d->len) {
-		v->fallback_reason = get_str(d);
-		v->since = get_u64(d);
-	}
-	v->scope_requested = v->scope_effective = (struct str){ "", 0 };
-	v->scope_cgroup = v->scope_reason = (struct str){ "", 0 };
-	if (!d->bad && d->pos < d->len) {
-		v->scope_requested = get_str(d);
-		v->scope_effective = get_str(d);
-		v->scope_cgroup = get_str(d);
-		v->scope_reason = get_str(d);
-	}
-	v->offcpu_percent = 100;
-	if (!d->bad && d->pos < d->len) {
-		v->offcpu_percent = get_u32(d);
-		if (!d->bad && (v->offcpu_percent < 1 || v->offcpu_percent > 100))
-			d->bad = "off-CPU probability outside 1..100 percent";
-	}
-	v->window_nanos = 0;
-	if (!d->bad && d->pos < d->len)
-		v->window_nanos = get_u64(d);
-	v->sample_type = v->sample_unit = (struct str){ "", 0 };
-	if (!d->bad && d->pos < d->len) {
-		v->sample_type = get_str(d);
-		v->sample_unit = get_str(d);
-	}
-	return dec_done(f, d, err, errlen);
+	size_t have = (d->len - d->pos) / 4, m = n < have ? n : have;
+	const uint8_t *p = d->p + d->pos;
+	uint32_t zero = 0;
+	for (size_t i = 0; i < m; i++)
+		zero |= !(out[i] = ld32(p + i * 4));
+	if (zero)
+		d->bad = "location id 0";
+	else
+		take(d, n * 4);
 }
 
 static void
-put_build_id(struct enc *e, uint8_t len, const uint8_t *id)
+check_elems(struct dec *d, const struct frame_field *fl, const uint8_t *p, uint64_t n)
 {
-	uint8_t buf[STREAM_BUILD_ID_MAX] = { 0 };
-	if (len > STREAM_BUILD_ID_MAX)
-		len = STREAM_BUILD_ID_MAX;
-	memcpy(buf, id, len);
-	put_u8(e, len);
-	put_bytes(e, buf, sizeof(buf));
+	union { struct fr_bid bid; struct offcpu_span span; uint64_t word; } el;
+	for (uint64_t i = 0; i < n && !d->bad; i++) {
+		stream_elem_get(fl, p, i, &el);
+		d->bad = fl->elem_check(&el);
+	}
 }
 
-static uint8_t
-get_build_id(struct dec *d, uint8_t *id)
+static void
+get_array(struct dec *d, const struct frame_field *fl, void *v)
 {
-	uint8_t len = get_u8(d);
-	const uint8_t *p = take(d, STREAM_BUILD_ID_MAX);
-	if (len > STREAM_BUILD_ID_MAX && !d->bad)
-		d->bad = "build id longer than 20 bytes";
-	if (p)
-		memcpy(id, p, STREAM_BUILD_ID_MAX);
-	return d->bad ? 0 : len;
+	uint64_t n = count_of(fl, v);
+	if (n > fl->max) {
+		d->bad = fl->too_many;
+		return;
+	}
+	const uint8_t *p;
+	if (fl->kind == FK_PACKED) {
+		p = take(d, n * stream_elem_bytes(fl));
+		memcpy(at(v, fl->off), &p, sizeof(p));
+		if (p && fl->elem_check)
+			check_elems(d, fl, p, n);
+		return;
+	}
+	uint8_t *el = at(v, fl->off);
+	switch (fl->elem) {
+	case FK_U32:
+		if (fl->nonzero)
+			get_nonzero_u32(d, (uint32_t *)el, n);
+		else if ((p = take(d, n * 4)))
+			for (uint64_t i = 0; i < n; i++)
+				((uint32_t *)el)[i] = ld32(p + i * 4);
+		break;
+	case FK_U64:
+		if ((p = take(d, n * 8)))
+			for (uint64_t i = 0; i < n; i++)
+				((uint64_t *)el)[i] = ld64(p + i * 8);
+		break;
+	default:
+		for (uint64_t i = 0; i < n && !d->bad; i++) {
+			get_fields(d, fl->sub, fl->nsub, el + i * fl->stride);
+			if (!d->bad && fl->elem_check)
+				d->bad = fl->elem_check(el + i * fl->stride);
+		}
+	}
+}
+
+/* The fields of a group that is not there take their defaults, and so do the later ones. */
+static void
+set_defaults(const struct frame_field *fl, const struct frame_field *end, void *v)
+{
+	static const struct str empty = { "", 0 };
+	static const uint8_t *const none = NULL;
+
+	for (; fl < end; fl++) {
+		switch (fl->kind) {
+		case FK_STR: memcpy(at(v, fl->off), &empty, sizeof(empty)); break;
+		case FK_BID: *(uint8_t *)at(v, fl->len_off) = 0; break;
+		case FK_PACKED: memcpy(at(v, fl->off), &none, sizeof(none)); break;
+		case FK_U8: case FK_U16: case FK_U32: case FK_U64: case FK_I32:
+			stream_member_set(v, scalar(fl), fl->dflt);
+			break;
+		}
+	}
+}
+
+/* Inside get_fields: a scalar member of its width, from the next bytes. */
+#define GET_SCALAR(type, ld)                                                                 \
+	if (rem < sizeof(type))                                                              \
+		goto short_frame;                                                            \
+	*(type *)at(v, fl->off) = ld(p);                                                     \
+	d->pos += sizeof(type);                                                              \
+	continue
+
+/* Scalars are the bulk of every frame: each is one bounds check, one load and one store. */
+static void
+get_fields(struct dec *d, const struct frame_field *fl, size_t n, void *v)
+{
+	const struct frame_field *end = fl + n;
+	struct str s;
+
+	for (; fl < end; fl++) {
+		const uint8_t *p = d->p + d->pos;
+		size_t rem = d->len - d->pos;
+		switch (fl->kind) {
+		case FK_U8:
+			GET_SCALAR(uint8_t, ld8);
+		case FK_U16:
+			GET_SCALAR(uint16_t, ld16);
+		case FK_U32:
+		case FK_I32:
+			GET_SCALAR(uint32_t, ld32);
+		case FK_U64:
+			GET_SCALAR(uint64_t, ld64);
+		case FK_RESERVED:
+			if (rem < 4)
+				goto short_frame;
+			d->pos += 4;
+			continue;
+		case FK_STR:
+			s = get_str(d);
+			memcpy(at(v, fl->off), &s, sizeof(s));
+			break;
+		case FK_BID:
+			get_build_id(d, fl, v);
+			break;
+		case FK_ARRAY:
+		case FK_PACKED:
+			get_array(d, fl, v);
+			break;
+		case FK_APPENDED:
+			if (rem < fl->min_bytes) {
+				set_defaults(fl, end, v);
+				return;
+			}
+			break;
+		case FK_RANGE:
+			if (member_get(v, fl->a) < fl->lo || member_get(v, fl->a) > fl->hi)
+				d->bad = fl->why;
+			break;
+		case FK_ORDERED:
+			if (member_get(v, fl->b) < member_get(v, fl->a))
+				d->bad = fl->why;
+			break;
+		case FK_CHECK:
+			d->bad = fl->check(v);
+			break;
+		}
+		if (d->bad)
+			return;
+	}
+	return;
+short_frame:
+	d->bad = "frame too short";
+}
+
+/* A frame that failed leaves no count that its array does not hold. */
+static void
+clear_counts(const struct frame_desc *desc, void *v)
+{
+	for (size_t i = 0; i < desc->nfields; i++) {
+		const struct frame_field *fl = &desc->fields[i];
+		if (fl->kind == FK_ARRAY || fl->kind == FK_PACKED) {
+			stream_member_set(v, fl->a, 0);
+			if (fl->count != COUNT_A)
+				stream_member_set(v, fl->b, 0);
+		}
+	}
+}
+
+/* Decodes f with the row of type as: f must be of that type. */
+static int
+decode_as(const struct frame *f, uint32_t as, void *v, char *err, size_t errlen)
+{
+	const struct frame_desc *desc = stream_frame_desc(as);
+	struct dec d = { f->data, f->len, 0, NULL };
+
+	if (f->type != as || !desc)
+		d.bad = "unexpected frame type";
+	else
+		get_fields(&d, desc->fields, desc->nfields, v);
+	if (!d.bad)
+		return 0;
+	if (desc)
+		clear_counts(desc, v);
+	snprintf(err, errlen, "corrupt %s frame: %s", stream_frame_name(f->type), d.bad);
+	return -1;
 }
 
 int
-stream_put_mmap(struct stream_writer *w, const struct fr_mmap *v)
+stream_get_frame(const struct frame *f, void *v, char *err, size_t errlen)
 {
-	ENC_BEGIN();
-	put_u64(e, v->time);
-	put_u32(e, v->pid);
-	put_u32(e, v->tid);
-	put_u64(e, v->start);
-	put_u64(e, v->len);
-	put_u64(e, v->pgoff);
-	put_u32(e, v->prot);
-	put_u32(e, v->flags);
-	put_build_id(e, v->build_id_len, v->build_id);
-	put_str(e, v->path);
-	return enc_done(e, FR_MMAP);
+	return decode_as(f, f->type, v, err, errlen);
 }
 
-int
-stream_get_mmap(const struct frame *f, struct fr_mmap *v, char *err, size_t errlen)
-{
-	DEC_BEGIN(FR_MMAP);
-	v->time = get_u64(d);
-	v->pid = get_u32(d);
-	v->tid = get_u32(d);
-	v->start = get_u64(d);
-	v->len = get_u64(d);
-	v->pgoff = get_u64(d);
-	v->prot = get_u32(d);
-	v->flags = get_u32(d);
-	v->build_id_len = get_build_id(d, v->build_id);
-	v->path = get_str(d);
-	if (!d->bad && v->start + v->len < v->start)
-		d->bad = "mapping wraps around the address space";
-	return dec_done(f, d, err, errlen);
-}
+/* ---- the typed encoders and decoders of stream.h ---- */
 
-int
-stream_put_comm(struct stream_writer *w, const struct fr_comm *v)
-{
-	ENC_BEGIN();
-	put_u64(e, v->time);
-	put_u32(e, v->pid);
-	put_u32(e, v->tid);
-	put_u32(e, v->flags);
-	put_str(e, v->comm);
-	return enc_done(e, FR_COMM);
-}
+#define TYPED(fn, st, type)                                                                 \
+	int stream_put_##fn(struct stream_writer *w, const struct st *v)                    \
+	{                                                                                   \
+		return stream_put_frame(w, type, v);                                        \
+	}                                                                                   \
+	int stream_get_##fn(const struct frame *f, struct st *v, char *err, size_t errlen)  \
+	{                                                                                   \
+		return decode_as(f, type, v, err, errlen);                                  \
+	}
 
-int
-stream_get_comm(const struct frame *f, struct fr_comm *v, char *err, size_t errlen)
-{
-	DEC_BEGIN(FR_COMM);
-	v->time = get_u64(d);
-	v->pid = get_u32(d);
-	v->tid = get_u32(d);
-	v->flags = get_u32(d);
-	v->comm = get_str(d);
-	return dec_done(f, d, err, errlen);
-}
+TYPED(target, fr_target, FR_TARGET)
+TYPED(mmap, fr_mmap, FR_MMAP)
+TYPED(comm, fr_comm, FR_COMM)
+TYPED(sample, fr_sample, FR_SAMPLE)
+TYPED(lost, fr_lost, FR_LOST)
+TYPED(ksym, fr_ksym, FR_KSYM)
+TYPED(round, fr_round, FR_ROUND)
+TYPED(target_exit, fr_target_exit, FR_TARGET_EXIT)
+TYPED(end, fr_end, FR_END)
+TYPED(warning, fr_warning, FR_WARNING)
+TYPED(usym, fr_usym, FR_USYM)
+TYPED(sample_regs, fr_sample_regs, FR_SAMPLE_REGS)
+TYPED(offcpu, fr_offcpu, FR_OFFCPU)
+TYPED(mapping, fr_mapping, FR_MAPPING)
+TYPED(function, fr_function, FR_FUNCTION)
+TYPED(location, fr_location, FR_LOCATION)
+TYPED(stack, fr_stack, FR_STACK)
+TYPED(offcpu_stack, fr_offcpu_stack, FR_OFFCPU_STACK)
+TYPED(window_start, fr_window_start, FR_WINDOW_START)
+TYPED(window_stack, fr_window_stack, FR_WINDOW_STACK)
+TYPED(window_end, fr_window_end, FR_WINDOW_END)
+TYPED(window_offcpu_stack, fr_window_stack, FR_WINDOW_OFFCPU_STACK)
+TYPED(file, fr_file, FR_FILE)
 
+/* Fork and exit share a layout; a fork frame carries no flags. */
 int
 stream_put_task(struct stream_writer *w, uint32_t type, const struct fr_task *v)
 {
-	ENC_BEGIN();
-	put_u64(e, v->time);
-	put_u32(e, v->pid);
-	put_u32(e, v->ppid);
-	put_u32(e, v->tid);
-	put_u32(e, v->ptid);
-	put_u32(e, type == FR_EXIT ? v->flags : 0);
-	return enc_done(e, type);
+	struct fr_task t = *v;
+
+	if (type != FR_EXIT)
+		t.flags = 0;
+	return stream_put_frame(w, type, &t);
 }
 
 int
 stream_get_task(const struct frame *f, struct fr_task *v, char *err, size_t errlen)
 {
-	DEC_BEGIN(f->type == FR_EXIT ? FR_EXIT : FR_FORK);
-	v->time = get_u64(d);
-	v->pid = get_u32(d);
-	v->ppid = get_u32(d);
-	v->tid = get_u32(d);
-	v->ptid = get_u32(d);
-	/* Appended: a writer that predates it ends the frame here. */
-	v->flags = !d->bad && d->pos < d->len ? get_u32(d) : 0;
-	return dec_done(f, d, err, errlen);
+	return decode_as(f, f->type == FR_EXIT ? FR_EXIT : FR_FORK, v, err, errlen);
 }
 
-int
-stream_put_sample(struct stream_writer *w, const struct fr_sample *v)
-{
-	ENC_BEGIN();
-	if ((unsigned)v->nkernel + v->nuser > STREAM_MAX_IPS) {
-		snprintf(w->err, sizeof(w->err), "sample with more than %d addresses",
-			 STREAM_MAX_IPS);
-		return -1;
-	}
-	put_u64(e, v->time);
-	put_u32(e, v->pid);
-	put_u32(e, v->tid);
-	put_u32(e, v->cpu);
-	put_u32(e, 0);
-	put_u64(e, v->period);
-	put_u16(e, v->nkernel);
-	put_u16(e, v->nuser);
-	unsigned n = (unsigned)v->nkernel + v->nuser;
-	uint8_t *p = enc_room(e, (size_t)n * 8);
-	for (unsigned i = 0; p && i < n; i++)
-		st64(p + (size_t)i * 8, v->ips[i]);
-	return enc_done(e, FR_SAMPLE);
-}
-
-int
-stream_get_sample(const struct frame *f, struct fr_sample *v, char *err, size_t errlen)
-{
-	DEC_BEGIN(FR_SAMPLE);
-	v->time = get_u64(d);
-	v->pid = get_u32(d);
-	v->tid = get_u32(d);
-	v->cpu = get_u32(d);
-	(void)get_u32(d);
-	v->period = get_u64(d);
-	v->nkernel = get_u16(d);
-	v->nuser = get_u16(d);
-	if (!d->bad && (unsigned)v->nkernel + v->nuser > STREAM_MAX_IPS)
-		d->bad = "too many addresses";
-	const uint8_t *p = d->bad ? NULL : take(d, ((size_t)v->nkernel + v->nuser) * 8);
-	for (unsigned i = 0; p && i < (unsigned)v->nkernel + v->nuser; i++)
-		v->ips[i] = ld64(p + (size_t)i * 8);
-	return dec_done(f, d, err, errlen);
-}
-
-int
-stream_put_lost(struct stream_writer *w, const struct fr_lost *v)
-{
-	ENC_BEGIN();
-	put_u64(e, v->time);
-	put_u64(e, v->count);
-	put_u32(e, v->kind);
-	return enc_done(e, FR_LOST);
-}
-
-int
-stream_get_lost(const struct frame *f, struct fr_lost *v, char *err, size_t errlen)
-{
-	DEC_BEGIN(FR_LOST);
-	v->time = get_u64(d);
-	v->count = get_u64(d);
-	v->kind = get_u32(d);
-	return dec_done(f, d, err, errlen);
-}
-
-int
-stream_put_ksym(struct stream_writer *w, const struct fr_ksym *v)
-{
-	ENC_BEGIN();
-	put_u64(e, v->start);
-	put_u64(e, v->end);
-	put_str(e, v->name);
-	put_str(e, v->module);
-	return enc_done(e, FR_KSYM);
-}
-
-int
-stream_get_ksym(const struct frame *f, struct fr_ksym *v, char *err, size_t errlen)
-{
-	DEC_BEGIN(FR_KSYM);
-	v->start = get_u64(d);
-	v->end = get_u64(d);
-	v->name = get_str(d);
-	v->module = get_str(d);
-	if (!d->bad && v->end < v->start)
-		d->bad = "symbol ends before it starts";
-	return dec_done(f, d, err, errlen);
-}
-
-int
-stream_put_round(struct stream_writer *w, const struct fr_round *v)
-{
-	ENC_BEGIN();
-	put_u64(e, v->time);
-	return enc_done(e, FR_ROUND);
-}
-
-int
-stream_get_round(const struct frame *f, struct fr_round *v, char *err, size_t errlen)
-{
-	DEC_BEGIN(FR_ROUND);
-	v->time = get_u64(d);
-	return dec_done(f, d, err, errlen);
-}
-
-int
-stream_put_target_exit(struct stream_writer *w, const struct fr_target_exit *v)
-{
-	ENC_BEGIN();
-	put_u64(e, v->time);
-	put_u32(e, v->pid);
-	put_u32(e, (uint32_t)v->status);
-	return enc_done(e, FR_TARGET_EXIT);
-}
-
-int
-stream_get_target_exit(const struct frame *f, struct fr_target_exit *v, char *err,
-		       size_t errlen)
-{
-	DEC_BEGIN(FR_TARGET_EXIT);
-	v->time = get_u64(d);
-	v->pid = get_u32(d);
-	v->status = (int32_t)get_u32(d);
-	return dec_done(f, d, err, errlen);
-}
-
-int
-stream_put_end(struct stream_writer *w, const struct fr_end *v)
-{
-	ENC_BEGIN();
-	put_u64(e, v->time);
-	put_u32(e, v->reason);
-	return enc_done(e, FR_END);
-}
-
-int
-stream_get_end(const struct frame *f, struct fr_end *v, char *err, size_t errlen)
-{
-	DEC_BEGIN(FR_END);
-	v->time = get_u64(d);
-	v->reason = get_u32(d);
-	return dec_done(f, d, err, errlen);
-}
-
-int
-stream_put_warning(struct stream_writer *w, const struct fr_warning *v)
-{
-	ENC_BEGIN();
-	put_u64(e, v->time);
-	put_str(e, v->text);
-	return enc_done(e, FR_WARNING);
-}
-
-int
-stream_get_warning(const struct frame *f, struct fr_warning *v, char *err, size_t errlen)
-{
-	DEC_BEGIN(FR_WARNING);
-	v->time = get_u64(d);
-	v->text = get_str(d);
-	return dec_done(f, d, err, errlen);
-}
-
-int
-stream_put_usym(struct stream_writer *w, const struct fr_usym *v)
-{
-	ENC_BEGIN();
-	put_build_id(e, v->build_id_len, v->build_id);
-	put_str(e, v->path);
-	put_u64(e, v->start);
-	put_u64(e, v->end);
-	put_str(e, v->name);
-	return enc_done(e, FR_USYM);
-}
-
-int
-stream_get_usym(const struct frame *f, struct fr_usym *v, char *err, size_t errlen)
-{
-	DEC_BEGIN(FR_USYM);
-	v->build_id_len = get_build_id(d, v->build_id);
-	v->path = get_str(d);
-	v->start = get_u64(d);
-	v->end = get_u64(d);
-	v->name = get_str(d);
-	if (!d->bad && v->end < v->start)
-		d->bad = "symbol ends before it starts";
-	return dec_done(f, d, err, errlen);
-}
-
-int
-stream_put_sample_regs(struct stream_writer *w, const struct fr_sample_regs *v)
-{
-	ENC_BEGIN();
-	if (v->nkernel > STREAM_MAX_IPS || v->nregs > STREAM_MAX_REGS ||
-	    v->stack_len > STREAM_MAX_STACK ||
-	    (unsigned)__builtin_popcountll(v->reg_mask) != v->nregs) {
-		snprintf(w->err, sizeof(w->err), "sample with inconsistent registers or stack");
-		return -1;
-	}
-	put_u64(e, v->time);
-	put_u32(e, v->pid);
-	put_u32(e, v->tid);
-	put_u32(e, v->cpu);
-	put_u32(e, v->abi);
-	put_u64(e, v->period);
-	put_u16(e, v->nkernel);
-	put_u16(e, v->nregs);
-	put_u64(e, v->reg_mask);
-	put_u32(e, v->stack_len);
-	for (unsigned i = 0; i < v->nkernel; i++)
-		put_u64(e, v->kips[i]);
-	for (unsigned i = 0; i < v->nregs; i++)
-		put_u64(e, v->regs[i]);
-	put_bytes(e, v->stack, v->stack_len);
-	return enc_done(e, FR_SAMPLE_REGS);
-}
-
-int
-stream_get_sample_regs(const struct frame *f, struct fr_sample_regs *v, char *err,
-		       size_t errlen)
-{
-	DEC_BEGIN(FR_SAMPLE_REGS);
-	v->time = get_u64(d);
-	v->pid = get_u32(d);
-	v->tid = get_u32(d);
-	v->cpu = get_u32(d);
-	v->abi = get_u32(d);
-	v->period = get_u64(d);
-	v->nkernel = get_u16(d);
-	v->nregs = get_u16(d);
-	v->reg_mask = get_u64(d);
-	v->stack_len = get_u32(d);
-	if (!d->bad && (v->nkernel > STREAM_MAX_IPS || v->nregs > STREAM_MAX_REGS ||
-			v->stack_len > STREAM_MAX_STACK))
-		d->bad = "too many kernel addresses, registers or stack bytes";
-	if (!d->bad && (unsigned)__builtin_popcountll(v->reg_mask) != v->nregs)
-		d->bad = "register count does not match the register mask";
-	for (unsigned i = 0; !d->bad && i < v->nkernel; i++)
-		v->kips[i] = get_u64(d);
-	for (unsigned i = 0; !d->bad && i < v->nregs; i++)
-		v->regs[i] = get_u64(d);
-	v->stack = d->bad ? NULL : take(d, v->stack_len);
-	return dec_done(f, d, err, errlen);
-}
-
-int
-stream_put_mapping(struct stream_writer *w, const struct fr_mapping *v)
-{
-	ENC_BEGIN();
-	put_u32(e, v->id);
-	put_u32(e, v->pid);
-	put_u64(e, v->start);
-	put_u64(e, v->limit);
-	put_u64(e, v->offset);
-	put_u32(e, v->flags);
-	put_build_id(e, v->build_id_len, v->build_id);
-	put_str(e, v->path);
-	return enc_done(e, FR_MAPPING);
-}
-
-int
-stream_get_mapping(const struct frame *f, struct fr_mapping *v, char *err, size_t errlen)
-{
-	DEC_BEGIN(FR_MAPPING);
-	v->id = get_u32(d);
-	v->pid = get_u32(d);
-	v->start = get_u64(d);
-	v->limit = get_u64(d);
-	v->offset = get_u64(d);
-	v->flags = get_u32(d);
-	v->build_id_len = get_build_id(d, v->build_id);
-	v->path = get_str(d);
-	if (!d->bad && v->id == 0)
-		d->bad = "mapping id 0";
-	if (!d->bad && v->limit < v->start)
-		d->bad = "mapping ends before it starts";
-	return dec_done(f, d, err, errlen);
-}
-
-int
-stream_put_function(struct stream_writer *w, const struct fr_function *v)
-{
-	ENC_BEGIN();
-	put_u32(e, v->id);
-	put_u32(e, v->start_line);
-	put_str(e, v->name);
-	put_str(e, v->system_name);
-	put_str(e, v->filename);
-	return enc_done(e, FR_FUNCTION);
-}
-
-int
-stream_get_function(const struct frame *f, struct fr_function *v, char *err, size_t errlen)
-{
-	DEC_BEGIN(FR_FUNCTION);
-	v->id = get_u32(d);
-	v->start_line = get_u32(d);
-	v->name = get_str(d);
-	v->system_name = get_str(d);
-	v->filename = get_str(d);
-	if (!d->bad && v->id == 0)
-		d->bad = "function id 0";
-	return dec_done(f, d, err, errlen);
-}
-
-int
-stream_put_location(struct stream_writer *w, const struct fr_location *v)
-{
-	ENC_BEGIN();
-	if (v->nlines > STREAM_MAX_LINES) {
-		snprintf(w->err, sizeof(w->err), "location with too many lines");
-		return -1;
-	}
-	put_u32(e, v->id);
-	put_u32(e, v->mapping_id);
-	put_u64(e, v->address);
-	put_u16(e, v->nlines);
-	for (unsigned i = 0; i < v->nlines; i++) {
-		put_u32(e, v->lines[i].function_id);
-		put_u32(e, v->lines[i].line);
-	}
-	return enc_done(e, FR_LOCATION);
-}
-
-int
-stream_get_location(const struct frame *f, struct fr_location *v, char *err, size_t errlen)
-{
-	DEC_BEGIN(FR_LOCATION);
-	v->id = get_u32(d);
-	v->mapping_id = get_u32(d);
-	v->address = get_u64(d);
-	v->nlines = get_u16(d);
-	get_count(d, v->nlines, STREAM_MAX_LINES, "too many lines");
-	for (unsigned i = 0; !d->bad && i < v->nlines; i++) {
-		v->lines[i].function_id = get_u32(d);
-		v->lines[i].line = get_u32(d);
-		if (!d->bad && v->lines[i].function_id == 0)
-			d->bad = "line with function id 0";
-	}
-	if (!d->bad && v->id == 0)
-		d->bad = "location id 0";
-	return dec_done(f, d, err, errlen);
-}
-
-static void
-put_locs(struct enc *e, uint16_t n, const uint32_t *locs)
-{
-	uint8_t *p = enc_room(e, 2 + (size_t)n * 4);
-	if (!p)
-		return;
-	st16(p, n);
-	for (unsigned i = 0; i < n; i++)
-		st32(p + 2 + (size_t)i * 4, locs[i]);
-}
-
-static uint16_t
-get_locs(struct dec *d, uint32_t *locs)
-{
-	uint16_t n = get_u16(d);
-	get_count(d, n, STREAM_MAX_LOCS, "too many locations");
-	if (d->bad)
-		return 0;
-	/* The ids that are there are checked first, so a zero id is reported as such even
-	 * in a frame that also ends early. */
-	size_t have = (d->len - d->pos) / 4, m = n < have ? n : have;
-	const uint8_t *p = d->p + d->pos;
-	uint32_t zero = 0;
-	for (size_t i = 0; i < m; i++)
-		zero |= !(locs[i] = ld32(p + i * 4));
-	if (zero) {
-		d->bad = "location id 0";
-		return 0;
-	}
-	return take(d, (size_t)n * 4) ? n : 0;
-}
-
-int
-stream_put_stack(struct stream_writer *w, const struct fr_stack *v)
-{
-	ENC_BEGIN();
-	if (v->nlocs > STREAM_MAX_LOCS) {
-		snprintf(w->err, sizeof(w->err), "stack with too many locations");
-		return -1;
-	}
-	put_u64(e, v->time);
-	put_u32(e, v->pid);
-	put_u32(e, v->tid);
-	put_u32(e, v->cpu);
-	put_u32(e, v->flags);
-	put_u64(e, v->period);
-	put_locs(e, v->nlocs, v->locs);
-	return enc_done(e, FR_STACK);
-}
-
-int
-stream_get_stack(const struct frame *f, struct fr_stack *v, char *err, size_t errlen)
-{
-	DEC_BEGIN(FR_STACK);
-	v->time = get_u64(d);
-	v->pid = get_u32(d);
-	v->tid = get_u32(d);
-	v->cpu = get_u32(d);
-	v->flags = get_u32(d);
-	v->period = get_u64(d);
-	v->nlocs = get_locs(d, v->locs);
-	return dec_done(f, d, err, errlen);
-}
-
-int
-stream_put_window_start(struct stream_writer *w, const struct fr_window_start *v)
-{
-	ENC_BEGIN();
-	put_u32(e, v->index);
-	put_u64(e, v->start);
-	put_u64(e, v->end);
-	return enc_done(e, FR_WINDOW_START);
-}
-
-int
-stream_get_window_start(const struct frame *f, struct fr_window_start *v, char *err,
-			size_t errlen)
-{
-	DEC_BEGIN(FR_WINDOW_START);
-	v->index = get_u32(d);
-	v->start = get_u64(d);
-	v->end = get_u64(d);
-	if (!d->bad && v->end < v->start)
-		d->bad = "window ends before it starts";
-	return dec_done(f, d, err, errlen);
-}
-
-int
-stream_put_window_stack(struct stream_writer *w, const struct fr_window_stack *v)
-{
-	ENC_BEGIN();
-	if (v->nlocs > STREAM_MAX_LOCS) {
-		snprintf(w->err, sizeof(w->err), "stack with too many locations");
-		return -1;
-	}
-	put_u32(e, v->index);
-	put_u32(e, v->pid);
-	put_u32(e, v->tid);
-	put_u64(e, v->count);
-	put_u64(e, v->nanos);
-	put_locs(e, v->nlocs, v->locs);
-	return enc_done(e, FR_WINDOW_STACK);
-}
-
-int
-stream_get_window_stack(const struct frame *f, struct fr_window_stack *v, char *err,
-			size_t errlen)
-{
-	DEC_BEGIN(FR_WINDOW_STACK);
-	v->index = get_u32(d);
-	v->pid = get_u32(d);
-	v->tid = get_u32(d);
-	v->count = get_u64(d);
-	v->nanos = get_u64(d);
-	v->nlocs = get_locs(d, v->locs);
-	return dec_done(f, d, err, errlen);
-}
-
-int
-stream_put_window_end(struct stream_writer *w, const struct fr_window_end *v)
-{
-	ENC_BEGIN();
-	if (v->nstats > STREAM_MAX_STATS) {
-		snprintf(w->err, sizeof(w->err), "too many window statistics");
-		return -1;
-	}
-	put_u32(e, v->index);
-	put_u64(e, v->start);
-	put_u64(e, v->end);
-	put_u32(e, v->reason);
-	put_u16(e, v->nstats);
-	for (unsigned i = 0; i < v->nstats; i++) {
-		put_str(e, v->stats[i].key);
-		put_u64(e, v->stats[i].value);
-	}
-	return enc_done(e, FR_WINDOW_END);
-}
-
-int
-stream_get_window_end(const struct frame *f, struct fr_window_end *v, char *err, size_t errlen)
-{
-	DEC_BEGIN(FR_WINDOW_END);
-	v->index = get_u32(d);
-	v->start = get_u64(d);
-	v->end = get_u64(d);
-	v->reason = get_u32(d);
-	v->nstats = get_u16(d);
-	get_count(d, v->nstats, STREAM_MAX_STATS, "too many statistics");
-	for (unsigned i = 0; !d->bad && i < v->nstats; i++) {
-		v->stats[i].key = get_str(d);
-		v->stats[i].value = get_u64(d);
-	}
-	if (!d->bad && v->end < v->start)
-		d->bad = "window ends before it starts";
-	return dec_done(f, d, err, errlen);
-}
-
-int
-stream_put_file(struct stream_writer *w, const struct fr_file *v)
-{
-	ENC_BEGIN();
-	put_u32(e, v->index);
-	put_u32(e, v->flags);
-	put_str(e, v->kind);
-	put_str(e, v->name);
-	put_str(e, v->temp);
-	return enc_done(e, FR_FILE);
-}
-
-/* File names travel between stages and are joined to the output directory: a name with a
- * slash or a leading dot-dot would let a corrupt stream write outside it. */
+/* Callers hand forget and modules their elements as arrays; the frame packs them. */
 static int
-plain_name(struct str s)
+put_packed(struct stream_writer *w, uint32_t type, void *v, const struct frame_field *fl,
+	   const void *elems, size_t n, size_t elem_size)
 {
-	if (s.len == 0 || memchr(s.p, '/', s.len))
-		return 0;
-	return !(s.len <= 2 && s.p[0] == '.' && (s.len == 1 || s.p[1] == '.'));
-}
-
-int
-stream_get_file(const struct frame *f, struct fr_file *v, char *err, size_t errlen)
-{
-	DEC_BEGIN(FR_FILE);
-	v->index = get_u32(d);
-	v->flags = get_u32(d);
-	v->kind = get_str(d);
-	v->name = get_str(d);
-	v->temp = get_str(d);
-	if (!d->bad && (!plain_name(v->name) || !plain_name(v->temp)))
-		d->bad = "file name is not a plain name in the output directory";
-	return dec_done(f, d, err, errlen);
-}
-
-int
-stream_put_forget(struct stream_writer *w, const struct fr_forget *v, const uint32_t *ids)
-{
-	ENC_BEGIN();
-	if (v->n > STREAM_MAX_FORGET) {
-		snprintf(w->err, sizeof(w->err), "forget frame with more than %d mappings",
-			 STREAM_MAX_FORGET);
+	if (n > fl->max)
+		return stream_put_frame(w, type, v); /* refused, with the row's reason */
+	uint8_t *p = malloc(n * stream_elem_bytes(fl) + 1);
+	if (!p) {
+		snprintf(w->err, sizeof(w->err), "out of memory");
 		return -1;
 	}
-	put_u32(e, v->pid);
-	put_u32(e, v->tid);
-	put_u32(e, v->n);
-	for (uint32_t i = 0; i < v->n; i++)
-		put_u32(e, ids[i]);
-	return enc_done(e, FR_FORGET);
+	for (size_t i = 0; i < n; i++)
+		stream_elem_put(fl, p, i, (const char *)elems + i * elem_size);
+	memcpy(at(v, fl->off), &p, sizeof(p));
+	int rc = stream_put_frame(w, type, v);
+	free(p);
+	return rc;
+}
+
+/* The last field of a row: its array. */
+static const struct frame_field *
+last_field(uint32_t type)
+{
+	const struct frame_desc *d = stream_frame_desc(type);
+	return &d->fields[d->nfields - 1];
 }
 
 int
 stream_get_forget(const struct frame *f, struct fr_forget *v, char *err, size_t errlen)
 {
-	DEC_BEGIN(FR_FORGET);
-	v->pid = get_u32(d);
-	v->tid = get_u32(d);
-	v->n = get_u32(d);
-	if (v->n > STREAM_MAX_FORGET && !d->bad)
-		d->bad = "more mappings than the limit";
-	v->ids = d->bad ? NULL : take(d, (size_t)v->n * 4);
-	return dec_done(f, d, err, errlen);
+	return decode_as(f, FR_FORGET, v, err, errlen);
+}
+
+int
+stream_put_forget(struct stream_writer *w, const struct fr_forget *v, const uint32_t *ids)
+{
+	struct fr_forget g = *v;
+
+	return put_packed(w, FR_FORGET, &g, last_field(FR_FORGET), ids, g.n, sizeof(*ids));
 }
 
 uint32_t
@@ -1044,48 +758,31 @@ stream_forget_id(const struct fr_forget *v, uint32_t i)
 	return ld32(v->ids + (size_t)i * 4);
 }
 
-#define BID_BYTES (1 + STREAM_BUILD_ID_MAX)
+int
+stream_get_modules(const struct frame *f, struct fr_modules *v, char *err, size_t errlen)
+{
+	return decode_as(f, FR_MODULES, v, err, errlen);
+}
 
 int
 stream_put_modules(struct stream_writer *w, uint32_t index, const struct fr_bid *ids,
 		   uint16_t n)
 {
-	ENC_BEGIN();
-	put_u32(e, index);
-	put_u16(e, n);
-	for (uint16_t i = 0; i < n; i++) {
-		uint8_t b[BID_BYTES] = { 0 };
-		b[0] = ids[i].len > STREAM_BUILD_ID_MAX ? STREAM_BUILD_ID_MAX : ids[i].len;
-		memcpy(b + 1, ids[i].id, b[0]);
-		put_bytes(e, b, sizeof(b));
-	}
-	return enc_done(e, FR_MODULES);
-}
+	struct fr_modules m = { .index = index, .n = n };
 
-int
-stream_get_modules(const struct frame *f, struct fr_modules *v, char *err, size_t errlen)
-{
-	DEC_BEGIN(FR_MODULES);
-	v->index = get_u32(d);
-	v->n = get_u16(d);
-	v->ids = take(d, (size_t)v->n * BID_BYTES);
-	for (uint16_t i = 0; v->ids && i < v->n; i++)
-		if (v->ids[(size_t)i * BID_BYTES] > STREAM_BUILD_ID_MAX)
-			d->bad = "build id longer than 20 bytes";
-	return dec_done(f, d, err, errlen);
+	return put_packed(w, FR_MODULES, &m, last_field(FR_MODULES), ids, n, sizeof(*ids));
 }
 
 struct fr_bid
 stream_module(const struct fr_modules *v, uint16_t i)
 {
 	struct fr_bid b;
-	const uint8_t *p = v->ids + (size_t)i * BID_BYTES;
-	b.len = p[0];
-	memcpy(b.id, p + 1, STREAM_BUILD_ID_MAX);
+
+	stream_elem_get(last_field(FR_MODULES), v->ids, i, &b);
 	return b;
 }
 
-/* ---- off-CPU frames ---- */
+/* ---- off-CPU spans and stack-top words: records left packed in the frame ---- */
 
 void
 stream_span_pack(uint8_t *spans, uint32_t i, const struct offcpu_span *s)
@@ -1135,226 +832,4 @@ uint64_t
 stream_offcpu_top(const struct fr_offcpu *v, uint32_t i, uint32_t w)
 {
 	return ld64(v->top + ((size_t)i * v->ntop + w) * 8);
-}
-
-/* The further intervals of an off-CPU frame, present only when there are some or when a
- * block follows them (always), so a frame of one interval keeps the layout of the first
- * version. */
-static int
-put_spans(struct enc *e, uint32_t n, const uint8_t *spans, int always)
-{
-	if (n == 0 && !always)
-		return 0;
-	if (n > STREAM_MAX_SPANS) {
-		snprintf(e->w->err, sizeof(e->w->err), "off-CPU frame with more than %d intervals",
-			 STREAM_MAX_SPANS + 1);
-		return -1;
-	}
-	put_u32(e, n);
-	put_bytes(e, spans, (size_t)n * OFFCPU_SPAN_BYTES);
-	return 0;
-}
-
-int
-stream_put_offcpu(struct stream_writer *w, const struct fr_offcpu *v)
-{
-	ENC_BEGIN();
-	if ((unsigned)v->nkernel + v->nuser > STREAM_MAX_IPS) {
-		snprintf(w->err, sizeof(w->err), "off-CPU interval with more than %d addresses",
-			 STREAM_MAX_IPS);
-		return -1;
-	}
-	put_u64(e, v->start);
-	put_u64(e, v->end);
-	put_u32(e, v->pid);
-	put_u32(e, v->tid);
-	put_u32(e, v->cpu);
-	put_u32(e, v->phase);
-	put_u32(e, v->flags);
-	put_u16(e, v->nkernel);
-	put_u16(e, v->nuser);
-	for (unsigned i = 0; i < (unsigned)v->nkernel + v->nuser; i++)
-		put_u64(e, v->ips[i]);
-	if (put_spans(e, v->nmore, v->more, v->ntop > 0) < 0)
-		return -1;
-	if (v->ntop > 0) {
-		if (v->ntop > STREAM_MAX_TOP) {
-			snprintf(w->err, sizeof(w->err), "off-CPU frame with more than %d stack words",
-				 STREAM_MAX_TOP);
-			return -1;
-		}
-		put_u32(e, v->ntop);
-		put_bytes(e, v->top, ((size_t)v->nmore + 1) * v->ntop * 8);
-	}
-	if (v->nstack > 0) {
-		if (v->ntop == 0 || v->nmore > 0 || v->nstack > STREAM_MAX_OFFCPU_STACK) {
-			snprintf(w->err, sizeof(w->err),
-				 "off-CPU stack copy without stack-top words, with further intervals "
-				 "or over %d bytes", STREAM_MAX_OFFCPU_STACK);
-			return -1;
-		}
-		put_u64(e, v->sp);
-		put_u64(e, v->bp);
-		put_u32(e, v->nstack);
-		put_bytes(e, v->stack, v->nstack);
-	}
-	return enc_done(e, FR_OFFCPU);
-}
-
-static void
-check_interval(struct dec *d, uint64_t start, uint64_t end, uint32_t phase)
-{
-	if (!d->bad && end < start)
-		d->bad = "interval ends before it starts";
-	if (!d->bad && (phase < PHASE_BLOCKED || phase > PHASE_YIELDED))
-		d->bad = "unknown off-CPU phase";
-}
-
-/* The spans after a frame's known fields, when there are bytes for a count. */
-static const uint8_t *
-get_spans(struct dec *d, uint32_t *n)
-{
-	*n = 0;
-	if (d->bad || d->len - d->pos < 4)
-		return NULL;
-	uint32_t count = get_u32(d);
-	if (count > STREAM_MAX_SPANS) {
-		d->bad = "too many off-CPU intervals";
-		return NULL;
-	}
-	const uint8_t *p = take(d, (size_t)count * OFFCPU_SPAN_BYTES);
-	for (uint32_t i = 0; p && i < count; i++) {
-		struct offcpu_span s = span_at(p, i, 0);
-		if (s.end < s.start) {
-			d->bad = "interval ends before it starts";
-			return NULL;
-		}
-		if (s.flags & ~OFFCPU_SPAN_FLAGS) {
-			d->bad = "unknown off-CPU interval flags";
-			return NULL;
-		}
-	}
-	if (p)
-		*n = count;
-	return p;
-}
-
-int
-stream_get_offcpu(const struct frame *f, struct fr_offcpu *v, char *err, size_t errlen)
-{
-	DEC_BEGIN(FR_OFFCPU);
-	v->start = get_u64(d);
-	v->end = get_u64(d);
-	v->pid = get_u32(d);
-	v->tid = get_u32(d);
-	v->cpu = get_u32(d);
-	v->phase = get_u32(d);
-	v->flags = get_u32(d);
-	v->nkernel = get_u16(d);
-	v->nuser = get_u16(d);
-	check_interval(d, v->start, v->end, v->phase);
-	if (!d->bad && (unsigned)v->nkernel + v->nuser > STREAM_MAX_IPS)
-		d->bad = "too many addresses";
-	const uint8_t *p = d->bad ? NULL : take(d, ((size_t)v->nkernel + v->nuser) * 8);
-	for (unsigned i = 0; p && i < (unsigned)v->nkernel + v->nuser; i++) {
-		uint64_t x = 0;
-		for (int b = 0; b < 8; b++)
-			x |= (uint64_t)p[i * 8 + b] << (8 * b);
-		v->ips[i] = x;
-	}
-	v->more = get_spans(d, &v->nmore);
-	v->ntop = 0;
-	v->top = NULL;
-	if (!d->bad && d->len - d->pos >= 4) {
-		v->ntop = get_u32(d);
-		if (v->ntop == 0 || v->ntop > STREAM_MAX_TOP)
-			d->bad = "bad count of stack words";
-		else
-			v->top = take(d, ((size_t)v->nmore + 1) * v->ntop * 8);
-	}
-	v->sp = v->bp = 0;
-	v->nstack = 0;
-	v->stack = NULL;
-	if (!d->bad && v->ntop && d->len - d->pos >= 20) {
-		v->sp = get_u64(d);
-		v->bp = get_u64(d);
-		uint32_t n = get_u32(d);
-		if (n == 0 || n > STREAM_MAX_OFFCPU_STACK || v->nmore > 0)
-			d->bad = "bad off-CPU stack copy";
-		else if ((v->stack = take(d, n)))
-			v->nstack = n;
-	}
-	return dec_done(f, d, err, errlen);
-}
-
-int
-stream_put_offcpu_stack(struct stream_writer *w, const struct fr_offcpu_stack *v)
-{
-	ENC_BEGIN();
-	if (v->nlocs > STREAM_MAX_LOCS) {
-		snprintf(w->err, sizeof(w->err), "stack with too many locations");
-		return -1;
-	}
-	put_u64(e, v->start);
-	put_u64(e, v->end);
-	put_u32(e, v->pid);
-	put_u32(e, v->tid);
-	put_u32(e, v->cpu);
-	put_u32(e, v->phase);
-	put_u32(e, v->flags);
-	put_u32(e, v->stack_flags);
-	put_locs(e, v->nlocs, v->locs);
-	if (put_spans(e, v->nmore, v->more, 0) < 0)
-		return -1;
-	return enc_done(e, FR_OFFCPU_STACK);
-}
-
-int
-stream_get_offcpu_stack(const struct frame *f, struct fr_offcpu_stack *v, char *err,
-			size_t errlen)
-{
-	DEC_BEGIN(FR_OFFCPU_STACK);
-	v->start = get_u64(d);
-	v->end = get_u64(d);
-	v->pid = get_u32(d);
-	v->tid = get_u32(d);
-	v->cpu = get_u32(d);
-	v->phase = get_u32(d);
-	v->flags = get_u32(d);
-	v->stack_flags = get_u32(d);
-	check_interval(d, v->start, v->end, v->phase);
-	v->nlocs = get_locs(d, v->locs);
-	v->more = get_spans(d, &v->nmore);
-	return dec_done(f, d, err, errlen);
-}
-
-int
-stream_put_window_offcpu_stack(struct stream_writer *w, const struct fr_window_stack *v)
-{
-	ENC_BEGIN();
-	if (v->nlocs > STREAM_MAX_LOCS) {
-		snprintf(w->err, sizeof(w->err), "stack with too many locations");
-		return -1;
-	}
-	put_u32(e, v->index);
-	put_u32(e, v->pid);
-	put_u32(e, v->tid);
-	put_u64(e, v->count);
-	put_u64(e, v->nanos);
-	put_locs(e, v->nlocs, v->locs);
-	return enc_done(e, FR_WINDOW_OFFCPU_STACK);
-}
-
-int
-stream_get_window_offcpu_stack(const struct frame *f, struct fr_window_stack *v, char *err,
-			       size_t errlen)
-{
-	DEC_BEGIN(FR_WINDOW_OFFCPU_STACK);
-	v->index = get_u32(d);
-	v->pid = get_u32(d);
-	v->tid = get_u32(d);
-	v->count = get_u64(d);
-	v->nanos = get_u64(d);
-	v->nlocs = get_locs(d, v->locs);
-	return dec_done(f, d, err, errlen);
 }

@@ -133,6 +133,8 @@ stream_order_check(struct stream_order *o, const struct frame *f, char *err, siz
 	int windowed = f->type == FR_WINDOW_START || f->type == FR_WINDOW_STACK ||
 		       f->type == FR_WINDOW_END || f->type == FR_WINDOW_OFFCPU_STACK;
 
+	if (o->rules & ORDER_NONE)
+		return 0;
 	if (o->ended)
 		return fail(err, errlen, f, "after the end frame", "the end frame is the last");
 	if ((o->rules & ORDER_BEFORE_WINDOWS) && (windowed || f->type == FR_FILE))

@@ -21,6 +21,9 @@ struct frame;
 /* A stage that counts window stacks (emit-pprof, emit-svg, emit-collapsed): each distinct
  * stack (pid, tid, locations) comes once per window. */
 #define ORDER_UNIQUE_STACKS 4u
+/* Not a stage: a tool that shows a stream as it is, broken rules and all (streamgen
+ * unpack).  No rule is checked. */
+#define ORDER_NONE 8u
 
 /* File kinds of one window: more than this many is already a violation. */
 #define ORDER_MAX_KINDS 16

@@ -207,6 +207,9 @@ struct fr_usym {
 	struct str path;
 	uint64_t start, end;
 	struct str name;
+	/* Appended (import): the module's lowest executable virtual address and its file
+	 * offset, as the capture recorded them (all ones: not recorded); both 0 when absent. */
+	uint64_t min_vaddr, fo_min_vaddr;
 };
 
 /* A sample for DWARF unwinding: kernel frames as in FR_SAMPLE, the user registers perf

@@ -1,7 +1,8 @@
 /*
- * The window model shared by the derived emitters (emit-svg, emit-collapsed): the stream's
- * definitions (lib/defs.h) and the stacks of the window currently open, kept until its end
- * frame so an emitter can lay them out as a whole.  It also turns a window stack into the
+ * The window model shared by the derived emitters (emit-svg, emit-collapsed): the stacks
+ * of the window currently open, CPU and off-CPU, kept until its end frame so an emitter can
+ * lay them out as a whole, over the stream's definitions (lib/defs.h, one copy, kept by the
+ * emitter skeleton: lib/emitter.h).  It also turns a window stack into the
  * frame labels every derived format shows, root to leaf:
  *
  *   root   the process name: comm of the pid, else the target's comm, else "pid N"
@@ -41,41 +42,50 @@ struct wframe {
 struct wstack {
 	uint32_t pid, tid;
 	uint64_t count, nanos;
-	size_t locs;            /* index of the first location id in winmodel.locs, leaf first */
+	size_t locs;            /* index of the first location id in wset.locs, leaf first */
 	uint16_t nlocs;
 };
 
-struct winmodel {
-	struct defs defs;
-	int offcpu;             /* the window's stacks are its FR_WINDOW_OFFCPU_STACKs */
-	int open;               /* between a window start and its end */
-	uint32_t index;
-	uint64_t start, end;    /* event clock */
+/* The stacks of one profile of the window: CPU (FR_WINDOW_STACK) or off-CPU time
+ * (FR_WINDOW_OFFCPU_STACK). */
+struct wset {
+	int offcpu;
+	int open;               /* it holds the open window's stacks */
 	struct wstack *stacks;
 	size_t nstacks, cap_stacks;
 	uint32_t *locs;
 	size_t nlocs, cap_locs;
 	uint64_t total_count, total_nanos;
+};
+
+struct winmodel {
+	const struct defs *defs;        /* the stream's (the emitter skeleton keeps them) */
+	struct wset cpu, off;
 	char *labels;           /* "[basename]" of each mapping, for unsymbolized frames */
 	size_t nlabels, cap_labels;
 	struct idmap label_ix;  /* mapping id -> offset in labels */
+	uint64_t compactions;   /* the defs' passes the labels have followed */
 	char rootbuf[32];
 	char err[200];
 };
 
-void winmodel_init(struct winmodel *w);
+void winmodel_init(struct winmodel *w, const struct defs *d);
 void winmodel_release(struct winmodel *w);
 
-/* Takes a definition, thread name, window start or window stack; other frame types are
- * ignored.  0, or -1 with w->err (corrupt frame, undefined reference, out of order, out of
- * memory). */
-int winmodel_take(struct winmodel *w, const struct frame *f);
-/* Decodes the window end f into *we and checks it closes the open window; the stacks stay
- * until winmodel_take sees the next window start.  0 or -1 with w->err. */
-int winmodel_end(struct winmodel *w, const struct frame *f, struct fr_window_end *we);
+/* A window starts: the CPU set holds its stacks, the off-CPU set too when offcpu. */
+void winmodel_begin(struct winmodel *w, int offcpu);
+/* Keeps a stack of the open window in its set (one for a set the window does not hold is
+ * left out).  0, or -1 with w->err (an undefined reference, out of memory). */
+int winmodel_stack(struct winmodel *w, int offcpu, const struct fr_window_stack *s);
+/* After the definitions took f: the label of a new mapping, or the labels anew once a
+ * pass gave back what FR_FORGET named.  0, or -1 with w->err (out of memory). */
+int winmodel_frame(struct winmodel *w, const struct frame *f);
+/* The window ended; its stacks stay until the next window starts. */
+void winmodel_end(struct winmodel *w);
 
-/* Writes the labels of stack s, root first, into out (WINMODEL_MAX_FRAMES entries);
- * returns how many.  References were checked when the stack was taken. */
-size_t winmodel_frames(struct winmodel *w, const struct wstack *s, struct wframe *out);
+/* Writes the labels of stack s of set, root first, into out (WINMODEL_MAX_FRAMES
+ * entries); returns how many.  References were checked when the stack was taken. */
+size_t winmodel_frames(struct winmodel *w, const struct wset *set, const struct wstack *s,
+		       struct wframe *out);
 
 #endif

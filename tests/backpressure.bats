@@ -2,6 +2,8 @@
 # Derived outputs off the main path (fanout): a stopped emitter sheds later windows'
 # SVG/Firefox output while every pprof and diagnostics file is published, and a saved stream
 # replays into byte-identical outputs.
+# They record with --unwind fp: a calibration hands over the windows it spans together,
+# which is a burst these tests are not about (docs/unwinding.md).
 
 load helper
 
@@ -39,7 +41,7 @@ index() {
 
 @test "backpressure: a stopped emit-svg sheds later SVGs, publishes every pprof, then catches up" {
 	start_workload cpu_split 60
-	"$RP" record --pid "$wpid" --duration 8s --window 1s --cpu-frequency 99 --svg \
+	"$RP" record --pid "$wpid" --unwind fp --duration 8s --window 1s --cpu-frequency 99 --svg \
 		--output "$out" >"$BATS_TEST_TMPDIR/wrote" 2>"$BATS_TEST_TMPDIR/err" &
 	rp=$!
 	# Stop it after the first window, for three windows.
@@ -81,7 +83,7 @@ index() {
 
 @test "backpressure: an emitter stopped for good costs only its files; windows keep publishing" {
 	start_workload cpu_split 60
-	"$RP" record --pid "$wpid" --duration 12s --window 1s --cpu-frequency 99 --svg \
+	"$RP" record --pid "$wpid" --unwind fp --duration 12s --window 1s --cpu-frequency 99 --svg \
 		--firefox-profile json --output "$out" >"$BATS_TEST_TMPDIR/wrote" \
 		2>"$BATS_TEST_TMPDIR/err" &
 	rp=$!
@@ -173,7 +175,7 @@ wait_rp() {
 
 @test "backpressure: a run that ended held up by a stopped emitter publishes its windows at SIGTERM" {
 	start_workload cpu_split 60
-	"$RP" record --pid "$wpid" --duration 4s --window 1s --cpu-frequency 99 --svg \
+	"$RP" record --pid "$wpid" --unwind fp --duration 4s --window 1s --cpu-frequency 99 --svg \
 		--output "$out" >"$BATS_TEST_TMPDIR/wrote" 2>"$BATS_TEST_TMPDIR/err" &
 	rp=$!
 	stop_svg_after_first
@@ -194,7 +196,7 @@ wait_rp() {
 
 @test "backpressure: a second SIGTERM stops waiting for a stopped emitter" {
 	start_workload cpu_split 60
-	"$RP" record --pid "$wpid" --duration 0 --window 1s --cpu-frequency 99 --svg \
+	"$RP" record --pid "$wpid" --unwind fp --duration 0 --window 1s --cpu-frequency 99 --svg \
 		--output "$out" >"$BATS_TEST_TMPDIR/wrote" 2>"$BATS_TEST_TMPDIR/err" &
 	rp=$!
 	stop_svg_after_first
@@ -213,7 +215,7 @@ wait_rp() {
 
 @test "backpressure: without a stall nothing is shed and windows publish as they end" {
 	start_workload cpu_split 30
-	run -0 "$RP" record --pid "$wpid" --duration 4s --window 1s --cpu-frequency 99 --svg \
+	run -0 "$RP" record --pid "$wpid" --unwind fp --duration 4s --window 1s --cpu-frequency 99 --svg \
 		--firefox-profile json --output "$out"
 	mapfile -t ds < <(outputs "$out" diagnostics json)
 	[ "${#ds[@]}" -ge 4 ]
@@ -233,7 +235,7 @@ wait_rp() {
 
 @test "replay: a saved stream gives byte-identical pprof, collapsed and SVG output" {
 	start_workload cpu_split 30
-	run -0 "$RP" record --pid "$wpid" --duration 3s --window 1s --cpu-frequency 199 \
+	run -0 "$RP" record --pid "$wpid" --unwind fp --duration 3s --window 1s --cpu-frequency 199 \
 		--svg --collapsed --output "$out/live" --save-stream "$out/rec.stream"
 	run -0 "$RP" replay --input "$out/rec.stream" --window 1s --svg --collapsed \
 		--module-cache "$out/live/.modules" --output "$out/replay"
@@ -249,7 +251,7 @@ wait_rp() {
 
 @test "backpressure: a derived emitter that dies fails the run with one line; published windows stay" {
 	start_workload cpu_split 30
-	"$RP" record --pid "$wpid" --duration 6s --window 1s --cpu-frequency 99 --svg \
+	"$RP" record --pid "$wpid" --unwind fp --duration 6s --window 1s --cpu-frequency 99 --svg \
 		--output "$out" >/dev/null 2>"$BATS_TEST_TMPDIR/err" &
 	rp=$!
 	for _ in $(seq 80); do

@@ -291,7 +291,8 @@ stall_lib() {
 @test "streams: a file frame injected into a saved stream stops at unwind, the output unchanged" {
 	make_stream
 	local gen=$BATS_TEST_TMPDIR/streamgen o=$BATS_TEST_TMPDIR/victim/out
-	"${CC:-cc}" -std=c17 -D_GNU_SOURCE -O1 -I "$BATS_TEST_DIRNAME/../lib" -o "$gen" \
+	# CC/LDFLAGS come from make (check-asan links with the sanitizers).
+	"${CC:-cc}" -std=c17 -D_GNU_SOURCE -O1 -I "$BATS_TEST_DIRNAME/../lib" ${LDFLAGS:-} -o "$gen" \
 		"$BATS_TEST_DIRNAME/tools/streamgen.c" "$RP_BIN/../lib/librp.a" -lz -lm
 	mkdir -p "$o"
 	chmod 755 "$o/.."

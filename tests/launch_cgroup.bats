@@ -204,3 +204,68 @@ no_cgroup_of() {
 	run -0 jq -e '.scope == { requested: "process", effective: "process", cgroup: null,
 		reason: null }' "$d"
 }
+
+# cpu_ms DIR: the CPU milliseconds of every window published in DIR.
+cpu_ms() {
+	cat "$1"/diagnostics-*.json | jq -s 'map(.cpu.cpu_nanoseconds) | add / 1000000 | floor'
+}
+
+# covers_run PROG: launch --duration 6s of a 3 s run of PROG under auto publishes at least
+# 90% of the CPU time PROG itself used (bash's time: its getrusage).
+covers_run() {
+	run -0 "$RP" launch --duration 6s --window 30s --cpu-frequency 199 --output "$out" -- \
+		bash -c 'TIMEFORMAT="%3U %3S"; { time "$1" 3 >/dev/null; } 2>"$2"' _ \
+		"$RP_WORKLOADS/$1" "$BATS_TEST_TMPDIR/rusage"
+	used=$(awk '{ print int(($1 + $2) * 1000) }' "$BATS_TEST_TMPDIR/rusage")
+	got=$(cpu_ms "$out")
+	echo "program ${used} ms, published ${got} ms"
+	[ "$used" -gt 100 ]
+	[ "$((got * 100))" -ge "$((used * 90))" ]
+	run -0 jq -e '.cpu.unwind_requested == "auto" and .cpu.calibration != null' \
+		"$out/$(outputs "$out" diagnostics json | head -1)"
+}
+
+@test "launch: the calibration's samples are published: a 3 s frame-pointer program" {
+	need_cgroup2
+	covers_run deep_fp
+}
+
+@test "launch: the calibration's samples are published: a 3 s program without frame pointers" {
+	need_cgroup2
+	covers_run deep_nofp
+	run -0 jq -e '.cpu.unwind_mode == "dwarf"' "$out/$(outputs "$out" diagnostics json | head -1)"
+}
+
+@test "launch: a command that ends during the calibration is published" {
+	need_cgroup2
+	run -0 "$RP" launch --duration 0 --window 30s --output "$out" -- \
+		"$RP_WORKLOADS/deep_fp" 0.5
+	[ "$(outputs "$out" cpu pb.gz | wc -l)" -eq 1 ]
+	d=$out/$(outputs "$out" diagnostics json)
+	run -0 jq -e '.final_window == true and .cpu.samples > 0
+		and .cpu.calibration.verdict != null' "$d"
+}
+
+@test "launch: a script running two frame-pointer programs in turn keeps fp" {
+	need_cgroup2
+	run -0 "$RP" launch --duration 0 --window 30s --cpu-frequency 199 --output "$out" -- \
+		sh -c '"$1" 1.5; "$1" 1.5' _ "$RP_WORKLOADS/deep_fp"
+	d=$out/$(outputs "$out" diagnostics json)
+	run -0 jq -e '.cpu.unwind_mode == "fp" and .cpu.calibration.verdict == "accepted"' "$d"
+}
+
+@test "launch: forked children that never exec carry thread.name" {
+	need_cgroup2
+	run -0 "$RP" launch --duration 0 --window 30s --cpu-frequency 199 --output "$out" -- \
+		bash -c 'for i in $(seq 60); do ( x=0; for j in $(seq 3000); do x=$((x + j)); done ); done'
+	prof=$out/$(outputs "$out" cpu pb.gz)
+	pprof -traces "$prof" >"$BATS_TEST_TMPDIR/traces"
+	# One block per stack: each names its thread, and the subshells are among them.
+	run -0 awk '/^-+\+/ { if (n && !named) bad++; n = 0; named = 0; next }
+		/^ *thread.name:/ { named = 1 } /^ *process.pid:/ { n++; pids[$2] = 1 }
+		END { if (n && !named) bad++; for (p in pids) np++; print np + 0, bad + 0 }' \
+		"$BATS_TEST_TMPDIR/traces"
+	echo "$output"
+	[ "${output% *}" -ge 10 ]
+	[ "${output#* }" -eq 0 ]
+}

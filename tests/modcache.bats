@@ -54,11 +54,13 @@ collapsed() {
 }
 
 @test "launch -- make -j2: the module cache holds a tenth of what make ran, and a replay from it names every frame the live run named" {
+	# The project's make must not inherit this suite's make variables (check-asan's CC and
+	# CFLAGS travel in MAKEFLAGS).
 	project "$BATS_TEST_TMPDIR/proj"
 	chown -R nobody: "$BATS_TEST_TMPDIR/proj"
 	run -0 --separate-stderr "$RP" launch --unwind dwarf --duration 0 --window 2s \
 		--cpu-frequency 199 --collapsed --save-stream "$BATS_TEST_TMPDIR/rec" \
-		--output "$out" -- make -j2 -C "$BATS_TEST_TMPDIR/proj"
+		--output "$out" -- env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -j2 -C "$BATS_TEST_TMPDIR/proj"
 	echo "$stderr"
 	# Every module, the short-lived compilers' too, went into the cache.
 	[ -z "$(echo "$stderr" | grep "module cache")" ]
@@ -175,4 +177,24 @@ not_cached() {
 	run -1 "$RP" launch --max-module-cache lots --output "$out" -- touch "$BATS_TEST_TMPDIR/ran"
 	[[ "$output" == "collect: --max-module-cache: "* ]]
 	[ ! -e "$BATS_TEST_TMPDIR/ran" ]
+}
+
+@test "vDSO: its image is filed by build id, so its frames are named live and after a replay" {
+	# clock_gettime in a loop: most samples end inside the vDSO, which is no file anywhere.
+	run -0 "$RP" launch --unwind fp --duration 2s --window 60s --collapsed --output "$out" \
+		--save-stream "$BATS_TEST_TMPDIR/s.rps" -- "$RP_WORKLOADS/syscall_heavy" 2 vdso
+	run -0 collapsed "$out"
+	echo "$output" | grep -qE ';vdso_loop;.*__vdso_clock_gettime [0-9]+$'
+	# The cache holds the image, under the build id of its note.
+	vdso=
+	for f in "$out"/.modules/.build-id/*/*; do
+		readelf -z -p .dynstr "$f" 2>/dev/null | grep -q __vdso_clock_gettime && vdso=$f
+	done
+	[ -n "$vdso" ]
+	bid=$(readelf -n "$vdso" | awk '/Build ID/ { print $3 }')
+	[ "$vdso" = "$out/.modules/.build-id/${bid:0:2}/${bid:2}" ]
+	run -0 "$RP" replay --input "$BATS_TEST_TMPDIR/s.rps" --module-cache "$out/.modules" \
+		--window 60s --collapsed --output "$BATS_TEST_TMPDIR/replay"
+	run -0 collapsed "$BATS_TEST_TMPDIR/replay"
+	echo "$output" | grep -qE ';vdso_loop;.*__vdso_clock_gettime [0-9]+$'
 }

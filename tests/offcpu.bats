@@ -166,6 +166,11 @@ diag_sum() {
 	echo "scheduling delay: $delay ms"
 	# Eight computing threads on this machine's CPUs wait far more than a second in 3 s.
 	awk -v d="$delay" -v n="$(nproc)" 'BEGIN { exit !(n >= 8 || d > 1000) }'
+	# They never call sched_yield: their wait is preemption (the tick, or the reschedule on
+	# their way back to user space), not a yield.
+	yielded=$(cum_ms "$prof" "scheduling delay (yielded)")
+	echo "yielded: $yielded ms"
+	awk -v y="$yielded" -v d="$delay" 'BEGIN { exit !(y <= d / 20) }'
 	# The default phase (blocked) has no such root.
 	rm -rf "$out"
 	run -0 "$RP" record --pid "$wpid" --profiles off-cpu --unwind fp --duration 2s \
@@ -173,6 +178,21 @@ diag_sum() {
 	prof=$out/$(outputs "$out" off-cpu pb.gz | tail -n 1)
 	run -0 pprof -top -cum -nodecount=1000 -sample_index=off_cpu "$prof"
 	refute_output --partial "scheduling delay"
+}
+
+@test "off-cpu: threads that hand the CPU over with sched_yield wait under (yielded)" {
+	start_workload offcpu_pipe 30 yield 8
+	run -0 "$RP" record --pid "$wpid" --profiles off-cpu --offcpu-phase all --unwind fp \
+		--duration 3s --window 3s --output "$out"
+	prof=$out/$(outputs "$out" off-cpu pb.gz | tail -n 1)
+	yielded=$(cum_ms "$prof" "scheduling delay (yielded)")
+	preempted=$(cum_ms "$prof" "scheduling delay (preempted)")
+	echo "yielded $yielded ms, preempted $preempted ms"
+	awk -v n="$(nproc)" 'BEGIN { exit !(n < 8) }' || skip "$(nproc) CPUs: 8 threads do not crowd them"
+	awk -v y="$yielded" -v p="$preempted" 'BEGIN { exit !(y > 500 && y > 2 * p) }'
+	# The yield is seen in its stack too, under the yielded root.
+	run -0 pprof -traces -sample_index=off_cpu "$prof"
+	echo "$output" | grep -q sched_yield
 }
 
 @test "off-cpu: a tiny ring buffer counts its drops" {
@@ -363,6 +383,52 @@ diag_sum() {
 		p && /%\)/ { n++ } END { exit !(n == 2) }'
 	ms=$(cum_ms "$prof" anon_pipe_read -tagfocus=thread.name=reader)
 	awk -v m="$ms" 'BEGIN { exit !(m > 500) }'
+}
+
+@test "off-cpu: a process whose only thread sleeps from before the start has one interval spanning window 0" {
+	# The thread never leaves the CPU while it is watched: its interval opens at the start.
+	sleep 60 3>&- &
+	wpid=$!
+	sleep 0.2
+	run -0 "$RP" record --pid "$wpid" --profiles off-cpu --duration 3s --window 1s \
+		--collapsed --output "$out"
+	d=$out/$(ls "$out" | grep -E '^diagnostics-.*-000000-' | head -n 1)
+	cat "$d" >&2
+	# One interval, as long as the window (less a millisecond when the machine is slow to
+	# read the maps at the first drain).
+	jq -e '.off_cpu.intervals == 1 and .off_cpu.incomplete_intervals == 0 and
+		.off_cpu.nanoseconds >= 999000000 and .off_cpu.nanoseconds <= 1000000000' "$d"
+	# The stacks are those of the wait: the kernel's nanosleep under the C library's.
+	col=$out/$(outputs "$out" off-cpu collapsed | head -n 1)
+	grep -q '^sleep;off-CPU blocked;.*__clock_nanosleep;.*hrtimer_nanosleep' "$col"
+}
+
+@test "off-cpu: alone under launch, a process outside the cgroup reaches neither the stream nor the module cache" {
+	# Off-CPU alone watches mappings through events on the CPUs, which see every task: an
+	# unrelated program started again and again maps its image and names itself meanwhile.
+	# collect runs alone, so that no retention prunes its module cache afterwards.
+	other=$BATS_TEST_TMPDIR/rp_unrelated_mm
+	cp "$RP_WORKLOADS/syscall_heavy" "$other"
+	bid=$(readelf -n "$other" | awk '/Build ID/ { print $3 }')
+	own=$(readelf -n "$RP_WORKLOADS/offcpu_pipe" | awk '/Build ID/ { print $3 }')
+	[ -n "$bid" ] && [ -n "$own" ]
+	( while :; do "$other" 0.2; done ) 3>&- &
+	loop=$!
+	cache=$BATS_TEST_TMPDIR/modules
+	mkdir "$cache"
+	rc=0
+	"$RP_BIN/collect" --profiles off-cpu --unwind fp --duration 3s --module-cache "$cache" \
+		--kind launch --launch -- "$RP_WORKLOADS/offcpu_pipe" 2 half \
+		>"$BATS_TEST_TMPDIR/s.rps" || rc=$?
+	kill "$loop"
+	wait "$loop" 2>/dev/null || true
+	[ "$rc" -eq 0 ]
+	# The command is there, with its image in the cache; the other program is not.
+	grep -aq offcpu_pipe "$BATS_TEST_TMPDIR/s.rps"
+	[ -e "$cache/.build-id/${own:0:2}/${own:2}" ]
+	run -1 grep -ac rp_unrelated_mm "$BATS_TEST_TMPDIR/s.rps"
+	[ ! -e "$cache/.build-id/${bid:0:2}/${bid:2}" ]
+	run -1 grep -qx "$bid" "$cache"/.sessions/*
 }
 
 @test "lifecycle: the eBPF program reports exec, fork and exit of the target at once" {

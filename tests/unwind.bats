@@ -30,7 +30,8 @@ chain_share() {
 
 @test "unwind: auto keeps frame pointers for a program built with them" {
 	start_workload deep_fp 30
-	run -0 "$RP" record --pid "$wpid" --duration 2s --window 2s --cpu-frequency 199 --output "$out"
+	# The calibration is part of --duration: room for its 64 samples on a loaded machine.
+	run -0 "$RP" record --pid "$wpid" --duration 4s --window 4s --cpu-frequency 199 --output "$out"
 	d=$out/$(outputs "$out" diagnostics json)
 	run -0 jq -e '.cpu.unwind_mode == "fp" and .cpu.calibration.verdict == "accepted"
 		and .cpu.calibration.samples >= 64' "$d"
@@ -124,7 +125,8 @@ fold_perf() {
 }
 
 @test "unwind: an exec ends the window with a warning and the new image follows" {
-	run -0 "$RP" launch --duration 8s --window 10s --output "$out" -- \
+	# 199 Hz: the new image's calibration, inside --duration, has its 64 samples in time.
+	run -0 "$RP" launch --duration 8s --window 10s --cpu-frequency 199 --output "$out" -- \
 		"$RP_WORKLOADS/exec_later" 3 "$RP_WORKLOADS/deep_fp" 30
 	mapfile -t ds < <(outputs "$out" diagnostics json)
 	mapfile -t ps < <(outputs "$out" cpu pb.gz)

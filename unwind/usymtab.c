@@ -6,23 +6,8 @@
 
 #include "demangle.h"
 
-/* The two u64 import appends after the documented fields: min_vaddr, fo_min_vaddr.  The
- * documented part is bid (1 + 20), str path, u64 start, u64 end, str name. */
-static void
-trailer(const struct frame *f, const struct fr_usym *u, uint64_t *min_vaddr, uint64_t *fo)
-{
-	size_t known = 1 + STREAM_BUILD_ID_MAX + 2 + u->path.len + 16 + 2 + u->name.len;
-	*min_vaddr = *fo = 0; /* without them the symbols are taken as file offsets */
-	if (f->len < known + 16)
-		return;
-	for (int i = 7; i >= 0; i--) {
-		*min_vaddr = *min_vaddr << 8 | f->data[known + i];
-		*fo = *fo << 8 | f->data[known + 8 + i];
-	}
-}
-
 static struct usymmod *
-find_or_add(struct usymtab *t, const struct fr_usym *u, uint64_t min_vaddr, uint64_t fo)
+find_or_add(struct usymtab *t, const struct fr_usym *u)
 {
 	for (size_t i = 0; i < t->n; i++) {
 		struct usymmod *m = &t->mods[i];
@@ -45,8 +30,9 @@ find_or_add(struct usymtab *t, const struct fr_usym *u, uint64_t min_vaddr, uint
 		return NULL;
 	m->build_id_len = u->build_id_len;
 	memcpy(m->build_id, u->build_id, sizeof(m->build_id));
-	m->min_vaddr = min_vaddr;
-	m->fo_min_vaddr = fo;
+	/* Without them (both 0) the symbols are taken as file offsets. */
+	m->min_vaddr = u->min_vaddr;
+	m->fo_min_vaddr = u->fo_min_vaddr;
 	t->n++;
 	return m;
 }
@@ -55,11 +41,9 @@ int
 usymtab_add(struct usymtab *t, const struct frame *f, char *err, size_t errlen)
 {
 	struct fr_usym u;
-	uint64_t min_vaddr, fo;
 	if (stream_get_usym(f, &u, err, errlen) < 0)
 		return -1;
-	trailer(f, &u, &min_vaddr, &fo);
-	struct usymmod *m = find_or_add(t, &u, min_vaddr, fo);
+	struct usymmod *m = find_or_add(t, &u);
 	if (!m)
 		goto oom;
 	if (m->n == m->cap) {

@@ -6,6 +6,9 @@
  *                                   answered by thread "writer" after a 10 ms sleep
  *   offcpu_pipe SECONDS crowd N     N threads "crowd" that only compute: with more threads
  *                                   than CPUs, they wait in the run queue
+ *   offcpu_pipe SECONDS yield N     N threads "yielder" that compute briefly and call
+ *                                   sched_yield() in a loop: with more threads than CPUs,
+ *                                   each yield hands the CPU to another
  *   offcpu_pipe SECONDS pingpong [CPU_PING CPU_PONG]
  *                                   threads "ping" and "pong" pass one byte back and forth
  *                                   over two pipes; prints "round_trips N per_second R".
@@ -103,6 +106,18 @@ crowd(void *arg)
 	prctl(PR_SET_NAME, "crowd");
 	while (!wl_expired(deadline))
 		burn(1000000);
+	return NULL;
+}
+
+WL_KEEP static void *
+yielder(void *arg)
+{
+	(void)arg;
+	prctl(PR_SET_NAME, "yielder");
+	while (!wl_expired(deadline)) {
+		burn(10000);
+		sched_yield();
+	}
 	return NULL;
 }
 
@@ -269,7 +284,7 @@ int
 main(int argc, char **argv)
 {
 	if (argc < 3)
-		errx(2, "usage: offcpu_pipe SECONDS half|crowd N|pingpong [CPU_PING CPU_PONG]|cond|"
+		errx(2, "usage: offcpu_pipe SECONDS half|crowd N|yield N|pingpong [CPU_PING CPU_PONG]|cond|"
 			"herd N");
 	const char *start = getenv("OFFCPU_PIPE_START");
 	if (start && strcmp(start, "usr1") == 0) {
@@ -300,6 +315,13 @@ main(int argc, char **argv)
 			errx(2, "crowd: 1 to 256 threads");
 		for (int i = 0; i < n; i++)
 			fn[i] = crowd;
+		run(fn, n);
+	} else if (strcmp(argv[2], "yield") == 0) {
+		int n = argc > 3 ? atoi(argv[3]) : 0;
+		if (n < 1 || n > 256)
+			errx(2, "yield: 1 to 256 threads");
+		for (int i = 0; i < n; i++)
+			fn[i] = yielder;
 		run(fn, n);
 	} else if (strcmp(argv[2], "pingpong") == 0) {
 		if (argc == 5) {

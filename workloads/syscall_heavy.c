@@ -1,5 +1,5 @@
 /*
- * syscall_heavy [SECONDS]: spends most of its time in the kernel through small syscalls:
+ * syscall_heavy [SECONDS] [vdso]: spends most of its time in the kernel through small syscalls:
  * 1-byte write()s to /dev/null, 64 KiB read()s from /dev/zero (the kernel clears the buffer)
  * and getppid(), so profiles show kernel frames on top of known user frames.
  *
@@ -8,10 +8,16 @@
  * libc's wrappers: those keep no frame pointer, which would hide the do_* caller from a
  * frame-pointer unwind.  For the same reason each do_* calls checked() after the syscall:
  * GCC 12 drops the frame pointer of leaf functions even with -fno-omit-frame-pointer.
+ *
+ * With "vdso" it calls clock_gettime() in a loop instead, which the C library answers from
+ * the vDSO without entering the kernel: stacks __vdso_clock_gettime (the vDSO's own name,
+ * or clock_gettime) <- clock_gettime <- do_clock <- vdso_loop <- main.
  */
 #include <fcntl.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -73,9 +79,27 @@ WL_KEEP void run_loop(uint64_t deadline, int out, int in)
 		burst(out, in);
 }
 
+WL_KEEP long do_clock(void)
+{
+	struct timespec ts;
+	return checked(clock_gettime(CLOCK_MONOTONIC, &ts));
+}
+
+WL_KEEP void vdso_loop(uint64_t deadline)
+{
+	while (!wl_expired(deadline))
+		for (int i = 0; i < 1024; i++)
+			if (do_clock() != 0)
+				errx(1, "clock_gettime failed");
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t deadline = wl_deadline(argc, argv);
+	if (argc > 2 && strcmp(argv[2], "vdso") == 0) {
+		vdso_loop(deadline);
+		return 0;
+	}
 	int out = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	int in = open("/dev/zero", O_RDONLY | O_CLOEXEC);
 

@@ -28,6 +28,42 @@ cmd(uint8_t op, const void *a, size_t na, const void *b, size_t nb)
 		fwrite(b, 1, nb, stdout);
 }
 
+/* The ring records of one off-CPU frame's intervals (the first 8), k and u its stacks:
+ * an interval that goes on becomes a "starts" entry, listed in open_tid for the next drain. */
+static void
+put_intervals(const struct fr_offcpu *v, int32_t k, int32_t u, uint32_t open_tid[64],
+	      size_t *nopen)
+{
+	for (uint32_t i = 0; i <= v->nmore && i < 8; i++) {
+		struct offcpu_span s = stream_offcpu_span(v, i);
+		struct offcpu_deep_event d = { 0 };
+		d.e = (struct offcpu_event){ .start = s.start, .end = s.end, .pid = v->pid,
+					     .tid = v->tid, .cpu = v->cpu, .phase = v->phase,
+					     .kstack = k, .ustack = u };
+		for (uint32_t w = 0; w < v->ntop && w < OFFCPU_TOP_WORDS; w++)
+			d.e.top[w] = stream_offcpu_top(v, i, w);
+		if ((s.flags & OFFCPU_CONTINUES) && *nopen < 64) {
+			struct offcpu_start st = { .ts = s.start, .kstack = k, .ustack = u,
+						   .pid = v->pid, .cpu = v->cpu,
+						   .phase = v->phase };
+			memcpy(st.top, d.e.top, sizeof(st.top));
+			cmd(2, &v->tid, 4, &st, sizeof(st));
+			open_tid[(*nopen)++] = v->tid;
+			continue;
+		}
+		if (v->nstack && i == 0) {
+			d.d.ts = s.start;
+			d.d.sp = v->sp;
+			d.d.bp = v->bp;
+			memcpy(d.d.stack, v->stack,
+			       v->nstack < sizeof(d.d.stack) ? v->nstack : sizeof(d.d.stack));
+			cmd(3, &d, sizeof(d), NULL, 0);
+		} else {
+			cmd(3, &d.e, sizeof(d.e), NULL, 0);
+		}
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -82,34 +118,7 @@ main(int argc, char **argv)
 			uint32_t hdr[2] = { (uint32_t)(u - OFFCPU_STACK_SLOTS), v.nuser };
 			cmd(1, hdr, 8, v.ips + v.nkernel, v.nuser * 8u);
 		}
-		for (uint32_t i = 0; i <= v.nmore && i < 8; i++) {
-			struct offcpu_span s = stream_offcpu_span(&v, i);
-			struct offcpu_deep_event d = { 0 };
-			d.e = (struct offcpu_event){ .start = s.start, .end = s.end, .pid = v.pid,
-						     .tid = v.tid, .cpu = v.cpu, .phase = v.phase,
-						     .kstack = k, .ustack = u };
-			for (uint32_t w = 0; w < v.ntop && w < OFFCPU_TOP_WORDS; w++)
-				d.e.top[w] = stream_offcpu_top(&v, i, w);
-			if ((s.flags & OFFCPU_CONTINUES) && nopen < 64) {
-				struct offcpu_start st = { .ts = s.start, .kstack = k, .ustack = u,
-							   .pid = v.pid, .cpu = v.cpu,
-							   .phase = v.phase };
-				memcpy(st.top, d.e.top, sizeof(st.top));
-				cmd(2, &v.tid, 4, &st, sizeof(st));
-				open_tid[nopen++] = v.tid;
-				continue;
-			}
-			if (v.nstack && i == 0) {
-				d.d.ts = s.start;
-				d.d.sp = v.sp;
-				d.d.bp = v.bp;
-				memcpy(d.d.stack, v.stack,
-				       v.nstack < sizeof(d.d.stack) ? v.nstack : sizeof(d.d.stack));
-				cmd(3, &d, sizeof(d), NULL, 0);
-			} else {
-				cmd(3, &d.e, sizeof(d.e), NULL, 0);
-			}
-		}
+		put_intervals(&v, k, u, open_tid, &nopen);
 	}
 	fseek(stdout, end_at, SEEK_SET);
 	fwrite(&end, 8, 1, stdout);

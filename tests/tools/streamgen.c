@@ -1,8 +1,8 @@
 /*
- * streamgen: writes a small synthetic rustprofile stream on stdout for emit-pprof tests.
+ * streamgen: writes small synthetic rustprofile streams for the tests, and streams as text.
  *
  * usage: streamgen good | empty | missing-loc | missing-func | redefine | big N
- *        streamgen dump < stream
+ *        streamgen pack < text | unpack < stream | layout | dump < stream
  *
  *   good          target, kernel/libc/exe mappings, functions with an inline pair, thread
  *                 names, and two windows (3 stacks, then 1)
@@ -15,8 +15,12 @@
  *                 functions (flame graph caps)
  *   odd           one window whose names need escaping ("a;b", "<T&>", a byte that is not
  *                 UTF-8) and an unsymbolized libc frame (derived emitters)
- *   pack          reads a text description of a stream on stdin (see pack() below) and
- *                 writes it: crafted streams for the order and file-frame checks
+ *   pack          reads a stream as text on stdin (lib/frametext.h, and pack() below)
+ *                 and writes it: the crafted streams of tests/streams/
+ *   unpack        reads a stream on stdin and prints it as that text: pack reads it back
+ *                 into the same bytes
+ *   layout        prints every frame type's fields as docs/stream-format.md lists them
+ *                 (tests/stream-spec.bats)
  *   dump          reads a stream on stdin and prints one line per frame: its type name,
  *                 for a file frame "index flags kind name temp", for an offcpu or
  *                 offcpu-stack frame the number of intervals it carries
@@ -28,7 +32,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "frametab.h"
+#include "frametext.h"
 #include "stream.h"
 
 #define S(lit) ((struct str){ (lit), sizeof(lit) - 1 })
@@ -239,169 +246,200 @@ dump(void)
 	return 0;
 }
 
-/* ---- pack: a stream from text ---- */
+/* ---- pack and unpack: streams as text (lib/frametext.h) ---- */
 
-#define MAX_TOKENS (8 + STREAM_MAX_LOCS)
+static int lineno;
 
-static char tokbuf[MAX_TOKENS][STREAM_MAX_STR + 1];
-static uint16_t toklen[MAX_TOKENS];
-static int ntok, lineno;
-
-/* Splits a line at blanks; "\xHH" in a token is that byte and "\\" a backslash. */
+/* "bytes HEX...": bytes outside any frame (a second header, say). */
 static void
-tokenize(const char *line)
+bytes(const char *line)
 {
-	ntok = 0;
-	for (const char *p = line; *p && *p != '\n';) {
-		uint16_t n = 0;
+	size_t cap = strlen(line) / 2 + 1;
+	uint8_t *buf = malloc(cap);
+	long n = buf ? stream_hex_parse(line + strlen("bytes"), buf, cap) : -1;
 
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (!*p || *p == '\n' || *p == '#')
-			break;
-		if (ntok == MAX_TOKENS)
-			errx(1, "line %d: too many fields", lineno);
-		while (*p && *p != ' ' && *p != '\t' && *p != '\n') {
-			unsigned b;
+	if (n < 0)
+		errx(1, "line %d: bad hex", lineno);
+	check(stream_flush(&w));
+	if (fwrite(buf, 1, (size_t)n, stdout) != (size_t)n || fflush(stdout) != 0)
+		err(1, "stdout");
+	free(buf);
+}
 
-			if (n == STREAM_MAX_STR)
-				errx(1, "line %d: field too long", lineno);
-			if (p[0] == '\\' && p[1] == 'x' && sscanf(p + 2, "%2x", &b) == 1) {
-				tokbuf[ntok][n++] = (char)b;
-				p += 4;
-			} else if (p[0] == '\\' && p[1] == '\\') {
-				tokbuf[ntok][n++] = '\\';
-				p += 2;
-			} else {
-				tokbuf[ntok][n++] = *p++;
-			}
-		}
-		tokbuf[ntok][n] = '\0';
-		toklen[ntok++] = n;
+/* "header FIELD=VALUE...": the stream header, before any frame (else the fixtures' one). */
+static void
+header(char *line, struct stream_header *h)
+{
+	char *save, *word = strtok_r(line, " \t\n", &save);
+
+	while ((word = strtok_r(NULL, " \t\n", &save))) {
+		char *key = word, *eq = strchr(word, '='), *end;
+		if (!eq || eq[1] == '\0')
+			errx(1, "line %d: '%s' is not FIELD=NUMBER", lineno, word);
+		*eq = '\0';
+		/* The offset is signed, the session id all 64 bits. */
+		uint64_t v = eq[1] == '-' ? (uint64_t)strtoll(eq + 1, &end, 0) :
+					    strtoull(eq + 1, &end, 0);
+		if (*end)
+			errx(1, "line %d: '%s' is not a number", lineno, eq + 1);
+		if (!strcmp(key, "clockid"))
+			h->clockid = (uint32_t)v;
+		else if (!strcmp(key, "e_machine"))
+			h->e_machine = (uint32_t)v;
+		else if (!strcmp(key, "clock_offset_ns"))
+			h->clock_offset_ns = (int64_t)v;
+		else if (!strcmp(key, "session_id"))
+			h->session_id = v;
+		else
+			errx(1, "line %d: no header field '%s'", lineno, key);
 	}
 }
 
-static uint64_t
-num(int i)
-{
-	char *end;
-	unsigned long long v;
-
-	if (i >= ntok)
-		errx(1, "line %d: field %d is missing", lineno, i);
-	v = strtoull(tokbuf[i], &end, 0);
-	if (*end || end == tokbuf[i])
-		errx(1, "line %d: '%s' is not a number", lineno, tokbuf[i]);
-	return v;
-}
-
-static struct str
-txt(int i)
-{
-	if (i >= ntok)
-		errx(1, "line %d: field %d is missing", lineno, i);
-	return (struct str){ tokbuf[i], toklen[i] };
-}
-
-/* "raw TYPE HEX...": any payload, bytes in hex (blanks between them allowed); "bytes
- * HEX...": bytes outside any frame (a second header, say). */
-static void
-raw(int framed)
-{
-	static uint8_t buf[1 << 16];
-	uint32_t n = 0;
-
-	for (int i = framed ? 2 : 1; i < ntok; i++)
-		for (const char *p = tokbuf[i]; p[0] && p[1]; p += 2) {
-			unsigned b;
-
-			if (n == sizeof(buf) || sscanf(p, "%2x", &b) != 1)
-				errx(1, "line %d: bad hex", lineno);
-			buf[n++] = (uint8_t)b;
-		}
-	if (!framed) {
-		check(stream_flush(&w));
-		if (fwrite(buf, 1, n, stdout) != n || fflush(stdout) != 0)
-			err(1, "stdout");
-		return;
-	}
-	check(stream_write(&w, (uint32_t)num(1), buf, n));
-}
-
-/* One line, one frame:
+/* One line, one frame, as lib/frametext.h says, and these of this tool:
+ *   header FIELD=VALUE...                     clockid, e_machine, clock_offset_ns and
+ *                                             session_id of the header (first line only)
  *   defs                                      target, mappings, functions, locations 1-5
  *                                             and thread names of "good"
- *   target PID PROFILES                       a target frame
- *   window-start INDEX START END
- *   window-stack INDEX PID TID COUNT NANOS LOC...
- *   window-offcpu-stack INDEX PID TID COUNT NANOS LOC...
- *   window-end INDEX START END REASON
- *   file INDEX FLAGS KIND NAME TEMP
- *   warning TIME TEXT
- *   round TIME
- *   end TIME REASON
- *   raw TYPE HEX...                           a frame of any type and payload
- *   bytes HEX...                              bytes outside any frame
- * Blank lines and "#" comments are skipped. */
+ *   bytes HEX...                              bytes outside any frame */
 static int
-pack(void)
+pack(struct stream_header *h)
 {
-	static struct fr_window_stack st;
-	static struct fr_window_end we;
-	char line[16384];
+	char *line = NULL, op[32], why[300];
+	size_t cap = 0;
+	int opened = 0, rc;
 
-	while (fgets(line, sizeof(line), stdin)) {
-		const char *op;
-
+	while (getline(&line, &cap, stdin) > 0) {
 		lineno++;
-		tokenize(line);
-		if (!ntok)
+		if (sscanf(line, " %31s", op) != 1 || op[0] == '#')
 			continue;
-		op = tokbuf[0];
-		if (!strcmp(op, "defs")) {
-			definitions();
-		} else if (!strcmp(op, "target")) {
-			struct fr_target t = { .pid = (uint32_t)num(1), .cpu_frequency = 100,
-					       .kind = S("pid"), .profiles = txt(2) };
-			check(stream_put_target(&w, &t));
-		} else if (!strcmp(op, "window-start")) {
-			struct fr_window_start ws = { (uint32_t)num(1), num(2), num(3) };
-			check(stream_put_window_start(&w, &ws));
-		} else if (!strcmp(op, "window-stack") || !strcmp(op, "window-offcpu-stack")) {
-			st = (struct fr_window_stack){ .index = (uint32_t)num(1),
-						       .pid = (uint32_t)num(2),
-						       .tid = (uint32_t)num(3), .count = num(4),
-						       .nanos = num(5) };
-			for (int i = 6; i < ntok && st.nlocs < STREAM_MAX_LOCS; i++)
-				st.locs[st.nlocs++] = (uint32_t)num(i);
-			check(!strcmp(op, "window-stack") ? stream_put_window_stack(&w, &st)
-				: stream_put_window_offcpu_stack(&w, &st));
-		} else if (!strcmp(op, "window-end")) {
-			memset(&we, 0, sizeof(we));
-			we.index = (uint32_t)num(1);
-			we.start = num(2);
-			we.end = num(3);
-			we.reason = (uint32_t)num(4);
-			check(stream_put_window_end(&w, &we));
-		} else if (!strcmp(op, "file")) {
-			struct fr_file f = { (uint32_t)num(1), (uint32_t)num(2), txt(3), txt(4),
-					     txt(5) };
-			check(stream_put_file(&w, &f));
-		} else if (!strcmp(op, "warning")) {
-			struct fr_warning v = { num(1), txt(2) };
-			check(stream_put_warning(&w, &v));
-		} else if (!strcmp(op, "round")) {
-			check(stream_put_round(&w, &(struct fr_round){ num(1) }));
-		} else if (!strcmp(op, "end")) {
-			check(stream_put_end(&w, &(struct fr_end){ num(1), (uint32_t)num(2) }));
-		} else if (!strcmp(op, "raw") || !strcmp(op, "bytes")) {
-			raw(!strcmp(op, "raw"));
-		} else {
-			errx(1, "line %d: unknown frame '%s'", lineno, op);
+		if (!strcmp(op, "header")) {
+			if (opened)
+				errx(1, "line %d: a header after the first frame", lineno);
+			header(line, h);
+			continue;
 		}
+		if (!opened++)
+			check(stream_writer_open(&w, 1, "stdout", h));
+		if (!strcmp(op, "defs"))
+			definitions();
+		else if (!strcmp(op, "bytes"))
+			bytes(line);
+		else if ((rc = stream_frame_pack(&w, line, why, sizeof(why))) < 0)
+			errx(1, "line %d: %s", lineno, why);
+		else if (rc == 0)
+			errx(1, "line %d: unknown frame '%s'", lineno, op);
 	}
+	if (!opened)
+		check(stream_writer_open(&w, 1, "stdout", h));
 	check(stream_flush(&w));
 	stream_writer_release(&w);
+	free(line);
+	return 0;
+}
+
+/* A stream as the text pack reads back into the same bytes: the header, a line per frame,
+ * and whatever follows the last whole frame as bytes. */
+static int
+unpack(void)
+{
+	struct stream_reader r;
+	struct stream_header h;
+	struct frame f;
+	uint8_t rest[65536];
+	ssize_t n;
+	int rc;
+
+	if (stream_reader_open(&r, 0, "stdin", &h) < 0)
+		errx(1, "stdin: %s", r.err);
+	r.order.rules = ORDER_NONE;
+	if (r.offset != STREAM_HEADER_SIZE)
+		printf("# a header of %llu bytes, packed as %d\n", (unsigned long long)r.offset,
+		       STREAM_HEADER_SIZE);
+	printf("header clockid=%u e_machine=%u clock_offset_ns=%lld session_id=0x%016llx\n",
+	       h.clockid, h.e_machine, (long long)h.clock_offset_ns,
+	       (unsigned long long)h.session_id);
+	while ((rc = stream_read(&r, &f)) > 0)
+		if (stream_frame_print(stdout, &f) < 0)
+			err(1, "stdout");
+	if (rc < 0) {
+		/* What the reader holds, and the rest of a pipe (a file is mapped whole). */
+		printf("# %s\nbytes ", r.err);
+		stream_hex_print(stdout, r.buf + r.pos, r.len - r.pos);
+		while (!r.map && (n = read(0, rest, sizeof(rest))) > 0)
+			stream_hex_print(stdout, rest, (size_t)n);
+		printf("\n");
+	}
+	stream_reader_release(&r);
+	if (fflush(stdout) != 0)
+		err(1, "stdout");
+	return 0;
+}
+
+/* The layout of every frame type in the words of docs/stream-format.md, one line per group
+ * of fields (the first ones, then each appended group): "NAME (TYPE) FIELD, FIELD...". */
+static const char *const kind_word[] = {
+	[FK_U8] = "u8", [FK_U16] = "u16", [FK_U32] = "u32", [FK_U64] = "u64",
+	[FK_I32] = "i32", [FK_STR] = "str", [FK_BID] = "bid", [FK_RESERVED] = "u32",
+};
+
+static const char *
+member_name(const struct frame_desc *d, struct frame_member m)
+{
+	for (size_t i = 0; i < d->nfields; i++)
+		if (d->fields[i].kind >= FK_U8 && d->fields[i].kind <= FK_I32 &&
+		    d->fields[i].off == m.off)
+			return d->fields[i].name;
+	return "?";
+}
+
+static void
+layout_field(const struct frame_desc *d, const struct frame_field *fl)
+{
+	const char *a = member_name(d, fl->a), *b = member_name(d, fl->b);
+
+	if (fl->kind != FK_ARRAY && fl->kind != FK_PACKED) {
+		printf("%s %s", kind_word[fl->kind], fl->name);
+		return;
+	}
+	if (fl->elem == FK_REC) {
+		printf("%s × (", a);
+		for (uint8_t k = 0; k < fl->nsub; k++)
+			printf("%s%s %s", k ? ", " : "", kind_word[fl->sub[k].kind],
+			       fl->sub[k].name);
+		printf(")");
+		return;
+	}
+	printf("%s %s[", kind_word[fl->elem], fl->name);
+	if (fl->count == COUNT_SUM)
+		printf("%s + %s]", a, b);
+	else if (fl->count == COUNT_SPANS)
+		printf("(1 + %s) × %s]", a, b);
+	else
+		printf("%s]", a);
+}
+
+static int
+layout(void)
+{
+	for (uint32_t t = 0; t < stream_frame_types(); t++) {
+		const struct frame_desc *d = stream_frame_desc(t);
+		const char *sep = "";
+		if (!d)
+			continue;
+		printf("%s (%u) ", d->name, t);
+		for (size_t i = 0; i < d->nfields; i++) {
+			const struct frame_field *fl = &d->fields[i];
+			if (fl->kind == FK_APPENDED) {
+				printf("\n%s (%u) ", d->name, t);
+				sep = "";
+			} else if (fl->kind < FK_APPENDED) { /* a field, not a rule */
+				printf("%s", sep);
+				layout_field(d, fl);
+				sep = ", ";
+			}
+		}
+		printf("\n");
+	}
 	return 0;
 }
 
@@ -415,10 +453,13 @@ main(int argc, char **argv)
 
 	if (!strcmp(mode, "dump"))
 		return dump();
-
-	check(stream_writer_open(&w, 1, "stdout", &h));
+	if (!strcmp(mode, "unpack"))
+		return unpack();
+	if (!strcmp(mode, "layout"))
+		return layout();
 	if (!strcmp(mode, "pack"))
-		return pack();
+		return pack(&h);
+	check(stream_writer_open(&w, 1, "stdout", &h));
 	definitions();
 	if (!strcmp(mode, "redefine"))
 		location(1, 2, 0x7f0000002000ull, 4, 0, 0, 0);

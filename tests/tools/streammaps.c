@@ -59,9 +59,15 @@ main(int argc, char **argv)
 	}
 	if (rc < 0)
 		errx(1, "%s", r.err);
-	qsort(lines, n, sizeof(*lines), cmp);
+	if (n)
+		qsort(lines, n, sizeof(*lines), cmp);
 	for (size_t i = 0; i < n; i++)
 		if (i == 0 || strcmp(lines[i], lines[i - 1]) != 0)
 			puts(lines[i]);
+	for (size_t i = 0; i < n; i++)
+		free(lines[i]);
+	free(lines);
+	stream_reader_release(&r);
+	close(fd);
 	return 0;
 }

@@ -49,7 +49,7 @@ fixture_open(struct fixture *fx, uint64_t max_stacks)
 	snprintf(fx->path, sizeof(fx->path), "/tmp/aggregate_test.XXXXXX");
 	fx->fd = mkstemp(fx->path);
 	if (fx->fd < 0 || stream_writer_open(&fx->out, fx->fd, "t", &h) < 0 ||
-	    windows_init(&fx->w, &fx->out, W, max_stacks) < 0)
+	    windows_init(&fx->w, &fx->out, &(struct window_opts){ W, max_stacks, 0, 0 }) < 0)
 		abort();
 }
 
@@ -146,21 +146,36 @@ is_window(int i, uint64_t start, uint64_t end, uint32_t reason, int n)
 	       x->end_end == end && x->reason == reason && x->nstacks == n;
 }
 
-static struct fr_stack stk;
-
 static int
 add(struct fixture *fx, uint64_t time, uint32_t tid, uint32_t leaf, uint32_t flags)
 {
-	memset(&stk, 0, sizeof(stk));
-	stk.time = time;
-	stk.pid = 10;
-	stk.tid = tid;
-	stk.flags = flags;
-	stk.period = 7;
-	stk.nlocs = 2;
-	stk.locs[0] = leaf;
-	stk.locs[1] = 1;
-	return windows_add(&fx->w, &stk);
+	uint32_t locs[2] = { leaf, 1 };
+	struct stack_event ev = { .time = time, .period = 7, .pid = 10, .tid = tid,
+				  .flags = flags, .nlocs = 2, .locs = locs };
+
+	return windows_add(&fx->w, &ev);
+}
+
+/* An event at time with a payload of n bytes and no locations, through the buffer. */
+static int
+push(struct reorder *r, uint64_t time, const void *payload, uint32_t n, struct pending **ev)
+{
+	return reorder_push(r, &(struct stack_event){ .time = time }, payload, n, ev);
+}
+
+/* The windows keep the options they were set up with; the recording's own window length
+ * cuts a longer reorder window to it, and reports the one in effect. */
+static void
+test_setup(void)
+{
+	struct stream_writer out = { 0 };
+	struct windows w;
+
+	CHECK(windows_init(&w, &out, &(struct window_opts){ 1000, 8, 500, 7 }) == 0);
+	CHECK(w.width == 1000 && w.tab.max == 8 && w.reorder_ns == 500 && w.max_pending == 7);
+	CHECK(windows_set_width(&w, 2000) == 500 && w.width == 2000);
+	CHECK(windows_set_width(&w, 200) == 200 && w.width == 200 && w.reorder_ns == 200);
+	windows_release(&w);
 }
 
 static void
@@ -185,21 +200,32 @@ test_reorder(void)
 		idx[j] = t;
 	}
 	for (uint32_t i = 0; i < N; i++)
-		CHECK(reorder_push(&r, idx[i] * 10ull, (const uint8_t *)&idx[i], 4, &ev) == 0 &&
-		      ev == NULL);
-	CHECK(r.n == N && r.peak == N && reorder_peek(&r)->time == 0);
+		CHECK(push(&r, idx[i] * 10ull, &idx[i], 4, &ev) == 0 && ev == NULL);
+	CHECK(r.n == N && r.peak == N && reorder_peek(&r)->ev.time == 0);
 	int in_order = 1;
 	for (uint32_t i = 0; i < N; i++) {
 		struct pending *p = reorder_pop(&r);
 		uint32_t v;
-		memcpy(&v, p->data, 4);
-		in_order &= p->time == i * 10ull && p->len == 4 && v == i;
+		memcpy(&v, pending_payload(p), 4);
+		in_order &= p->ev.time == i * 10ull && p->len == 4 && v == i;
 		reorder_free(&r, p);
 	}
 	CHECK(in_order);
 	CHECK(reorder_peek(&r) == NULL && reorder_pop(&r) == NULL);
+	/* An event comes back as it went in: decoded, its locations copied, beside the frame's
+	 * payload. */
+	uint32_t locs[3] = { 7, 8, 9 };
+	struct stack_event in = { .time = 3, .period = 11, .pid = 1, .tid = 2,
+				  .flags = STACK_USABLE, .nlocs = 3, .locs = locs };
+	CHECK(reorder_push(&r, &in, (const uint8_t *)"frame", 5, &ev) == 0 && ev == NULL);
+	locs[2] = 0;
+	struct pending *p = reorder_pop(&r);
+	CHECK(p && p->ev.time == 3 && p->ev.period == 11 && p->ev.tid == 2 &&
+	      p->ev.flags == STACK_USABLE && p->ev.nlocs == 3 && p->ev.locs[2] == 9);
+	CHECK(p && p->len == 5 && memcmp(pending_payload(p), "frame", 5) == 0);
+	reorder_free(&r, p);
 	/* Pending events are freed by the release. */
-	CHECK(reorder_push(&r, 5, (const uint8_t *)"ab", 2, &ev) == 0 && ev == NULL);
+	CHECK(push(&r, 5, "ab", 2, &ev) == 0 && ev == NULL);
 	reorder_release(&r);
 }
 
@@ -207,7 +233,7 @@ test_reorder(void)
 static int
 evicted_is(struct reorder *r, struct pending *p, uint64_t time, uint8_t tag)
 {
-	int ok = p && p->time == time && p->len == 1 && p->data[0] == tag;
+	int ok = p && p->ev.time == time && p->len == 1 && pending_payload(p)[0] == tag;
 	reorder_free(r, p);
 	return ok;
 }
@@ -222,26 +248,26 @@ test_reorder_bound(void)
 	uint8_t tag[] = { 'a', 'b', 'c', 'd', 'e', 'f', 'g' };
 
 	CHECK(reorder_init(&r, 4) == 0);
-	CHECK(reorder_push(&r, 10, &tag[0], 1, &ev) == 0 && ev == NULL);
-	CHECK(reorder_push(&r, 30, &tag[1], 1, &ev) == 0 && ev == NULL);
-	CHECK(reorder_push(&r, 20, &tag[2], 1, &ev) == 0 && ev == NULL); /* out of order */
-	CHECK(reorder_push(&r, 40, &tag[3], 1, &ev) == 0 && ev == NULL);
+	CHECK(push(&r, 10, &tag[0], 1, &ev) == 0 && ev == NULL);
+	CHECK(push(&r, 30, &tag[1], 1, &ev) == 0 && ev == NULL);
+	CHECK(push(&r, 20, &tag[2], 1, &ev) == 0 && ev == NULL); /* out of order */
+	CHECK(push(&r, 40, &tag[3], 1, &ev) == 0 && ev == NULL);
 	CHECK(r.n == 4 && r.peak == 4);
 	/* Full: a newer event pushes the oldest out. */
-	CHECK(reorder_push(&r, 50, &tag[4], 1, &ev) == 0 && evicted_is(&r, ev, 10, 'a'));
+	CHECK(push(&r, 50, &tag[4], 1, &ev) == 0 && evicted_is(&r, ev, 10, 'a'));
 	CHECK(r.n == 4 && r.peak == 4);
 	/* An event older than every held one leaves itself. */
-	CHECK(reorder_push(&r, 5, &tag[5], 1, &ev) == 0 && evicted_is(&r, ev, 5, 'f'));
+	CHECK(push(&r, 5, &tag[5], 1, &ev) == 0 && evicted_is(&r, ev, 5, 'f'));
 	CHECK(r.n == 4 && r.peak == 4);
 	/* A tie goes to the event that came first: the held one. */
-	CHECK(reorder_push(&r, 20, &tag[6], 1, &ev) == 0 && evicted_is(&r, ev, 20, 'c'));
+	CHECK(push(&r, 20, &tag[6], 1, &ev) == 0 && evicted_is(&r, ev, 20, 'c'));
 	CHECK(r.n == 4 && r.peak == 4);
 	uint64_t want[] = { 20, 30, 40, 50 };
 	uint8_t wtag[] = { 'g', 'b', 'd', 'e' };
 	int in_order = 1;
 	for (int i = 0; i < 4; i++) {
 		struct pending *p = reorder_pop(&r);
-		in_order &= p && p->time == want[i] && p->data[0] == wtag[i];
+		in_order &= p && p->ev.time == want[i] && pending_payload(p)[0] == wtag[i];
 		reorder_free(&r, p);
 	}
 	CHECK(in_order && r.n == 0 && r.peak == 4);
@@ -263,10 +289,9 @@ test_shuffled_windows(void)
 	fixture_open(&fx, 100);
 	CHECK(reorder_init(&r, N) == 0);
 	for (uint32_t i = 0; i < N; i++)
-		CHECK(reorder_push(&r, 1000 + order[i] * 10ull, (const uint8_t *)&order[i], 4,
-				   &ev) == 0 && ev == NULL);
+		CHECK(push(&r, 1000 + order[i] * 10ull, &order[i], 4, &ev) == 0 && ev == NULL);
 	for (struct pending *p; (p = reorder_pop(&r)); reorder_free(&r, p))
-		CHECK(add(&fx, p->time, 1, 2 + p->data[0] % 3, STACK_USABLE) == 0);
+		CHECK(add(&fx, p->ev.time, 1, 2 + pending_payload(p)[0] % 3, STACK_USABLE) == 0);
 	CHECK(windows_finish(&fx.w, 1500) == 0);
 	readback(&fx);
 	CHECK(nwins == 5);
@@ -574,6 +599,7 @@ int
 main(void)
 {
 	test_reorder();
+	test_setup();
 	test_reorder_bound();
 	test_shuffled_windows();
 	test_boundaries();

@@ -13,17 +13,7 @@
 
 #include "../../collect/procfs.h"
 
-static int failed, passed;
-
-#define CHECK(cond)                                                                  \
-	do {                                                                         \
-		if (cond)                                                            \
-			passed++;                                                    \
-		else {                                                               \
-			failed++;                                                    \
-			fprintf(stderr, "%s:%d: failed: %s\n", __FILE__, __LINE__, #cond); \
-		}                                                                    \
-	} while (0)
+#include "check.h"
 
 struct got {
 	int n;

@@ -10,17 +10,7 @@
 
 #include "../../collect/collect.h"
 
-static int failed, passed;
-
-#define CHECK(cond)                                                                  \
-	do {                                                                         \
-		if (cond)                                                            \
-			passed++;                                                    \
-		else {                                                               \
-			failed++;                                                    \
-			fprintf(stderr, "%s:%d: failed: %s\n", __FILE__, __LINE__, #cond); \
-		}                                                                    \
-	} while (0)
+#include "check.h"
 
 #define RING 256
 
@@ -109,6 +99,7 @@ test_records(void)
 	struct stream_header hd = { .version = 1, .clockid = 1 };
 	unlink(path);
 	c.o.pid = 100;
+	scope_init(&c.scope, 100);
 	c.out.n = 1;
 	CHECK(stream_writer_open(&c.out.w[0], fd, "tmp", &hd) == 0);
 	uint64_t chain[] = { (uint64_t)PERF_CONTEXT_KERNEL, 0xffffffff81000010, 0xffffffff81000020,
@@ -117,7 +108,7 @@ test_records(void)
 	put_sample(200, chain, 7);                  /* a child process: dropped */
 	struct perf_event_header shortrec = { PERF_RECORD_SAMPLE, 0, 16 };
 	records_handle(&c, &shortrec);
-	CHECK(c.dropped == 1 && c.malformed == 1 && c.samples == 1);
+	CHECK(c.rec.dropped == 1 && c.rec.malformed == 1 && c.rec.samples == 1);
 	CHECK(stream_flush(&c.out.w[0]) == 0);
 
 	lseek(fd, 0, SEEK_SET);

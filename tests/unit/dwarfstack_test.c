@@ -19,19 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check.h"
 
-static int passed, failed;
 static char dir[] = "/tmp/dwarfstack_test.XXXXXX";
-
-#define CHECK(cond)                                                                    \
-	do {                                                                           \
-		if (cond) {                                                            \
-			passed++;                                                      \
-		} else {                                                               \
-			failed++;                                                      \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-		}                                                                      \
-	} while (0)
 
 /* The child: main -> f1 .. f6 (or sortit -> qsort -> cmp) and a capture in the deepest
  * function: pc, sp, frame register, link register, the stack bytes, then its maps. */

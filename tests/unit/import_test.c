@@ -10,8 +10,7 @@
 
 #include "../../import/import.h"
 
-static int failed, passed;
-#define CHECK(c) do { if (c) passed++; else { failed++; printf("FAIL %s:%d %s\n", __FILE__, __LINE__, #c); } } while (0)
+#include "check.h"
 
 static uint8_t cap[4096];
 static size_t len;

@@ -10,17 +10,7 @@
 #include "../../emit-firefox/fxstr.h"
 #include "jslb.h"
 
-static int passed, failed;
-
-#define CHECK(cond)                                                              \
-	do {                                                                     \
-		if (cond) {                                                      \
-			passed++;                                                \
-		} else {                                                         \
-			failed++;                                                \
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond); \
-		}                                                                \
-	} while (0)
+#include "check.h"
 
 struct buf {
 	uint8_t *p;

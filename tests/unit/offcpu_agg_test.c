@@ -46,7 +46,8 @@ fixture_open(struct fixture *fx)
 	snprintf(fx->path, sizeof(fx->path), "/tmp/offcpu_agg_test.XXXXXX");
 	fx->fd = mkstemp(fx->path);
 	if (fx->fd < 0 || stream_writer_open(&fx->out, fx->fd, "t", &h) < 0 ||
-	    windows_init(&fx->w, &fx->out, W, 64) < 0 || offcpu_agg_init(&fx->off, 64, 100) < 0)
+	    windows_init(&fx->w, &fx->out, &(struct window_opts){ W, 64, 0, 0 }) < 0 ||
+	    offcpu_agg_init(&fx->off, 64, 100) < 0)
 		abort();
 	fx->w.off = &fx->off;
 	windows_origin(&fx->w, 1000);
@@ -143,7 +144,34 @@ piece(struct fixture *fx, uint64_t start, uint64_t end, uint32_t tid, uint32_t f
 	os.nlocs = 2;
 	os.locs[0] = 5 + tid;
 	os.locs[1] = 99;
-	CHECK(offcpu_agg_push(&fx->off, &os) == 0);
+	CHECK(offcpu_agg_push(&fx->off, &os, NULL, NULL) == 0);
+}
+
+/* One frame (in os) of eleven intervals of thread 1: ten of 15 ns every 20 ns from 1000, and
+ * one [1195, 1210) across a window end. */
+static void
+grouped_frame(void)
+{
+	static uint8_t spans[16 * OFFCPU_SPAN_BYTES];
+	uint32_t n = 0;
+	for (uint64_t k = 0; k < 10; k++) {
+		struct offcpu_span sp = { 1000 + 20 * k, 1015 + 20 * k, 0 };
+		stream_span_pack(spans, n++, &sp);
+	}
+	stream_span_pack(spans, n++, &(struct offcpu_span){ 1195, 1210, 0 });
+	memset(&os, 0, sizeof(os));
+	os.pid = 10;
+	os.tid = 1;
+	os.phase = PHASE_BLOCKED;
+	os.stack_flags = STACK_USABLE;
+	os.nlocs = 2;
+	os.locs[0] = 6;
+	os.locs[1] = 99;
+	struct offcpu_span first = stream_span_unpack(spans, 0);
+	os.start = first.start;
+	os.end = first.end;
+	os.nmore = n - 1;
+	os.more = spans + OFFCPU_SPAN_BYTES;
 }
 
 /* What aggregate does at a round: release, then close the windows that ended. */
@@ -237,31 +265,10 @@ test_bound(void)
 static void
 test_grouped(void)
 {
-	static uint8_t spans[16 * OFFCPU_SPAN_BYTES];
 	struct fixture fx;
 	fixture_open(&fx);
-	uint32_t n = 0;
-	/* Ten intervals of 15 ns every 20 ns from 1000, and one [1195, 1210) across a window
-	 * end. */
-	for (uint64_t k = 0; k < 10; k++) {
-		struct offcpu_span sp = { 1000 + 20 * k, 1015 + 20 * k, 0 };
-		stream_span_pack(spans, n++, &sp);
-	}
-	stream_span_pack(spans, n++, &(struct offcpu_span){ 1195, 1210, 0 });
-	memset(&os, 0, sizeof(os));
-	os.pid = 10;
-	os.tid = 1;
-	os.phase = PHASE_BLOCKED;
-	os.stack_flags = STACK_USABLE;
-	os.nlocs = 2;
-	os.locs[0] = 6;
-	os.locs[1] = 99;
-	struct offcpu_span first = stream_span_unpack(spans, 0);
-	os.start = first.start;
-	os.end = first.end;
-	os.nmore = n - 1;
-	os.more = spans + OFFCPU_SPAN_BYTES;
-	CHECK(offcpu_agg_push(&fx.off, &os) == 0);
+	grouped_frame();
+	CHECK(offcpu_agg_push(&fx.off, &os, NULL, NULL) == 0);
 	CHECK(fx.off.n == 11 && fx.off.st.pieces == 11);
 	round_at(&fx, 1250);
 	finish(&fx, 1300);
@@ -324,6 +331,33 @@ test_endless(void)
 	fixture_close(&fx);
 }
 
+/* --max-pending-events bounds the queue while a frame's pieces go in: a full queue releases
+ * its oldest pieces first (as aggregate's forced release does), and nothing is lost. */
+static int
+release_oldest(void *arg)
+{
+	struct fixture *fx = arg;
+	fx->off.st.forced++;
+	return offcpu_agg_release(&fx->off, &fx->w, offcpu_agg_oldest(&fx->off), UINT64_MAX);
+}
+
+static void
+test_pending_bound(void)
+{
+	struct fixture fx;
+	fixture_open(&fx);
+	fx.off.max = 4;
+	grouped_frame();
+	CHECK(offcpu_agg_push(&fx.off, &os, release_oldest, &fx) == 0);
+	CHECK(fx.off.peak == 4 && fx.off.n <= 4 && fx.off.st.forced > 0);
+	finish(&fx, 1300);
+	readback(&fx);
+	CHECK(nwins == 3);
+	CHECK(wins[0].nanos[1] + wins[1].nanos[1] + wins[2].nanos[1] == 165);
+	CHECK(wins[0].count[1] + wins[1].count[1] + wins[2].count[1] == 11);
+	fixture_close(&fx);
+}
+
 int
 main(void)
 {
@@ -333,6 +367,7 @@ main(void)
 	test_late_and_end();
 	test_bound();
 	test_endless();
+	test_pending_bound();
 	printf("offcpu_agg: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }

@@ -11,17 +11,7 @@
 #include "idmap.h"
 #include "../../emit-pprof/strtab.h"
 
-static int passed, failed;
-
-#define CHECK(cond)                                                                  \
-	do {                                                                         \
-		if (cond) {                                                          \
-			passed++;                                                    \
-		} else {                                                             \
-			failed++;                                                    \
-			fprintf(stderr, "%s:%d: failed: %s\n", __FILE__, __LINE__, #cond); \
-		}                                                                    \
-	} while (0)
+#include "check.h"
 
 static int
 bytes_are(const struct pb *b, const char *hex)

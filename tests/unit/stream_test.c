@@ -43,6 +43,37 @@ reader_on(const uint8_t *buf, size_t len, struct stream_reader *r, struct stream
 	return stream_reader_open(r, p[0], "t", h);
 }
 
+/* What fill wrote, read back: its bytes and a reader on them. */
+struct readback {
+	uint8_t *bytes;
+	size_t len;
+	struct stream_reader r;
+	struct stream_header h;
+	struct frame f;  /* the frame next() read */
+	char err[200];   /* for the decoders */
+};
+
+static int
+readback_open(struct readback *rb, void (*fill)(struct stream_writer *))
+{
+	rb->bytes = capture(fill, &rb->len);
+	return reader_on(rb->bytes, rb->len, &rb->r, &rb->h);
+}
+
+/* 1 when a frame was read into rb->f. */
+static int
+next(struct readback *rb)
+{
+	return stream_read(&rb->r, &rb->f) == 1;
+}
+
+static void
+readback_close(struct readback *rb)
+{
+	stream_reader_release(&rb->r);
+	free(rb->bytes);
+}
+
 static void
 fill_example(struct stream_writer *w)
 {
@@ -122,42 +153,37 @@ fill_defs(struct stream_writer *w)
 static void
 test_roundtrip(void)
 {
-	size_t len;
-	uint8_t *b = capture(fill_defs, &len);
-	struct stream_reader r;
-	struct stream_header h;
-	struct frame f;
-	char e[200];
-	CHECK(reader_on(b, len, &r, &h) == 0);
+	struct readback rb;
+	char *e = rb.err;
+	CHECK(readback_open(&rb, fill_defs) == 0);
 
 	struct fr_mmap m;
-	CHECK(stream_read(&r, &f) == 1 && stream_get_mmap(&f, &m, e, sizeof(e)) == 0);
+	CHECK(next(&rb) && stream_get_mmap(&rb.f, &m, e, sizeof(rb.err)) == 0);
 	CHECK(m.len == 0x2000 && m.build_id_len == 3 && m.build_id[2] == 0xef);
 	CHECK(str_eq(m.path, "/bin/x"));
 
 	static struct fr_location l;
-	CHECK(stream_read(&r, &f) == 1 && stream_get_location(&f, &l, e, sizeof(e)) == 0);
+	CHECK(next(&rb) && stream_get_location(&rb.f, &l, e, sizeof(rb.err)) == 0);
 	CHECK(l.nlines == 2 && l.lines[1].function_id == 8 && l.lines[1].line == 20);
 	/* A short copy of the same frame is refused. */
-	struct frame sf = f;
+	struct frame sf = rb.f;
 	sf.len -= 1;
-	CHECK(stream_get_location(&sf, &l, e, sizeof(e)) == -1 && strstr(e, "too short"));
+	CHECK(stream_get_location(&sf, &l, e, sizeof(rb.err)) == -1 && strstr(e, "too short"));
 
 	static struct fr_window_end we;
-	r.order.rules = ORDER_WINDOW_GAPS; /* the window is number 3 */
-	CHECK(stream_read(&r, &f) == 1 && f.type == FR_WINDOW_START);
-	CHECK(stream_read(&r, &f) == 1 && stream_get_window_end(&f, &we, e, sizeof(e)) == 0);
+	rb.r.order.rules = ORDER_WINDOW_GAPS; /* the window is number 3 */
+	CHECK(next(&rb) && rb.f.type == FR_WINDOW_START);
+	CHECK(next(&rb) && stream_get_window_end(&rb.f, &we, e, sizeof(rb.err)) == 0);
 	CHECK(we.nstats == 1 && str_eq(we.stats[0].key, "samples") && we.stats[0].value == 42);
 
 	struct fr_file fl;
-	CHECK(stream_read(&r, &f) == 1 && stream_get_file(&f, &fl, e, sizeof(e)) == -1);
+	CHECK(next(&rb) && stream_get_file(&rb.f, &fl, e, sizeof(rb.err)) == -1);
 	CHECK(strstr(e, "plain name") != NULL);
 
-	CHECK(stream_read(&r, &f) == 1 && f.type == 999 && f.len == 3);
-	CHECK(stream_check_frame(&f, e, sizeof(e)) == 0);
-	CHECK(stream_read(&r, &f) == 0);
-	stream_reader_release(&r);
-	free(b);
+	CHECK(next(&rb) && rb.f.type == 999 && rb.f.len == 3);
+	CHECK(stream_check_frame(&rb.f, e, sizeof(rb.err)) == 0);
+	CHECK(stream_read(&rb.r, &rb.f) == 0);
+	readback_close(&rb);
 }
 
 static void
@@ -185,27 +211,22 @@ fill_regs(struct stream_writer *w)
 static void
 test_regs_and_usym(void)
 {
-	size_t len;
-	uint8_t *b = capture(fill_regs, &len);
-	struct stream_reader r;
-	struct stream_header h;
-	struct frame f;
-	char e[200];
+	struct readback rb;
+	char *e = rb.err;
 	static struct fr_sample_regs s;
 	struct fr_usym u;
 
-	CHECK(reader_on(b, len, &r, &h) == 0);
-	CHECK(stream_read(&r, &f) == 1 && stream_get_sample_regs(&f, &s, e, sizeof(e)) == 0);
+	CHECK(readback_open(&rb, fill_regs) == 0);
+	CHECK(next(&rb) && stream_get_sample_regs(&rb.f, &s, e, sizeof(rb.err)) == 0);
 	CHECK(s.nkernel == 1 && s.kips[0] == 0xffffffff81000000ull && s.nregs == 3);
 	CHECK(s.regs[2] == 3 && s.reg_mask == 0x1c0 && s.stack_len == 300 && s.stack[299] == 43);
-	struct frame sf = f;
+	struct frame sf = rb.f;
 	sf.len -= 1;
-	CHECK(stream_get_sample_regs(&sf, &s, e, sizeof(e)) == -1);
-	CHECK(stream_read(&r, &f) == 1 && stream_get_usym(&f, &u, e, sizeof(e)) == 0);
+	CHECK(stream_get_sample_regs(&sf, &s, e, sizeof(rb.err)) == -1);
+	CHECK(next(&rb) && stream_get_usym(&rb.f, &u, e, sizeof(rb.err)) == 0);
 	CHECK(u.end == 0x180 && str_eq(u.name, "main") && str_eq(u.path, "/lib/x.so"));
-	CHECK(stream_read(&r, &f) == 0);
-	stream_reader_release(&r);
-	free(b);
+	CHECK(stream_read(&rb.r, &rb.f) == 0);
+	readback_close(&rb);
 }
 
 static void
@@ -223,30 +244,25 @@ fill_target(struct stream_writer *w)
 static void
 test_target_scope(void)
 {
-	size_t len;
-	uint8_t *b = capture(fill_target, &len);
-	struct stream_reader r;
-	struct stream_header h;
-	struct frame f;
+	struct readback rb;
+	char *e = rb.err;
 	struct fr_target t;
-	char e[200];
 
-	CHECK(reader_on(b, len, &r, &h) == 0);
-	CHECK(stream_read(&r, &f) == 1 && stream_get_target(&f, &t, e, sizeof(e)) == 0);
+	CHECK(readback_open(&rb, fill_target) == 0);
+	CHECK(next(&rb) && stream_get_target(&rb.f, &t, e, sizeof(rb.err)) == 0);
 	CHECK(t.pid == 42 && str_eq(t.scope_requested, "cgroup"));
 	CHECK(str_eq(t.scope_effective, "process") && str_eq(t.scope_cgroup, "/x/y"));
 	CHECK(t.scope_reason.len == 0);
-	struct frame old = f;
+	struct frame old = rb.f;
 	/* the sample type and unit (empty), window_nanos, offcpu_percent, the scope */
 	old.len -= (2 + 2) + 8 + 4 + (2 + 6) + (2 + 7) + (2 + 4) + (2 + 0);
-	CHECK(stream_get_target(&old, &t, e, sizeof(e)) == 0);
+	CHECK(stream_get_target(&old, &t, e, sizeof(rb.err)) == 0);
 	CHECK(t.pid == 42 && str_eq(t.kind, "launch") && t.scope_requested.len == 0);
 	CHECK(t.scope_effective.len == 0 && t.scope_cgroup.len == 0);
 	/* Cut inside the scope: corrupt, not silently short. */
-	old.len = f.len - 4 - 8 - 4 - 3;
-	CHECK(stream_get_target(&old, &t, e, sizeof(e)) == -1);
-	stream_reader_release(&r);
-	free(b);
+	old.len = rb.f.len - 4 - 8 - 4 - 3;
+	CHECK(stream_get_target(&old, &t, e, sizeof(rb.err)) == -1);
+	readback_close(&rb);
 }
 
 static void
@@ -261,26 +277,21 @@ fill_target_window(struct stream_writer *w)
 static void
 test_target_window(void)
 {
-	size_t len;
-	uint8_t *b = capture(fill_target_window, &len);
-	struct stream_reader r;
-	struct stream_header h;
-	struct frame f;
+	struct readback rb;
+	char *e = rb.err;
 	struct fr_target t;
-	char e[200];
 
-	CHECK(reader_on(b, len, &r, &h) == 0);
-	CHECK(stream_read(&r, &f) == 1 && stream_get_target(&f, &t, e, sizeof(e)) == 0);
+	CHECK(readback_open(&rb, fill_target_window) == 0);
+	CHECK(next(&rb) && stream_get_target(&rb.f, &t, e, sizeof(rb.err)) == 0);
 	CHECK(t.pid == 42 && t.window_nanos == 2000000000 && t.offcpu_percent == 100);
-	struct frame old = f;
+	struct frame old = rb.f;
 	old.len -= 4 + 8; /* the empty sample type and unit, then the window */
 	t.window_nanos = 7;
-	CHECK(stream_get_target(&old, &t, e, sizeof(e)) == 0 && t.window_nanos == 0);
+	CHECK(stream_get_target(&old, &t, e, sizeof(rb.err)) == 0 && t.window_nanos == 0);
 	CHECK(t.offcpu_percent == 100);
-	old.len = f.len - 4 - 3;
-	CHECK(stream_get_target(&old, &t, e, sizeof(e)) == -1);
-	stream_reader_release(&r);
-	free(b);
+	old.len = rb.f.len - 4 - 3;
+	CHECK(stream_get_target(&old, &t, e, sizeof(rb.err)) == -1);
+	readback_close(&rb);
 }
 
 static void
@@ -296,25 +307,20 @@ fill_target_unit(struct stream_writer *w)
 static void
 test_target_unit(void)
 {
-	size_t len;
-	uint8_t *b = capture(fill_target_unit, &len);
-	struct stream_reader r;
-	struct stream_header h;
-	struct frame f;
+	struct readback rb;
+	char *e = rb.err;
 	struct fr_target t;
-	char e[200];
 
-	CHECK(reader_on(b, len, &r, &h) == 0);
-	CHECK(stream_read(&r, &f) == 1 && stream_get_target(&f, &t, e, sizeof(e)) == 0);
+	CHECK(readback_open(&rb, fill_target_unit) == 0);
+	CHECK(next(&rb) && stream_get_target(&rb.f, &t, e, sizeof(rb.err)) == 0);
 	CHECK(str_eq(t.sample_type, "cycles") && str_eq(t.sample_unit, "count"));
-	struct frame old = f;
+	struct frame old = rb.f;
 	old.len -= (2 + 6) + (2 + 5);
-	CHECK(stream_get_target(&old, &t, e, sizeof(e)) == 0);
+	CHECK(stream_get_target(&old, &t, e, sizeof(rb.err)) == 0);
 	CHECK(t.sample_type.len == 0 && t.sample_unit.len == 0 && str_eq(t.kind, "import"));
-	old.len = f.len - 3;
-	CHECK(stream_get_target(&old, &t, e, sizeof(e)) == -1);
-	stream_reader_release(&r);
-	free(b);
+	old.len = rb.f.len - 3;
+	CHECK(stream_get_target(&old, &t, e, sizeof(rb.err)) == -1);
+	readback_close(&rb);
 }
 
 static void
@@ -385,48 +391,43 @@ fill_churn(struct stream_writer *w)
 static void
 test_churn_frames(void)
 {
-	size_t len;
-	uint8_t *b = capture(fill_churn, &len);
-	struct stream_reader r;
-	struct stream_header h;
-	struct frame f;
+	struct readback rb;
+	char *e = rb.err;
 	struct fr_task t;
 	struct fr_forget g;
 	struct fr_modules m;
 	struct frame old;
-	char e[200];
 
-	CHECK(reader_on(b, len, &r, &h) == 0);
-	CHECK(stream_read(&r, &f) == 1 && f.type == FR_EXIT && f.len == 28);
-	CHECK(stream_get_task(&f, &t, e, sizeof(e)) == 0 && t.flags == EXIT_PROCESS &&
+	CHECK(readback_open(&rb, fill_churn) == 0);
+	CHECK(next(&rb) && rb.f.type == FR_EXIT && rb.f.len == 28);
+	CHECK(stream_get_task(&rb.f, &t, e, sizeof(rb.err)) == 0 && t.flags == EXIT_PROCESS &&
 	      t.pid == 40 && t.ptid == 1);
-	old = f;
+	old = rb.f;
 	old.len = 24;
-	CHECK(stream_get_task(&old, &t, e, sizeof(e)) == 0 && t.flags == 0 && t.tid == 40);
-	CHECK(stream_read(&r, &f) == 1 && f.type == FR_FORK);
-	CHECK(stream_get_task(&f, &t, e, sizeof(e)) == 0 && t.flags == 0);
-	CHECK(stream_read(&r, &f) == 1 && stream_get_forget(&f, &g, e, sizeof(e)) == 0 &&
+	CHECK(stream_get_task(&old, &t, e, sizeof(rb.err)) == 0 && t.flags == 0 && t.tid == 40);
+	CHECK(next(&rb) && rb.f.type == FR_FORK);
+	CHECK(stream_get_task(&rb.f, &t, e, sizeof(rb.err)) == 0 && t.flags == 0);
+	CHECK(next(&rb) && stream_get_forget(&rb.f, &g, e, sizeof(rb.err)) == 0 &&
 	      g.pid == 40 && g.tid == 0 && g.n == 3);
 	CHECK(stream_forget_id(&g, 0) == 7 && stream_forget_id(&g, 1) == 0x01020304 &&
 	      stream_forget_id(&g, 2) == 9);
-	old = f;
+	old = rb.f;
 	old.len -= 2;
-	CHECK(stream_get_forget(&old, &g, e, sizeof(e)) == -1 && strstr(e, "too short"));
-	CHECK(stream_read(&r, &f) == 1 && stream_get_modules(&f, &m, e, sizeof(e)) == 0 &&
+	CHECK(stream_get_forget(&old, &g, e, sizeof(rb.err)) == -1 && strstr(e, "too short"));
+	CHECK(next(&rb) && stream_get_modules(&rb.f, &m, e, sizeof(rb.err)) == 0 &&
 	      m.index == 7 && m.n == 2);
 	struct fr_bid a = stream_module(&m, 0), z = stream_module(&m, 1);
 	CHECK(a.len == 3 && a.id[0] == 0xab && a.id[2] == 0xef);
 	CHECK(z.len == 20 && z.id[0] == 1 && z.id[19] == 0x99);
-	old = f;
+	old = rb.f;
 	old.len -= 1;
-	CHECK(stream_get_modules(&old, &m, e, sizeof(e)) == -1 && strstr(e, "too short"));
+	CHECK(stream_get_modules(&old, &m, e, sizeof(rb.err)) == -1 && strstr(e, "too short"));
 	uint8_t bad[4 + 2 + 21] = { 0, 0, 0, 0, 1, 0, 21 };
 	old = (struct frame){ FR_MODULES, sizeof(bad), bad };
-	CHECK(stream_check_frame(&old, e, sizeof(e)) == -1 && strstr(e, "build id"));
+	CHECK(stream_check_frame(&old, e, sizeof(rb.err)) == -1 && strstr(e, "build id"));
 	CHECK(strcmp(stream_frame_name(FR_FORGET), "forget") == 0 &&
 	      strcmp(stream_frame_name(FR_MODULES), "modules") == 0);
-	stream_reader_release(&r);
-	free(b);
+	readback_close(&rb);
 }
 
 int

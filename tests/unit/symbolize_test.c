@@ -12,18 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int passed, failed, skipped;
-static char dir[] = "/tmp/symbolize_test.XXXXXX";
+#include "check.h"
 
-#define CHECK(cond)                                                                    \
-	do {                                                                           \
-		if (cond) {                                                            \
-			passed++;                                                      \
-		} else {                                                               \
-			failed++;                                                      \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-		}                                                                      \
-	} while (0)
+static int skipped;
+static char dir[] = "/tmp/symbolize_test.XXXXXX";
 
 #define MAXF 16
 

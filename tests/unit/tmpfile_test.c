@@ -44,7 +44,8 @@ one(int sig)
 			_exit(2);
 		char buf[2 * 300];
 		int n = snprintf(buf, sizeof(buf), "%s\n%s\n", handed.path, kept.path);
-		/* Handed on (as after announce_window): no longer this process's to remove. */
+		/* Handed on (as after an emitter's window end, lib/emitter.c): no longer this
+		 * process's to remove. */
 		tmpfile_release(&handed);
 		tmpfile_discard(&dropped);
 		if (write(fds[1], buf, (size_t)n) != n)

@@ -6,8 +6,7 @@
 #include "../../unwind/resolve.h"
 #include "../../unwind/usymtab.h"
 
-static int failed, passed;
-#define CHECK(c) do { if (c) passed++; else { failed++; printf("FAIL %s:%d %s\n", __FILE__, __LINE__, #c); } } while (0)
+#include "check.h"
 
 static uint8_t buf[512];
 

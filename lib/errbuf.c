@@ -1,0 +1,16 @@
+/* errbuf: see errbuf.h. */
+#include "errbuf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+int
+errbuf_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
