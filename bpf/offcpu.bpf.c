@@ -39,9 +39,12 @@ const volatile __u32 target_tgid = 0;
  * command's descendants included.  0: by process. */
 const volatile __u64 target_cgroup = 0;
 
-/* The start of the recording: the intervals of the threads the iterator finds off the CPU
- * open here. */
-const volatile __u64 open_at = 0;
+/* The task iterator's two runs (collect/offcpu_blocked.c), set by collect before each: the
+ * snapshot at the recording's start (open_at), before an unwind calibration, and the run
+ * that opens intervals once the switch program is attached (at attach_ns). */
+__u32 iter_snapshot = 0;
+__u64 open_at = 0;
+__u64 attach_ns = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -118,6 +121,15 @@ struct {
 	__type(key, __u32);
 	__type(value, struct iter_scratch);
 } iter_scratch SEC(".maps");
+
+/* The iterator's snapshot: the target threads asleep at the recording's start, by tid, with
+ * their context-switch count then. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, OFFCPU_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, __u64);
+} asleep SEC(".maps");
 
 /* Kernels before 5.14 call the field "state". */
 struct task_struct___pre514 {
@@ -420,29 +432,64 @@ task_kstack(struct task_struct *task, struct offcpu_ustack *u)
 	return store_stack(u);
 }
 
-/* A target thread that sleeps when the recording starts never switches out while it is
- * watched: run once at the start, this sees each one (task) and opens its interval at the
- * start, with the stacks a switch-out would have taken, unless the switch program has an
- * entry for the thread already.  A thread woken meanwhile may have switched in before its
- * entry was there: its interval is then closed at once (ts 0), as if it were running. */
-SEC("iter.s/task")
-int offcpu_blocked(struct bpf_iter__task *ctx)
+/* A target thread of the iterator's task that sleeps: not running, not on a CPU, not
+ * stopped or traced, not exiting; 0 for any other task. */
+static __always_inline int
+sleeping_target(struct task_struct *task)
 {
-	struct task_struct *task = ctx->task;
-	__u32 zero = 0;
 	if (!task || (task->flags & PF_KTHREAD_FLAG) || !(phases & OFFCPU_WANT_BLOCKED))
 		return 0;
 	if (target_cgroup ? BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id) != target_cgroup :
 			    (__u32)task->tgid != target_tgid)
 		return 0;
 	long state = task_state(task);
+	return state != 0 && !(state & (TASK_DEAD_STATE | TASK_HELD_STATES)) && !task->on_cpu;
+}
+
+/* Every switch-out adds one: unchanged, the thread has not run in between. */
+static __always_inline __u64
+switches(struct task_struct *task)
+{
+	return task->nvcsw + task->nivcsw;
+}
+
+/* Where the interval of a thread found sleeping at the attach opens: at the recording's
+ * start if it slept then already and has not run since (blocked since before the start),
+ * else at the attach, which leaves out at most the time between the two (an unwind
+ * calibration) rather than count a thread that ran then as blocked. */
+static __always_inline __u64
+opened_at(struct task_struct *task, __u32 tid)
+{
+	__u64 *then = bpf_map_lookup_elem(&asleep, &tid);
+	return then && *then == switches(task) ? open_at : attach_ns;
+}
+
+/* A target thread that sleeps when the recording starts never switches out while it is
+ * watched: run once at the start (snapshot), this notes each one (task); run once more
+ * when the switch program is attached, it opens the interval of each one still asleep
+ * (opened_at()), with the stacks a switch-out would have taken, unless the switch program
+ * has an entry for the thread already.  A thread woken meanwhile may have switched in
+ * before its entry was there: its interval is then closed at once (ts 0), as if it were
+ * running. */
+SEC("iter.s/task")
+int offcpu_blocked(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	__u32 zero = 0;
+	if (!sleeping_target(task))
+		return 0;
 	__u32 tid = task->pid;
+	if (iter_snapshot) {
+		__u64 n = switches(task);
+		if (bpf_map_update_elem(&asleep, &tid, &n, BPF_ANY) != 0)
+			count(OFFCPU_C_ASLEEP_FULL);
+		return 0;
+	}
 	struct iter_scratch *x = bpf_map_lookup_elem(&iter_scratch, &zero);
-	if (!x || state == 0 || (state & (TASK_DEAD_STATE | TASK_HELD_STATES)) || task->on_cpu ||
-	    bpf_map_lookup_elem(&starts, &tid))
+	if (!x || bpf_map_lookup_elem(&starts, &tid))
 		return 0;
 	struct offcpu_start s = {
-		.ts = open_at, .pid = task->tgid, .cpu = task->thread_info.cpu,
+		.ts = opened_at(task, tid), .pid = task->tgid, .cpu = task->thread_info.cpu,
 		.phase = OFFCPU_BLOCKED,
 	};
 	s.kstack = task_kstack(task, &x->u);

@@ -87,6 +87,9 @@ enum offcpu_counter {
 	OFFCPU_C_FILTERED,        /* shorter than --offcpu-min-duration-us */
 	OFFCPU_C_UNSAMPLED,       /* a switch-out left out by --offcpu-probability */
 	OFFCPU_C_DEEP_FULL,       /* a stack copy that did not fit: the user stack stays short */
+	/* a thread asleep at the start with no slot left in the iterator's snapshot: if it still
+	 * sleeps at the attach, its interval opens there */
+	OFFCPU_C_ASLEEP_FULL,
 	OFFCPU_C_MAX,
 };
 

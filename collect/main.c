@@ -119,10 +119,12 @@ main(int argc, char **argv)
 			  c.o.pid) < 0)
 		err(1, "cannot create module cache '%s'", c.o.module_cache);
 
+	collect_offcpu_load(&c);
 	/* The recording starts here: auto's calibration is part of it (calib.h). */
 	c.run.start_ns = collect_now();
 	if (c.o.duration_ns)
 		c.run.deadline_ns = c.run.start_ns + c.o.duration_ns;
+	collect_offcpu_begin(&c);
 	c.run.end_reason = mode_choose(&c, pidfd, pf.nthreads, &resumed);
 	exec_identity(&c.exec, c.o.pid);
 	struct stream_header h = make_header(pf.e_machine, c.run.session_id);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bpflog.h"
@@ -54,14 +55,20 @@ no_btf(const struct offcpu_config *cfg, char *why, size_t whylen)
 	return -1;
 }
 
-static struct offcpu *
-fail(struct offcpu *o, int rc, const char *step, char *why, size_t whylen)
+static void
+reason(int rc, const char *step, char *why, size_t whylen)
 {
 	const char *msg = bpflog_last();
 	snprintf(why, whylen, "off-cpu: cannot %s the sched_switch program: %s%s%s", step,
 		 strerror(rc < 0 ? -rc : rc ? rc : EINVAL), msg[0] ? " (libbpf: " : "", msg);
 	if (msg[0])
 		snprintf(why + strlen(why), whylen - strlen(why), ")");
+}
+
+static struct offcpu *
+fail(struct offcpu *o, int rc, const char *step, char *why, size_t whylen)
+{
+	reason(rc, step, why, whylen);
 	offcpu_close(o);
 	return NULL;
 }
@@ -92,9 +99,8 @@ offcpu_open(pid_t pid, const struct offcpu_config *cfg, char *why, size_t whylen
 	o->skel->rodata->target_cgroup = cfg->cgroup_id;
 	/* Woken at half full: the regular drains keep up below that. */
 	o->skel->rodata->wakeup_bytes = cfg->ring_bytes / 2;
-	o->skel->rodata->open_at = cfg->start_ns;
-	int blocked = offcpu_blocked_wanted(cfg->start_ns);
-	bpf_program__set_autoload(o->skel->progs.offcpu_blocked, blocked);
+	o->blocked = offcpu_blocked_wanted(cfg->recording);
+	bpf_program__set_autoload(o->skel->progs.offcpu_blocked, o->blocked);
 	bpf_program__set_autoattach(o->skel->progs.offcpu_blocked, false);
 	int rc = bpf_map__set_max_entries(o->skel->maps.events, (__u32)cfg->ring_bytes);
 	if (rc == 0)
@@ -105,12 +111,8 @@ offcpu_open(pid_t pid, const struct offcpu_config *cfg, char *why, size_t whylen
 	__u8 one = 1;
 	if (bpf_map_update_elem(bpf_map__fd(o->skel->maps.targets), &key, &one, BPF_ANY))
 		return fail(o, -errno, "configure", why, whylen);
-	if ((rc = offcpu_bpf__attach(o->skel)) != 0)
-		return fail(o, rc, "attach", why, whylen);
-	if (blocked && offcpu_blocked_run(o->skel, pid, cfg->cgroup_id != 0, why, whylen) < 0) {
-		offcpu_close(o);
-		return NULL;
-	}
+	o->pid = pid;
+	o->cgroup = cfg->cgroup_id != 0;
 	o->rb = ring_buffer__new(bpf_map__fd(o->skel->maps.events), offcpu_ring_event, o, NULL);
 	if (!o->rb)
 		return fail(o, -errno, "read the ring buffer of", why, whylen);
@@ -120,7 +122,6 @@ offcpu_open(pid_t pid, const struct offcpu_config *cfg, char *why, size_t whylen
 	o->ustacks_fd = bpf_map__fd(o->skel->maps.ustacks);
 	o->counters_fd = bpf_map__fd(o->skel->maps.counters);
 	o->min_ns = cfg->min_ns;
-	o->deadline_ns = cfg->deadline_ns;
 	o->before = cfg->before;
 	o->own_frames = cfg->own_frames;
 	o->arg = cfg->arg;
@@ -128,6 +129,33 @@ offcpu_open(pid_t pid, const struct offcpu_config *cfg, char *why, size_t whylen
 	if (o->ncpu <= 0)
 		return fail(o, o->ncpu, "count the CPUs for", why, whylen);
 	return o;
+}
+
+int
+offcpu_begin(struct offcpu *o, uint64_t start_ns, uint64_t deadline_ns, char *why,
+	     size_t whylen)
+{
+	o->deadline_ns = deadline_ns;
+	if (!o->blocked)
+		return 0;
+	return offcpu_blocked_snapshot(o->skel, o->pid, o->cgroup, start_ns, why, whylen);
+}
+
+int
+offcpu_attach(struct offcpu *o, char *why, size_t whylen)
+{
+	int rc = offcpu_bpf__attach(o->skel);
+	if (rc) {
+		reason(rc, "attach", why, whylen);
+		return -1;
+	}
+	if (!o->blocked)
+		return 0;
+	/* Taken once attached: a thread that blocks from here on has its switch-out. */
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return offcpu_blocked_open(o->skel, o->pid, o->cgroup, now, why, whylen);
 }
 
 int

@@ -18,9 +18,7 @@ struct offcpu_config {
 	uint64_t ring_bytes;    /* --offcpu-ring-buffer: a power of two, >= 4096 */
 	unsigned percent;       /* --offcpu-probability: switch-outs recorded, 1..100 */
 	const char *btf_path;   /* --offcpu-btf: kernel BTF when the kernel has none */
-	uint64_t deadline_ns;   /* intervals are cut here (the end of --duration), 0: none */
-	uint64_t start_ns;      /* the recording's start, where the intervals of the threads
-				 * already off the CPU open; 0: the --check probe */
+	int recording;          /* 0: the --check probe, which records nothing */
 	uint64_t cgroup_id;     /* launch's cgroup scope: every process in it; 0: pid only */
 	int verbose;            /* -v: libbpf's messages on stderr */
 	/* How many leading kernel ips of a stack are the collector's own frames (the BPF
@@ -35,11 +33,18 @@ struct offcpu_config {
 
 struct offcpu;
 
-/* Loads and attaches the program for the threads of pid, and opens the intervals of those
- * already off the CPU (collect/offcpu_blocked.c); NULL with a one-line reason in why when
- * the kernel cannot (too old, no BTF, verifier or attach failure). */
+/* Loads the program for the threads of pid, not attached yet; NULL with a one-line reason
+ * in why when the kernel cannot (too old, no BTF, verifier failure). */
 struct offcpu *offcpu_open(pid_t pid, const struct offcpu_config *cfg, char *why,
 			   size_t whylen);
+/* The recording starts at start_ns (its intervals are cut at deadline_ns, the end of
+ * --duration, 0: none): the threads asleep now are noted (collect/offcpu_blocked.c).  Then,
+ * after any unwind calibration, offcpu_attach() attaches the program and opens the
+ * intervals of the threads still asleep, at start_ns for those that have not run since.
+ * Both: 0, or -1 with a one-line reason in why. */
+int offcpu_begin(struct offcpu *o, uint64_t start_ns, uint64_t deadline_ns, char *why,
+		 size_t whylen);
+int offcpu_attach(struct offcpu *o, char *why, size_t whylen);
 /* An fd that becomes readable when the ring buffer asks for a drain (epoll). */
 int offcpu_fd(const struct offcpu *o);
 /* One drain at now: first the threads still off the CPU are reported up to *round (which
@@ -76,6 +81,8 @@ void offcpu_option(struct collect_opts *o, int opt, const char *arg);
  * c->offcpu.  Both exit 1 when it cannot run, unless --allow-partial keeps the cpu profile
  * going.  The program's callbacks write what its intervals need first into c's stream. */
 void collect_offcpu_probe(struct collect *c);
+void collect_offcpu_load(struct collect *c);
+void collect_offcpu_begin(struct collect *c);
 void collect_offcpu_start(struct collect *c);
 /* After the first FR_TARGET: the warning of a dropped off-cpu profile. */
 void collect_offcpu_announce(const struct offcpu_run *r, struct emit *out, uint64_t time);

@@ -267,7 +267,8 @@ put_counters(struct offcpu *o, uint64_t time, uint64_t incomplete)
 	}
 	free(v);
 	put_lost(o, time, grown[OFFCPU_C_RING_DROPS], LOST_OFFCPU_RING);
-	put_lost(o, time, grown[OFFCPU_C_STARTS_FULL] + incomplete, LOST_OFFCPU_INCOMPLETE);
+	put_lost(o, time, grown[OFFCPU_C_STARTS_FULL] + grown[OFFCPU_C_ASLEEP_FULL] + incomplete,
+		 LOST_OFFCPU_INCOMPLETE);
 	put_lost(o, time, grown[OFFCPU_C_FILTERED], LOST_OFFCPU_FILTERED);
 	put_lost(o, time, grown[OFFCPU_C_UNSAMPLED], LOST_OFFCPU_UNSAMPLED);
 	put_lost(o, time,

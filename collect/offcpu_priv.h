@@ -42,6 +42,9 @@ struct offcpu {
 	int starts_fd, stacks_fd, ustacks_fd, counters_fd, ncpu;
 	uint64_t min_ns;
 	uint64_t deadline_ns;   /* 0: none */
+	pid_t pid;              /* the target, for the task iterator */
+	int cgroup;             /* the iterator keeps the tasks of the cgroup scope */
+	int blocked;            /* the iterator is loaded (offcpu_blocked.c) */
 	size_t (*own_frames)(void *arg, const uint64_t *ips, size_t n);
 	void (*before)(void *arg, uint32_t pid, const uint64_t *kips, size_t n);
 	void *arg;

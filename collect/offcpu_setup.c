@@ -117,13 +117,12 @@ own_frames(void *arg, const uint64_t *ips, size_t n)
 }
 
 static struct offcpu *
-open_for(struct collect *c, uint64_t start, uint64_t deadline, char *why, size_t whylen)
+open_for(struct collect *c, int recording, char *why, size_t whylen)
 {
 	struct offcpu_config cfg = { .phases = c->o.offcpu_phases, .min_ns = c->o.offcpu_min_ns,
 				     .ring_bytes = c->o.offcpu_ring_bytes,
 				     .percent = c->o.offcpu_percent,
-				     .btf_path = c->o.offcpu_btf, .deadline_ns = deadline,
-				     .start_ns = start,
+				     .btf_path = c->o.offcpu_btf, .recording = recording,
 				     .before = before, .own_frames = own_frames, .arg = c,
 				     .cgroup_id = scope_cgroup_id(&c->scope),
 				     .verbose = c->o.verbose };
@@ -134,6 +133,8 @@ open_for(struct collect *c, uint64_t start, uint64_t deadline, char *why, size_t
 static void
 failed(struct collect *c)
 {
+	offcpu_close(c->offcpu.prog);
+	c->offcpu.prog = NULL;
 	if (!c->o.allow_partial || c->o.no_cpu)
 		errx(1, "%s%s", c->offcpu.why, c->o.allow_partial ? "; no other profile "
 		     "was requested" : "");
@@ -146,21 +147,40 @@ collect_offcpu_probe(struct collect *c)
 {
 	if (!c->o.offcpu)
 		return;
-	struct offcpu *o = open_for(c, 0, 0, c->offcpu.why, sizeof(c->offcpu.why));
-	if (o)
-		offcpu_close(o);
-	else
+	c->offcpu.prog = open_for(c, 0, c->offcpu.why, sizeof(c->offcpu.why));
+	if (!c->offcpu.prog || offcpu_attach(c->offcpu.prog, c->offcpu.why,
+					     sizeof(c->offcpu.why)) < 0)
 		failed(c);
+	offcpu_close(c->offcpu.prog);
+	c->offcpu.prog = NULL;
 }
 
+/* Loaded before the recording starts, which the loading (the verifier) would delay. */
 void
-collect_offcpu_start(struct collect *c)
+collect_offcpu_load(struct collect *c)
 {
 	if (!c->o.offcpu)
 		return;
-	c->offcpu.prog = open_for(c, c->run.start_ns, c->run.deadline_ns, c->offcpu.why,
-				  sizeof(c->offcpu.why));
+	c->offcpu.prog = open_for(c, 1, c->offcpu.why, sizeof(c->offcpu.why));
 	if (!c->offcpu.prog)
+		failed(c);
+}
+
+/* At the recording's start, before any unwind calibration. */
+void
+collect_offcpu_begin(struct collect *c)
+{
+	if (c->offcpu.prog && offcpu_begin(c->offcpu.prog, c->run.start_ns, c->run.deadline_ns,
+					   c->offcpu.why, sizeof(c->offcpu.why)) < 0)
+		failed(c);
+}
+
+/* After it: the switch program is attached. */
+void
+collect_offcpu_start(struct collect *c)
+{
+	if (c->offcpu.prog && offcpu_attach(c->offcpu.prog, c->offcpu.why,
+					    sizeof(c->offcpu.why)) < 0)
 		failed(c);
 }
 

@@ -403,6 +403,25 @@ diag_sum() {
 	grep -q '^sleep;off-CPU blocked;.*__clock_nanosleep;.*hrtimer_nanosleep' "$col"
 }
 
+@test "off-cpu: after an unwind calibration, a thread that ran at the start is blocked from its own wait, not from the start" {
+	# The laggard computes for 4 s, then sleeps; the sleeper sleeps from before the start.
+	# At 10 samples a second the calibration (64 samples, docs/unwinding.md) lasts the whole
+	# recording, and the off-CPU program is attached after it, when both sleep: only the
+	# sleeper was asleep at the start without running since.  (The 4 s cover the
+	# recording's own start-up, over a second on a busy machine.)
+	start_workload offcpu_pipe 30 late
+	run -0 "$RP" record --pid "$wpid" --profiles cpu,off-cpu --unwind auto \
+		--cpu-frequency 10 --duration 5s --window 5s --output "$out"
+	prof=$out/$(outputs "$out" off-cpu pb.gz | tail -n 1)
+	[ -f "$prof" ]
+	sleeper=$(cum_ms "$prof" sleeper -tagfocus=thread.name=sleeper)
+	laggard=$(cum_ms "$prof" laggard -tagfocus=thread.name=laggard)
+	echo "off-CPU: sleeper ${sleeper} ms, laggard ${laggard} ms of 5000"
+	# The sleeper from the start (less a millisecond on a slow machine); the laggard at most
+	# from its wait on, which began while the recording ran.
+	awk -v s="$sleeper" -v l="$laggard" 'BEGIN { exit !(s >= 4990 && l <= 4000) }'
+}
+
 @test "off-cpu: alone under launch, a process outside the cgroup reaches neither the stream nor the module cache" {
 	# Off-CPU alone watches mappings through events on the CPUs, which see every task: an
 	# unrelated program started again and again maps its image and names itself meanwhile.

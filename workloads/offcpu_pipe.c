@@ -20,6 +20,10 @@
  *                                   10 ms: glibc's wait uses the frame-pointer register as a
  *                                   general one, so the kernel's frame-pointer walk ends at
  *                                   the leaf
+ *   offcpu_pipe SECONDS late        thread "laggard" computes for 4 s, then sleeps until the
+ *                                   end (rest); thread "sleeper" sleeps from the start: one
+ *                                   running and one asleep when a recording starts at once,
+ *                                   and both asleep after 4 s
  *   offcpu_pipe SECONDS herd N      N threads "herd" (up to 8192, 64 KiB stacks) that all
  *                                   wait on one condition variable (wait_herd) until the
  *                                   end: N stack copies wanted at once, for the limit of
@@ -226,6 +230,37 @@ signaller(void *arg)
 	return NULL;
 }
 
+/* One sleep until the deadline (SECONDS 0: for a day). */
+WL_KEEP static void
+rest(void)
+{
+	struct timespec until = { 0, 0 };
+	uint64_t end = deadline ? deadline : wl_clock_ns(CLOCK_MONOTONIC) + 86400000000000ull;
+	until.tv_sec = (time_t)(end / 1000000000u);
+	until.tv_nsec = (long)(end % 1000000000u);
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) != 0)
+		;
+}
+
+WL_KEEP static void *
+laggard(void *arg)
+{
+	(void)arg;
+	prctl(PR_SET_NAME, "laggard");
+	burn(4000000000ull);
+	rest();
+	return NULL;
+}
+
+WL_KEEP static void *
+sleeper(void *arg)
+{
+	(void)arg;
+	prctl(PR_SET_NAME, "sleeper");
+	rest();
+	return NULL;
+}
+
 static pthread_cond_t herd_cond = PTHREAD_COND_INITIALIZER;
 
 WL_KEEP static void
@@ -285,7 +320,7 @@ main(int argc, char **argv)
 {
 	if (argc < 3)
 		errx(2, "usage: offcpu_pipe SECONDS half|crowd N|yield N|pingpong [CPU_PING CPU_PONG]|cond|"
-			"herd N");
+			"late|herd N");
 	const char *start = getenv("OFFCPU_PIPE_START");
 	if (start && strcmp(start, "usr1") == 0) {
 		sigset_t set;
@@ -340,6 +375,10 @@ main(int argc, char **argv)
 	} else if (strcmp(argv[2], "cond") == 0) {
 		fn[0] = waiter;
 		fn[1] = signaller;
+		run(fn, 2);
+	} else if (strcmp(argv[2], "late") == 0) {
+		fn[0] = laggard;
+		fn[1] = sleeper;
 		run(fn, 2);
 	} else if (strcmp(argv[2], "herd") == 0) {
 		int n = argc > 3 ? atoi(argv[3]) : 0;
