@@ -54,13 +54,13 @@ collapsed() {
 }
 
 @test "launch -- make -j2: the module cache holds a tenth of what make ran, and a replay from it names every frame the live run named" {
-	# The project's make must not inherit this suite's make variables (check-asan's CC and
-	# CFLAGS travel in MAKEFLAGS).
+	# The project's make must not inherit this suite's make variables: check-asan's CC and
+	# CFLAGS travel in MAKEFLAGS and the environment, and the test looks for gcc's cc1.
 	project "$BATS_TEST_TMPDIR/proj"
 	chown -R nobody: "$BATS_TEST_TMPDIR/proj"
 	run -0 --separate-stderr "$RP" launch --unwind dwarf --duration 0 --window 2s \
 		--cpu-frequency 199 --collapsed --save-stream "$BATS_TEST_TMPDIR/rec" \
-		--output "$out" -- env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -j2 -C "$BATS_TEST_TMPDIR/proj"
+		--output "$out" -- env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u CC -u CFLAGS -u LDFLAGS make -j2 -C "$BATS_TEST_TMPDIR/proj"
 	echo "$stderr"
 	# Every module, the short-lived compilers' too, went into the cache.
 	[ -z "$(echo "$stderr" | grep "module cache")" ]
