@@ -31,7 +31,7 @@ grow(struct names *t)
 }
 
 void
-names_set(struct names *t, uint32_t tid, const char *comm, size_t len)
+names_set(struct names *t, uint32_t tid, const char *comm, size_t len, uint64_t time)
 {
 	if (!tid)
 		return; /* the idle task names nobody's samples */
@@ -46,6 +46,16 @@ names_set(struct names *t, uint32_t tid, const char *comm, size_t len)
 		len = NAMES_LEN - 1;
 	memcpy(s->comm, comm, len);
 	s->comm[len] = 0;
+	s->time = time;
+}
+
+int
+names_set_since(const struct names *t, uint32_t tid, uint64_t time)
+{
+	if (!t->cap || !tid)
+		return 0;
+	const struct name_slot *s = &t->v[slot_of(t, tid)];
+	return s->tid && s->time >= time;
 }
 
 const char *

@@ -16,14 +16,18 @@ struct names {
 	struct name_slot {
 		uint32_t tid;           /* 0: free */
 		char comm[NAMES_LEN];   /* NUL-terminated */
+		uint64_t time;          /* of the record that set it */
 	} *v;
 	size_t n, cap;                  /* cap is 0 or a power of two */
 };
 
-/* tid goes by comm (len bytes, cut at NAMES_LEN - 1) from now on. */
-void names_set(struct names *t, uint32_t tid, const char *comm, size_t len);
+/* tid goes by comm (len bytes, cut at NAMES_LEN - 1) from time on. */
+void names_set(struct names *t, uint32_t tid, const char *comm, size_t len, uint64_t time);
 /* tid's name, or NULL when the stream never named it. */
 const char *names_get(const struct names *t, uint32_t tid);
+/* Whether tid was named at or after time: the rings of the CPUs are drained one after the
+ * other, so a new thread's own name (prctl) can come before its FORK. */
+int names_set_since(const struct names *t, uint32_t tid, uint64_t time);
 void names_free(struct names *t);
 
 #endif

@@ -262,6 +262,8 @@ static void
 name_new_task(struct collect *c, const struct fr_task *t)
 {
 	char comm[64];
+	if (names_set_since(&c->names, t->tid, t->time))
+		return; /* it named itself, and that record came first */
 	const char *known = names_get(&c->names, t->ptid);
 	if (known)
 		snprintf(comm, sizeof(comm), "%s", known);

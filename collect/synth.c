@@ -63,7 +63,7 @@ void
 collect_comm(struct collect *c, const struct fr_comm *m)
 {
 	emit_comm(&c->out, m);
-	names_set(&c->names, m->tid, m->comm.p, m->comm.len);
+	names_set(&c->names, m->tid, m->comm.p, m->comm.len, m->time);
 }
 
 struct synth_maps {
