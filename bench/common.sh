@@ -1,7 +1,8 @@
 # Sourced by the benchmark scripts (POSIX sh): locations, clocks and medians.
 #
 #   . "$(dirname "$0")/common.sh"
-#   bench_init overhead          # sets ROOT, RP_BIN, RP_WORKLOADS, RP_DRIVER, BENCH_TMP
+#   bench_init overhead          # sets ROOT, RP_BIN, RP_WORKLOADS, RP_BENCH_BIN, RP_DRIVER,
+#                                # BENCH_TMP
 #   t0=$(now_s); ...; t1=$(now_s); elapsed=$(fsub "$t1" "$t0")
 #   printf '%s\n' 3.1 2.9 3.0 | median      -> 3.0
 
@@ -11,6 +12,8 @@ bench_init() {
 	ROOT=$(cd "$(dirname "$0")/.." && pwd)
 	RP_BIN=${RP_BIN:-$ROOT/.output/bin}
 	RP_WORKLOADS=${RP_WORKLOADS:-$ROOT/.output/workloads}
+	# The benchmark drivers (bench/*_driver.c), built by `make` beside bin/.
+	RP_BENCH_BIN=${RP_BENCH_BIN:-$(dirname "$RP_BIN")/bench}
 	RP_DRIVER=$RP_BIN/rustprofile.sh
 	BENCH_TMP=$(mktemp -d "${TMPDIR:-/tmp}/rp-bench-$BENCH.XXXXXX")
 	# rustprofile's unprivileged stages (nobody, or the sudo caller) write profiles below it.
@@ -37,6 +40,12 @@ need_workload() {
 }
 
 have_driver() { [ -x "$RP_DRIVER" ]; }
+
+# need_bench_driver NAME: the path of a built benchmark driver, or exits saying how to build it.
+need_bench_driver() {
+	[ -x "$RP_BENCH_BIN/$1" ] || die "benchmark driver '$RP_BENCH_BIN/$1' missing: run 'make'"
+	printf '%s\n' "$RP_BENCH_BIN/$1"
+}
 
 now_s() { date +%s.%N; }
 
