@@ -66,6 +66,37 @@ run_interleaved() {
 	return $rc
 }
 
+# cg_root: the cgroup v2 tree (/sys/fs/cgroup itself, or the hybrid layout's unified/ beside
+# v1), or nothing.
+cg_root() {
+	for d in /sys/fs/cgroup /sys/fs/cgroup/unified; do
+		if [ -f "$d/cgroup.procs" ] && [ -f "$d/cgroup.controllers" ]; then
+			echo "$d"
+			return
+		fi
+	done
+}
+
+# cg_run LOG CMD...: runs CMD in a fresh cgroup v2 group, which counts every process it
+# starts, waited for or not, stdout and stderr to LOG.out and LOG.err; prints the group's
+# CPU seconds (user + system).  Non-zero when CMD failed or no group could be made.
+cg_run() {
+	log=$1
+	shift
+	root=$(cg_root)
+	[ -n "$root" ] || { say "no writable cgroup v2 tree" >&2; return 1; }
+	g=$root/rp-bench-$BENCH-$$-$(date +%s%N)
+	mkdir "$g" || return 1
+	# The inner sh joins the group, then becomes CMD.
+	sh -c 'echo $$ >"$1/cgroup.procs" || exit 125; shift; exec "$@"' sh "$g" "$@" \
+		>"$log.out" 2>"$log.err"
+	rc=$?
+	usec=$(awk '$1 == "usage_usec" { print $2 }' "$g/cpu.stat")
+	rmdir "$g" 2>/dev/null || say "cgroup '$g' still busy: left in place" >&2
+	[ $rc -eq 0 ] || { say "failed (exit $rc): $(tail -n 1 "$log.err")" >&2; return 1; }
+	awk -v u="$usec" 'BEGIN { printf "%.6f\n", u / 1e6 }'
+}
+
 # ratio A B: A/B with three decimals, or "n/a" when either is missing or B is zero.
 ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN {
