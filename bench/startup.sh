@@ -77,7 +77,7 @@ col() {	# col WORKLOAD VARIANT FIELD: the median in ms
 
 for W in $WORKLOADS; do
 	wl=$(need_workload "$W") || { failed=1; continue; }
-	"$wl" $((RUNS * 12 + 30)) >/dev/null 2>&1 &
+	"$wl" $((RUNS * 60 + 60)) >/dev/null 2>&1 &	# outlives the runs; killed after them
 	PID=$!
 	BENCH_PIDS="$BENCH_PIDS $PID"
 	sleep 1	# its threads started, its libraries mapped
