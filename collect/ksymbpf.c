@@ -16,6 +16,7 @@
 struct ksymbpf {
 	struct ksym_bpf *skel;
 	int prog_fd;
+	uint64_t text[4];	/* the kernel's code, two ranges; zero when unknown */
 };
 
 static int
@@ -73,6 +74,7 @@ ksymbpf_parse(const char *text, uint64_t ip, struct ksymbpf_answer *a)
 	a->name[nl] = 0;
 	memcpy(a->module, mod ? mod : "", ml);
 	a->module[ml] = 0;
+	a->kernel_text = -1;
 	a->start = ip - off;
 	a->end = a->start + size;
 	return 1;
@@ -92,9 +94,24 @@ ksymbpf_open(int verbose, char *why, size_t whylen)
 		goto fail;
 	}
 	step = "load";
-	if ((rc = ksym_bpf__load(kb->skel)) != 0)
-		goto fail;
+	/* ksym_text's helper is younger than ksym_name's: without it, bounds are unknown. */
+	if ((rc = ksym_bpf__load(kb->skel)) != 0) {
+		ksym_bpf__destroy(kb->skel);
+		if (!(kb->skel = ksym_bpf__open())) {
+			rc = -errno;
+			goto fail;
+		}
+		bpf_program__set_autoload(kb->skel->progs.ksym_text, false);
+		if ((rc = ksym_bpf__load(kb->skel)) != 0)
+			goto fail;
+	}
 	kb->prog_fd = bpf_program__fd(kb->skel->progs.ksym_name);
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	int text_fd = bpf_program__fd(kb->skel->progs.ksym_text);
+	if (text_fd >= 0 && bpf_prog_test_run_opts(text_fd, &opts) == 0 &&
+	    kb->skel->bss->text[0] && kb->skel->bss->text[0] < kb->skel->bss->text[1] &&
+	    kb->skel->bss->text[2] <= kb->skel->bss->text[3])
+		memcpy(kb->text, kb->skel->bss->text, sizeof(kb->text));
 	return kb;
 fail:
 	snprintf(why, whylen, "cannot %s the kernel-symbol program: %s%s%s%s", step,
@@ -109,13 +126,18 @@ ksymbpf_lookup(struct ksymbpf *kb, uint64_t ip, struct ksymbpf_answer *a)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, opts);
 	kb->skel->bss->addr = ip;
-	kb->skel->bss->text[0] = 0;
+	kb->skel->bss->answer[0] = 0;
 	if (bpf_prog_test_run_opts(kb->prog_fd, &opts) < 0)
 		return -1;
 	char text[KSYM_TEXT];
-	memcpy(text, kb->skel->bss->text, sizeof(text));
+	memcpy(text, kb->skel->bss->answer, sizeof(text));
 	text[sizeof(text) - 1] = 0;
-	return ksymbpf_parse(text, ip, a);
+	int rc = ksymbpf_parse(text, ip, a);
+	if (rc == 1 && !a->module[0])
+		a->kernel_text = !kb->text[0] ? -1 :
+				 (a->start >= kb->text[0] && a->start < kb->text[1]) ||
+				 (a->start >= kb->text[2] && a->start < kb->text[3]);
+	return rc;
 }
 
 void

@@ -14,6 +14,9 @@ struct ksymbpf_answer {
 	uint64_t start, end;    /* the symbol's range, as the kernel sizes it */
 	char name[512];
 	char module[64];        /* "" without one */
+	/* Without a module: 1 in the kernel's own code, 0 outside it (a BPF program,
+	 * trampoline or dispatcher), -1 when its bounds are not known (before Linux 5.16). */
+	int kernel_text;
 };
 
 /* Loads the program (needs CAP_BPF and CAP_PERFMON, or root before 5.8; running it later

@@ -1,4 +1,5 @@
 /* Kernel symbols: the kernel's lookup of each address met, else the /proc/kallsyms table. */
+#include <err.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -239,6 +240,7 @@ ksyms_open(struct ksyms *k, const char *path, int verbose)
 {
 	if (open_file(k, path) < 0)
 		return -1;
+	k->verbose = verbose;
 	if (!k->hidden)
 		k->live = ksymbpf_open(verbose, k->why, sizeof(k->why));
 	return 0;
@@ -270,15 +272,19 @@ table_find(struct ksyms *k, uint64_t ip, size_t *at)
 	return ip < s->end ? s : NULL;
 }
 
-/* The kernel's answer for ip, added to the symbols found; NULL when kallsyms must tell:
- * no answer, or a module-less "bpf_" name, which kallsyms shows in module "bpf" when it is
- * a BPF program's (or trampoline's, or dispatcher's) and in none when it is the kernel's. */
+/* The kernel's answer for ip, added to the symbols found; NULL when kallsyms must tell: no
+ * answer, or one without a module that may be the kernel's own or a BPF image's (module
+ * "bpf" in kallsyms) when the bounds of the kernel's code are unknown and its name starts
+ * with "bpf_". */
 static struct ksym *
 live_find(struct ksyms *k, uint64_t ip, size_t at)
 {
 	static struct ksymbpf_answer a;
-	if (ksymbpf_lookup(k->live, ip, &a) != 1 ||
-	    (!a.module[0] && strncmp(a.name, "bpf_", 4) == 0))
+	if (ksymbpf_lookup(k->live, ip, &a) != 1)
+		return NULL;
+	if (!a.module[0] && a.kernel_text == 0)
+		snprintf(a.module, sizeof(a.module), "bpf");
+	else if (!a.module[0] && a.kernel_text < 0 && strncmp(a.name, "bpf_", 4) == 0)
 		return NULL;
 	/* The neighbours' ranges come from the same table: at most they touch. */
 	if ((at > 0 && k->v[at - 1].end > a.start) || (at < k->n && k->v[at].start < a.end))
@@ -308,6 +314,8 @@ ksyms_find(struct ksyms *k, uint64_t ip)
 	if (k->live && (s = live_find(k, ip, at)))
 		return s;
 	/* Once, the whole file: from then on the table answers everything. */
+	if (k->verbose)
+		warnx("kernel symbols: %#llx takes the whole file", (unsigned long long)ip);
 	ksymbpf_close(k->live);
 	k->live = NULL;
 	load_rest(k);

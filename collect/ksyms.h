@@ -6,11 +6,13 @@
  * its 100,000 and more lines) plus the parsing, most of a recording's start-up, to name the
  * few dozen functions samples meet.  So a recording asks the kernel for those alone: a
  * small eBPF program (bpf/ksym.bpf.c, ksymbpf.h) prints one address with "%pS", the
- * kernel's own lookup in the same table.  The whole file is read, once, only when that is
- * not available (before Linux 5.14, BPF disabled) or cannot be sure to give kallsyms' answer
- * (an address it does not name, a "bpf_" name that may be a BPF program's, whose module
- * kallsyms calls "bpf"); it is opened during setup, so that it shows addresses after the
- * capabilities are dropped, and read when a kernel frame first needs it.
+ * kernel's own lookup in the same table (a BPF program's symbol ends with the program, where
+ * the table's ran to the next symbol).  The whole file is read, once, only when that is not
+ * available (before Linux 5.14, BPF disabled) or cannot be sure to give kallsyms' answer (an
+ * address it does not name: ftrace and kprobe trampolines; before Linux 5.16, a "bpf_" name
+ * without a module, which may be the kernel's or a BPF program's, module "bpf" in kallsyms);
+ * it is opened during setup, so that it shows addresses after the capabilities are dropped,
+ * and read when a kernel frame first needs it.
  */
 #ifndef COLLECT_KSYMS_H
 #define COLLECT_KSYMS_H
@@ -37,6 +39,7 @@ struct ksyms {
 	int hidden;             /* the file shows no addresses: nothing is named */
 	struct ksymbpf *live;   /* the kernel's lookup, NULL when unavailable */
 	char why[200];          /* why it is, for ksyms_how */
+	int verbose;            /* -v: say when the whole file is read */
 };
 
 /* Loads the whole table of the kallsyms-format file at path now: text symbols (t T w W),
