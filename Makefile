@@ -5,7 +5,7 @@
 #   make check-asan      the same with AddressSanitizer and UndefinedBehaviorSanitizer
 #   make soak            30 minutes of process churn, every stage's RSS flat (SOAK_SECONDS)
 #   make fuzz            build the libFuzzer targets (clang) and run each briefly
-#   make bench           benchmarks against peers, printing ratios
+#   make bench           benchmarks against peers, printing ratios (drivers built by all)
 #   make install PREFIX=/usr/local DESTDIR=
 #
 # Quiet unless V=1.  Objects live in $(OUT); a failed recipe deletes its target.
@@ -55,12 +55,15 @@ UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(OUT)/tests/%)
 WORKLOAD_SRCS := $(wildcard workloads/*.c workloads/*.cc workloads/*.h workloads/*.rs)
 WORKLOADS := $(OUT)/bin/workloads.stamp
+# Benchmark drivers (bench/NAME_driver.c): part of `all`, so every build and CI link them.
+BENCH_SRCS := $(wildcard bench/*_driver.c)
+BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(OUT)/bench/%)
 
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: demo all check check-unit check-bats check-asan fuzz bench install clean workloads soak
 
-all: $(BINS) $(OUT)/bin/rustprofile.sh $(OUT)/bin/defaults.sh
+all: $(BINS) $(OUT)/bin/rustprofile.sh $(OUT)/bin/defaults.sh $(BENCH_BINS)
 
 $(OUT)/%.o: %.c $(wildcard lib/*.h) $(wildcard */*.h)
 	@mkdir -p $(@D)
@@ -108,6 +111,12 @@ $(OUT)/tests/%: tests/unit/%.c $(TOOL_ARCHIVES) $(LIB_A)
 	$(if $(Q),@echo "  TEST    $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(TOOL_ARCHIVES) $(LIB_A) $(LDLIBS_ALL)
 
+# A benchmark driver links the stages' archives like a unit test, with the same flags.
+$(OUT)/bench/%: bench/%.c $(TOOL_ARCHIVES) $(LIB_A)
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(TOOL_ARCHIVES) $(LIB_A) $(LDLIBS_ALL)
+
 # Bundled workloads: small programs with known hot functions, built as the tests need them.
 workloads: $(WORKLOADS)
 $(WORKLOADS): $(WORKLOAD_SRCS) workloads/build.sh
@@ -142,7 +151,8 @@ check-asan:
 		LDFLAGS="-fsanitize=address,undefined" check
 
 bench: all $(WORKLOADS)
-	$(Q)RP_BIN=$(abspath $(OUT))/bin RP_WORKLOADS=$(abspath $(OUT))/workloads sh bench/run.sh
+	$(Q)RP_BIN=$(abspath $(OUT))/bin RP_WORKLOADS=$(abspath $(OUT))/workloads \
+		RP_BENCH_BIN=$(abspath $(OUT))/bench sh bench/run.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/rustprofile
@@ -191,11 +201,12 @@ $(OUT)/bpf/%.skel.h: $(OUT)/bpf/%.bpf.o
 
 # collect's BPF users see the skeletons and the shared headers; collect links libbpf.
 $(OUT)/collect/%.o: ALL_CFLAGS += -I$(OUT)/bpf -Ibpf
-$(OUT)/collect/offcpu.o $(OUT)/collect/offcpu_blocked.o $(OUT)/collect/lifecycle.o: $(BPF_SKELS)
+$(OUT)/collect/offcpu.o $(OUT)/collect/offcpu_blocked.o $(OUT)/collect/lifecycle.o \
+	$(OUT)/collect/ksymbpf.o: $(BPF_SKELS)
 # The stage's link line is its prerequisites, so libbpf joins it as one.
 LIBBPF_SO := $(shell pkg-config --variable=libdir libbpf)/libbpf.so
 $(OUT)/bin/collect: $(LIBBPF_SO)
-$(UNIT_BINS): LDLIBS_ALL += -lbpf
+$(UNIT_BINS) $(BENCH_BINS): LDLIBS_ALL += -lbpf
 
 # ---- libFuzzer targets (fuzz/, clang) -----------------------------------------------------
 # Each fuzz/NAME.c is one target, linked with the sources of the stages FUZZ_STAGE_NAME names
@@ -243,7 +254,8 @@ $(OUT)/fuzzobj/%.o: %.c $(wildcard lib/*.h) $(wildcard */*.h)
 # A target may include a stage's main.c.
 $(FUZZ_ALL:%=$(OUT)/fuzzobj/fuzz/%.o): $(wildcard */main.c)
 $(OUT)/fuzzobj/collect/%.o $(OUT)/fuzzobj/fuzz/bpf_ring.o: FUZZ_CFLAGS += -I$(OUT)/bpf -Ibpf
-$(OUT)/fuzzobj/collect/offcpu.o $(OUT)/fuzzobj/collect/offcpu_blocked.o $(OUT)/fuzzobj/collect/lifecycle.o: $(BPF_SKELS)
+$(OUT)/fuzzobj/collect/offcpu.o $(OUT)/fuzzobj/collect/offcpu_blocked.o \
+	$(OUT)/fuzzobj/collect/lifecycle.o $(OUT)/fuzzobj/collect/ksymbpf.o: $(BPF_SKELS)
 .SECONDEXPANSION:
 $(OUT)/fuzz/%: $(OUT)/fuzzobj/fuzz/%.o $$(call fuzz_objs,$$*)
 	@mkdir -p $(@D)

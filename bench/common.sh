@@ -1,7 +1,8 @@
 # Sourced by the benchmark scripts (POSIX sh): locations, clocks and medians.
 #
 #   . "$(dirname "$0")/common.sh"
-#   bench_init overhead          # sets ROOT, RP_BIN, RP_WORKLOADS, RP_DRIVER, BENCH_TMP
+#   bench_init overhead          # sets ROOT, RP_BIN, RP_WORKLOADS, RP_BENCH_BIN, RP_DRIVER,
+#                                # BENCH_TMP
 #   t0=$(now_s); ...; t1=$(now_s); elapsed=$(fsub "$t1" "$t0")
 #   printf '%s\n' 3.1 2.9 3.0 | median      -> 3.0
 
@@ -11,6 +12,8 @@ bench_init() {
 	ROOT=$(cd "$(dirname "$0")/.." && pwd)
 	RP_BIN=${RP_BIN:-$ROOT/.output/bin}
 	RP_WORKLOADS=${RP_WORKLOADS:-$ROOT/.output/workloads}
+	# The benchmark drivers (bench/*_driver.c), built by `make` beside bin/.
+	RP_BENCH_BIN=${RP_BENCH_BIN:-$(dirname "$RP_BIN")/bench}
 	RP_DRIVER=$RP_BIN/rustprofile.sh
 	BENCH_TMP=$(mktemp -d "${TMPDIR:-/tmp}/rp-bench-$BENCH.XXXXXX")
 	# rustprofile's unprivileged stages (nobody, or the sudo caller) write profiles below it.
@@ -38,6 +41,12 @@ need_workload() {
 
 have_driver() { [ -x "$RP_DRIVER" ]; }
 
+# need_bench_driver NAME: the path of a built benchmark driver, or exits saying how to build it.
+need_bench_driver() {
+	[ -x "$RP_BENCH_BIN/$1" ] || die "benchmark driver '$RP_BENCH_BIN/$1' missing: run 'make'"
+	printf '%s\n' "$RP_BENCH_BIN/$1"
+}
+
 now_s() { date +%s.%N; }
 
 fsub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.6f\n", a - b }'; }
@@ -55,6 +64,37 @@ run_interleaved() {
 		i=$((i + 1))
 	done
 	return $rc
+}
+
+# cg_root: the cgroup v2 tree (/sys/fs/cgroup itself, or the hybrid layout's unified/ beside
+# v1), or nothing.
+cg_root() {
+	for d in /sys/fs/cgroup /sys/fs/cgroup/unified; do
+		if [ -f "$d/cgroup.procs" ] && [ -f "$d/cgroup.controllers" ]; then
+			echo "$d"
+			return
+		fi
+	done
+}
+
+# cg_run LOG CMD...: runs CMD in a fresh cgroup v2 group, which counts every process it
+# starts, waited for or not, stdout and stderr to LOG.out and LOG.err; prints the group's
+# CPU seconds (user + system).  Non-zero when CMD failed or no group could be made.
+cg_run() {
+	log=$1
+	shift
+	root=$(cg_root)
+	[ -n "$root" ] || { say "no writable cgroup v2 tree" >&2; return 1; }
+	g=$root/rp-bench-$BENCH-$$-$(date +%s%N)
+	mkdir "$g" || return 1
+	# The inner sh joins the group, then becomes CMD.
+	sh -c 'echo $$ >"$1/cgroup.procs" || exit 125; shift; exec "$@"' sh "$g" "$@" \
+		>"$log.out" 2>"$log.err"
+	rc=$?
+	usec=$(awk '$1 == "usage_usec" { print $2 }' "$g/cpu.stat")
+	rmdir "$g" 2>/dev/null || say "cgroup '$g' still busy: left in place" >&2
+	[ $rc -eq 0 ] || { say "failed (exit $rc): $(tail -n 1 "$log.err")" >&2; return 1; }
+	awk -v u="$usec" 'BEGIN { printf "%.6f\n", u / 1e6 }'
 }
 
 # ratio A B: A/B with three decimals, or "n/a" when either is missing or B is zero.

@@ -1,7 +1,7 @@
 #!/bin/sh
 # symbolize.sh: symbolizer throughput against llvm-symbolizer and eu-addr2line.
 #
-# USAGE: sh bench/symbolize.sh     (after `make`)
+# USAGE: sh bench/symbolize.sh     (after `make`, which builds bench/symbolize_driver.c)
 #   env: FILES=8 PER=600 ADDRS=100000 REPS=3 EU_ADDRS=10000
 # eu-addr2line gets only the first EU_ADDRS addresses (it is tens of times slower; its rate
 # is still per address, startup included).
@@ -23,15 +23,10 @@ PER=${PER:-600}
 ADDRS=${ADDRS:-100000}
 REPS=${REPS:-3}
 EU_ADDRS=${EU_ADDRS:-10000}
-LIBS="$ROOT/.output/unwind/libunwind.a $ROOT/.output/lib/librp.a"
-for f in $LIBS; do
-	[ -f "$f" ] || die "'$f' missing: run 'make'"
-done
+DRIVER=$(need_bench_driver symbolize_driver) || exit 1
 
 sh "$ROOT/bench/gen_symbench.sh" "$BENCH_TMP/src" "$FILES" "$PER"
 (cd "$BENCH_TMP/src" && cc -g -O2 -o "$BENCH_TMP/prog" ./*.c) || die "cannot compile the program"
-cc -std=c17 -O2 -D_GNU_SOURCE -o "$BENCH_TMP/driver" "$ROOT/bench/symbolize_driver.c" $LIBS \
-	$(pkg-config --libs libelf libdw zlib) -liberty || die "cannot build the driver"
 
 # Random addresses inside sized function symbols (awk parses nm's hex itself: mawk has
 # no strtonum).
@@ -61,7 +56,7 @@ time_tool() {
 }
 
 say "$ADDRS addresses in $nfunc functions, $REPS runs each (median)"
-ours=$(time_tool rustprofile "$BENCH_TMP/addrs" "$BENCH_TMP/driver" "$BENCH_TMP/prog")
+ours=$(time_tool rustprofile "$BENCH_TMP/addrs" "$DRIVER" "$BENCH_TMP/prog")
 ours_rate=$(awk -v n="$ADDRS" -v t="$ours" 'BEGIN { printf "%.0f", n / t }')
 say "$(printf '%-16s %7.3f s %9s addr/s (%s addresses)' rustprofile "$ours" "$ours_rate" \
 	"$ADDRS")"

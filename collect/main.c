@@ -68,18 +68,20 @@ open_pidfd(pid_t pid)
 	return fd;
 }
 
-/* Read after attaching: kallsyms takes ~0.2 s to read, and the rings hold the samples of
- * that time while the target is already covered (and resumed, in launch mode). */
+/* Opened once the events are (it shows addresses to the credentials that open it, so
+ * before the capabilities go); kernel frames are then named as they come (ksyms.h). */
 void
 collect_ksyms(struct collect *c)
 {
 	static int loaded;
 	if (loaded++)
 		return;
-	if (ksyms_load(&c->ksyms, "/proc/kallsyms") < 0)
+	if (ksyms_open(&c->ksyms, "/proc/kallsyms", c->o.verbose) < 0)
 		warn("cannot read /proc/kallsyms; kernel frames stay unnamed");
-	else if (c->ksyms.n == 0)
+	else if (c->ksyms.hidden)
 		warnx("/proc/kallsyms shows no addresses; kernel frames stay unnamed");
+	else if (c->o.verbose)
+		warnx("kernel symbols: %s", ksyms_how(&c->ksyms));
 }
 
 int
