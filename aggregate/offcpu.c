@@ -107,14 +107,19 @@ offcpu_agg_push(struct offcpu_agg *o, const struct fr_offcpu_stack *s,
 			o->st.usable += p.count;
 		else
 			o->st.unusable += p.count;
-		g->refs++;
+		/* make_room may not come back (an error exit, which the fuzz target catches):
+		 * the group is then the queue's to release, in offcpu_agg_release_all. */
+		o->inflight = g;
 		while (rc == 0 && make_room && o->max && o->n >= o->max)
 			rc = make_room(arg);
-		if (rc == 0)
+		if (rc == 0) {
+			g->refs++;
 			rc = heap_push(o, &p);
-		if (rc < 0)
-			g->refs--;
+			if (rc < 0)
+				g->refs--;
+		}
 	}
+	o->inflight = NULL;
 	group_unref(g); /* the frame's own reference: the queued pieces hold theirs */
 	return rc;
 }
@@ -360,6 +365,9 @@ offcpu_agg_release_all(struct offcpu_agg *o)
 {
 	while (o->n)
 		group_unref(heap_pop(o).g);
+	if (o->inflight)
+		group_unref(o->inflight);
+	o->inflight = NULL;
 	for (size_t i = 0; i < o->fwd.n; i++)
 		group_unref(o->fwd.groups[i]);
 	free(o->fwd.groups);

@@ -63,6 +63,7 @@ struct offcpu_agg {
 	struct offcpu_stats st;
 	struct offcpu_fwd fwd;
 	uint32_t percent;      /* switch-outs recorded (the target's --offcpu-probability) */
+	struct offcpu_group *inflight; /* the group offcpu_agg_push is queueing */
 };
 
 int offcpu_agg_init(struct offcpu_agg *o, size_t max_stacks, size_t max_pending);

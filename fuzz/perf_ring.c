@@ -91,5 +91,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort(); /* the ring is always given back whole */
 	stream_writer_release(&c.out.w[0]);
 	fallback_free(&c.fb);
+	names_free(&c.names);
 	return 0;
 }
