@@ -49,9 +49,10 @@ pprof_ok() {
 	sleep 1
 	n=0
 	for p in $(pgrep -P "$rp"); do
-		c=$(cat "/proc/$p/comm")
+		# A child of the driver that has just ended (a check it ran) is no stage.
+		c=$(cat "/proc/$p/comm" 2>/dev/null) || continue
 		[ "$c" != collect ] || continue
-		st=$(tr -s '\t' ' ' <"/proc/$p/status")
+		st=$(tr -s '\t' ' ' <"/proc/$p/status" 2>/dev/null) || continue
 		echo "$p $c: $(echo "$st" | grep -E '^(Uid|Cap|NoNewPrivs)' | tr '\n' ' ')"
 		echo "$st" | grep -qx 'Uid: 0 0 0 0'
 		for k in CapInh CapPrm CapEff CapBnd CapAmb; do
