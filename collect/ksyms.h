@@ -20,18 +20,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct ksym {
-	uint64_t start, end;    /* end is the next symbol's start */
-	char *name;
-	char *module;           /* "" for the kernel image */
-	int sent;
-};
+#include "ksymtab.h"
 
 struct ksymbpf;
 
 struct ksyms {
-	struct ksym *v;         /* sorted by start, one per address, ranges disjoint */
-	size_t n, cap;
+	struct ksymtab tab;     /* sorted by start, one per address, ranges disjoint */
 	char *text;             /* the whole file once read: names point into it */
 	size_t len, textcap;
 	int fd;                 /* the file, open until read whole (once text is set); -1 */

@@ -39,9 +39,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (ksyms_load(&k, path) < 0)
 		return 0;
-	for (size_t i = 0; i < k.n; i++) {
-		const struct ksym *s = &k.v[i];
-		if (i && s->start <= k.v[i - 1].start)
+	for (size_t i = 0; i < k.tab.n; i++) {
+		const struct ksym *s = &k.tab.v[i];
+		if (i && s->start <= k.tab.v[i - 1].start)
 			abort();
 		if (!s->name || !s->module || strlen(s->name) == 0)
 			abort();

@@ -62,10 +62,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < size; i++)
 		ring[(at + i) & (rsize - 1)] = data[i];
 
-	if (!ks.n)
+	if (!ks.tab.n)
 		load_ksyms();
-	for (size_t i = 0; i < ks.n; i++)
-		ks.v[i].sent = 0;
+	for (size_t i = 0; i < ks.tab.n; i++)
+		ks.tab.v[i].sent = 0;
 	memset(&c, 0, sizeof(c));
 	c.ksyms = ks;
 	c.o.pid = (pid_t)pid;

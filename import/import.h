@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "byteorder.h"
+#include "ksymtab.h"
 #include "stream.h"
 
 #define IMP_MAX_ATTRS 256
@@ -119,19 +120,12 @@ struct usyms {
 
 /* Kernel symbols from /proc/kallsyms or --kallsyms FILE (kallsyms.c), sent as FR_KSYM
  * frames before the first sample whose kernel frames fall in each. */
-struct kent {
-	uint64_t addr;
-	uint32_t name, module;   /* offsets into strings; module 0: the core kernel ("") */
-	uint16_t nlen, mlen;
-	int sent;
-};
 struct kallsyms {
 	int fd;                  /* --kallsyms FILE, or -1 */
 	int proc_fd, notes_fd;   /* /proc/kallsyms and /sys/kernel/notes, or -1 */
 	const char *file;        /* --kallsyms FILE's name for messages */
 	int state;               /* 0 not loaded yet, 1 loaded, -1 none */
-	struct kent *v;
-	size_t n;
+	struct ksymtab tab;      /* names point into strings */
 	char *strings;
 	int64_t delta;           /* capture address - table address (KASLR of another boot) */
 	char why[200];           /* where the names came from, or why there are none */

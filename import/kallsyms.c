@@ -20,7 +20,6 @@
 #include "import.h"
 
 #define KALLSYMS_MAX (256u << 20)   /* bytes of a kallsyms text read at most */
-#define LAST_SPAN 4096              /* the last symbol covers at most this much */
 
 void
 kallsyms_init(struct kallsyms *k)
@@ -85,83 +84,15 @@ running_build_id(int fd, uint8_t *id)
 	return 0;
 }
 
-static int
-by_addr(const void *a, const void *b)
-{
-	const struct kent *x = a, *y = b;
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return x < y ? -1 : x > y; /* stable: the first of several names at one address */
-}
-
-static int
-hexdigit(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
-	       c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
-/* "ffffffff81000000 T _text" and "ffffffffc0a01000 t fn\t[module]" lines into k->v.  The
- * names stay in k->strings, the text read, cut into pieces in place. */
-static int
-parse(struct kallsyms *k, char *text, size_t len)
-{
-	size_t cap = 0;
-	k->strings = text;
-	for (char *p = text, *end = text + len; p < end;) {
-		char *nl = memchr(p, '\n', (size_t)(end - p));
-		char *line = p, *stop = nl ? nl : end;
-		p = nl ? nl + 1 : end;
-		*stop = 0;
-		char *e = line, *name, *mod;
-		uint64_t addr = 0;
-		for (int d; (d = hexdigit(*e)) >= 0 && e - line < 16; e++)
-			addr = addr << 4 | (uint64_t)d;
-		if (e == line || e[0] != ' ' || !e[1] || !strchr("tTwW", e[1]) || e[2] != ' ')
-			continue;
-		name = e + 3;
-		size_t nlen = strcspn(name, "\t ");
-		mod = name[nlen] ? name + nlen + 1 + strspn(name + nlen + 1, "\t [") : NULL;
-		name[nlen] = 0;
-		size_t mlen = mod ? strcspn(mod, "]") : 0;
-		if (mod)
-			mod[mlen] = 0;
-		if (k->n == cap) {
-			cap = cap ? 2 * cap : 65536;
-			struct kent *v = realloc(k->v, cap * sizeof(*v));
-			if (!v)
-				return -1;
-			k->v = v;
-		}
-		k->v[k->n++] = (struct kent){ addr, (uint32_t)(name - text),
-					       mlen ? (uint32_t)(mod - text) : 0,
-					       (uint16_t)(nlen < STREAM_MAX_STR ? nlen : STREAM_MAX_STR - 1),
-					       (uint16_t)(mlen < STREAM_MAX_STR ? mlen : STREAM_MAX_STR - 1),
-					       0 };
-	}
-	/* The core kernel's symbols come sorted, then each module's: sort only when needed. */
-	for (size_t i = 1; i < k->n; i++)
-		if (k->v[i].addr < k->v[i - 1].addr) {
-			qsort(k->v, k->n, sizeof(*k->v), by_addr);
-			break;
-		}
-	size_t w = 0;
-	for (size_t i = 0; i < k->n; i++)
-		if (!w || k->v[i].addr != k->v[w - 1].addr)
-			k->v[w++] = k->v[i];
-	k->n = w;
-	return 0;
-}
-
 /* capture address - table address of the relocation symbol, 0 without one. */
 static int64_t
 relocation(const struct imp *m, const struct kallsyms *k)
 {
 	if (!m->kref_name[0])
 		return 0;
-	for (size_t i = 0; i < k->n; i++)
-		if (!strcmp(k->strings + k->v[i].name, m->kref_name))
-			return (int64_t)(m->kref_addr - k->v[i].addr);
+	for (size_t i = 0; i < k->tab.n; i++)
+		if (!strcmp(k->tab.v[i].name, m->kref_name))
+			return (int64_t)(m->kref_addr - k->tab.v[i].start);
 	return 0;
 }
 
@@ -230,20 +161,21 @@ load(struct imp *m, struct kallsyms *k)
 	int fd = source(m, k, &name);
 	if (fd < 0)
 		return;
-	if (!(text = slurp(fd, &len)) || parse(k, text, len) < 0) {
+	size_t zeros = 0;
+	/* slurp leaves the byte after the text, which the parser may cut at */
+	if ((text = slurp(fd, &len)))
+		k->strings = text;
+	if (!text || ksymtab_parse(&k->tab, text, len, &zeros) < 0) {
 		snprintf(k->why, sizeof(k->why), "kernel frames stay addresses: cannot read %s",
 			 name);
 		return;
 	}
-	if (k->n == 0) {
+	if (k->tab.n == 0 && zeros == 0) {
 		snprintf(k->why, sizeof(k->why), "kernel frames stay addresses: %s holds no "
 			 "text symbols", name);
 		return;
 	}
-	size_t nonzero = 0;
-	for (size_t i = 0; i < k->n && !nonzero; i++)
-		nonzero = k->v[i].addr != 0;
-	if (!nonzero) {
+	if (k->tab.n == 0) {
 		snprintf(k->why, sizeof(k->why), "kernel frames stay addresses: %s shows no "
 			 "addresses (kptr_restrict; a copy made as root names them)", name);
 		return;
@@ -258,23 +190,6 @@ load(struct imp *m, struct kallsyms *k)
 	k->state = 1;
 }
 
-static const struct kent *
-find(const struct kallsyms *k, uint64_t addr, size_t *at)
-{
-	size_t lo = 0, hi = k->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (k->v[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0 || (lo == k->n && addr - k->v[lo - 1].addr >= LAST_SPAN))
-		return NULL;
-	*at = lo - 1;
-	return &k->v[lo - 1];
-}
-
 int
 kallsyms_frames(struct imp *m, const uint64_t *ips, size_t n)
 {
@@ -284,7 +199,6 @@ kallsyms_frames(struct imp *m, const uint64_t *ips, size_t n)
 	if (k->state == 0)
 		load(m, k);
 	for (size_t i = 0; i < n && k->state > 0; i++) {
-		size_t at;
 		/* above the leaf, a return address: the call is the byte before */
 		uint64_t a = (i ? ips[i] - 1 : ips[i]) - (uint64_t)k->delta;
 		/* samples repeat the same few addresses: one looked up is done with */
@@ -292,15 +206,14 @@ kallsyms_frames(struct imp *m, const uint64_t *ips, size_t n)
 		if (*c == a + 1)
 			continue;
 		*c = a + 1;
-		struct kent *e = (struct kent *)find(k, a, &at);
+		struct ksym *e = ksymtab_find(&k->tab, a, NULL);
 		if (!e || e->sent)
 			continue;
 		e->sent = 1;
-		uint64_t end = at + 1 < k->n ? k->v[at + 1].addr : e->addr + LAST_SPAN;
 		struct fr_ksym f = {
-			.start = e->addr + (uint64_t)k->delta, .end = end + (uint64_t)k->delta,
-			.name = { k->strings + e->name, e->nlen },
-			.module = { e->module ? k->strings + e->module : "", e->mlen },
+			.start = e->start + (uint64_t)k->delta, .end = e->end + (uint64_t)k->delta,
+			.name = { e->name, strnlen(e->name, STREAM_MAX_STR - 1) },
+			.module = { e->module, strnlen(e->module, STREAM_MAX_STR - 1) },
 		};
 		if (out_check(m, stream_put_ksym(&m->out, &f)) < 0)
 			return -1;
@@ -325,9 +238,7 @@ kallsyms_release(struct kallsyms *k)
 	if (k->notes_fd >= 0)
 		close(k->notes_fd);
 	k->fd = k->proc_fd = k->notes_fd = -1;
-	free(k->v);
+	ksymtab_clear(&k->tab);
 	free(k->strings);
-	k->v = NULL;
 	k->strings = NULL;
-	k->n = 0;
 }

@@ -195,7 +195,7 @@ on_frame(struct resolver *r, struct stream_writer *out, const struct frame *f)
 		break;
 	case FR_KSYM:
 		stream_get_ksym(f, &u.k, e, sizeof(e));
-		if (ksymtab_add(&r->ksyms, &u.k) < 0)
+		if (resolver_add_ksym(r, &u.k) < 0)
 			errx(1, "out of memory");
 		break;
 	case FR_MMAP:

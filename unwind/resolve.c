@@ -44,6 +44,23 @@ function_id(struct resolver *r, const char *name, const char *sys, const char *f
 	return stream_put_function(r->out, &f) < 0 ? 0 : id;
 }
 
+int
+resolver_add_ksym(struct resolver *r, const struct fr_ksym *k)
+{
+	if (ksymtab_reserve(&r->ksyms, 1) < 0)
+		return -1;
+	struct ksym s = { .start = k->start, .end = k->end, .name = str_dup(k->name),
+			  .module = str_dup(k->module) };
+	if (!s.name || !s.module) {
+		free(s.name);
+		free(s.module);
+		return -1;
+	}
+	r->ksyms.v[r->ksyms.n++] = s;
+	r->ksyms_sorted = 0;
+	return 0;
+}
+
 uint32_t
 resolve_kernel(struct resolver *r, uint64_t addr)
 {
@@ -60,7 +77,11 @@ resolve_kernel(struct resolver *r, uint64_t addr)
 	}
 	static struct fr_location loc;
 	memset(&loc, 0, offsetof(struct fr_location, lines));
-	const struct ksym *k = ksymtab_find(&r->ksyms, addr);
+	if (!r->ksyms_sorted) {
+		ksymtab_sort(&r->ksyms);
+		r->ksyms_sorted = 1;
+	}
+	const struct ksym *k = ksymtab_find(&r->ksyms, addr, NULL);
 	if (k) {
 		char file[STREAM_MAX_STR];
 		snprintf(file, sizeof(file), k->module[0] ? "[%s]" : "%s", k->module);
@@ -320,7 +341,11 @@ resolver_release(struct resolver *r)
 	r->nforget = r->capforget = 0;
 	usymtab_release(&r->usyms);
 	proctab_release(&r->procs);
-	ksymtab_release(&r->ksyms);
+	for (size_t i = 0; i < r->ksyms.n; i++) {
+		free(r->ksyms.v[i].name);
+		free(r->ksyms.v[i].module);
+	}
+	ksymtab_clear(&r->ksyms);
 	intern_release(&r->locs);
 	intern_release(&r->funcs);
 	idmap_release(&r->klocs);

@@ -20,7 +20,8 @@ struct resolver {
 	struct stream_writer *out;
 	struct symbolizer *sym;
 	struct proctab procs;
-	struct ksymtab ksyms;
+	struct ksymtab ksyms;   /* FR_KSYM: the kernel symbols samples touched */
+	int ksyms_sorted;
 	struct usymtab usyms;    /* FR_USYM: symbols the capture carried */
 	struct intern locs, funcs;
 	struct idmap klocs;      /* kernel address -> location id (shared by every process) */
@@ -59,5 +60,8 @@ resolver_saw(struct resolver *r, uint64_t time)
 		r->newest = time;
 }
 void resolver_release(struct resolver *r);
+
+/* An FR_KSYM frame into the kernel symbols: 0, or -1 when out of memory. */
+int resolver_add_ksym(struct resolver *r, const struct fr_ksym *k);
 
 #endif

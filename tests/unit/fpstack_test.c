@@ -73,7 +73,7 @@ fixture_open(struct fixture *fx)
 	/* collect sends the kernel symbols its samples touched. */
 	struct fr_ksym ks = { KADDR + 0x1000, KADDR + 0x1800, { "do_syscall_64", 13 },
 			      { "", 0 } };
-	CHECK(ksymtab_add(&fx->r.ksyms, &ks) == 0);
+	CHECK(resolver_add_ksym(&fx->r, &ks) == 0);
 }
 
 static void

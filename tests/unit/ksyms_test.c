@@ -38,12 +38,12 @@ test_table(void)
 		   "ffffffffc0000800 t first_mod_fn\t[snd]\n"
 		   "ffffffff81000300 T late_fn");
 	CHECK(ksyms_load(&k, path) == 0);
-	CHECK(k.n == 6);
+	CHECK(k.tab.n == 6);
 	const char *names[] = { "_stext", "helper", "late_fn", "weak_fn", "first_mod_fn",
 				"mod_fn" };
-	for (size_t i = 0; i < 6 && i < k.n; i++) {
-		CHECK(strcmp(k.v[i].name, names[i]) == 0);
-		CHECK(i == 0 || k.v[i - 1].end == k.v[i].start);
+	for (size_t i = 0; i < 6 && i < k.tab.n; i++) {
+		CHECK(strcmp(k.tab.v[i].name, names[i]) == 0);
+		CHECK(i == 0 || k.tab.v[i - 1].end == k.tab.v[i].start);
 	}
 	struct ksym *s = ksyms_find(&k, 0xffffffff81000250);
 	CHECK(s && strcmp(s->name, "helper") == 0 && strcmp(s->module, "") == 0);
@@ -56,12 +56,40 @@ test_table(void)
 
 	/* kptr_restrict: every address reads 0. */
 	write_file("0000000000000000 T _stext\n0000000000000000 t helper\n");
-	CHECK(ksyms_load(&k, path) == 0 && k.n == 0 && k.hidden);
+	CHECK(ksyms_load(&k, path) == 0 && k.tab.n == 0 && k.hidden);
 	ksyms_free(&k);
 	CHECK(ksyms_open(&k, path, 0) == 0 && k.hidden && !k.live);
 	CHECK(ksyms_find(&k, 0xffffffff81000000) == NULL);
 	ksyms_free(&k);
 	CHECK(ksyms_load(&k, "/nonexistent/kallsyms") < 0);
+}
+
+/* The parser collect and import share (lib/ksymtab.c), on a buffer: malformed lines,
+ * hidden addresses counted, modules with and without brackets, the spare byte cut. */
+static void
+test_lib_parse(void)
+{
+	char text[] = "ffffffff81000000 T _text\n"
+		      "1ffffffff81000100 T too_many_digits\n"
+		      "ffffffff8100zz00 T not_hex\n"
+		      "0000000000000000 T hidden\n"
+		      "ffffffff81000200 TT two_letters\n"
+		      "ffffffff81000300\tt\ttabbed\t[mod_a]\n"
+		      "ffffffff81000400 t bare mod_b\n"
+		      "ffffffff81000500 t last";
+	struct ksymtab t = { 0 };
+	size_t zeros = 0;
+	CHECK(ksymtab_parse(&t, text, sizeof(text) - 1, &zeros) == 0);
+	CHECK(t.n == 4 && zeros == 1);
+	if (t.n == 4) {
+		CHECK(strcmp(t.v[0].name, "_text") == 0 && t.v[0].module[0] == 0);
+		CHECK(strcmp(t.v[1].name, "tabbed") == 0 && strcmp(t.v[1].module, "mod_a") == 0);
+		CHECK(strcmp(t.v[2].name, "bare") == 0 && strcmp(t.v[2].module, "mod_b") == 0);
+		CHECK(strcmp(t.v[3].name, "last") == 0 && t.v[3].end == 0xffffffff81001500);
+		CHECK(ksymtab_find(&t, 0xffffffff810002ff, NULL) == &t.v[0]);
+		CHECK(ksymtab_find(&t, 0xffffffff81001500, NULL) == NULL);
+	}
+	ksymtab_clear(&t);
 }
 
 static void
@@ -99,15 +127,15 @@ test_live(void)
 	 * long as the test. */
 	CHECK(ksyms_open(&live, "/proc/kallsyms", 0) == 0);
 	CHECK(ksyms_load(&table, "/proc/kallsyms") == 0);
-	if (!live.live || table.n == 0) {
+	if (!live.live || table.tab.n == 0) {
 		printf("ksyms_test: no eBPF lookup here (%s)\n", ksyms_how(&live));
 		ksyms_free(&table);
 		ksyms_free(&live);
 		return;
 	}
 	size_t compared = 0;
-	for (size_t i = 0; i + 1 < table.n; i += 97) {
-		const struct ksym *t = &table.v[i];
+	for (size_t i = 0; i + 1 < table.tab.n; i += 97) {
+		const struct ksym *t = &table.tab.v[i];
 		/* kallsyms' own entries (BPF programs, ftrace and kprobe trampolines) go to the
 		 * table by design: the lookup must not answer for them. */
 		if (strncmp(t->name, "bpf_", 4) == 0 || strncmp(t->module, "__builtin__", 11) == 0 ||
@@ -126,8 +154,8 @@ test_live(void)
 	/* BPF programs' symbols (this lookup's own among them; other processes may hold more,
 	 * and end them): kallsyms' module "bpf", the range ending with the program. */
 	size_t progs = 0, by_kernel = 0;
-	for (size_t i = 0; i < table.n; i++) {
-		const struct ksym *t = &table.v[i];
+	for (size_t i = 0; i < table.tab.n; i++) {
+		const struct ksym *t = &table.tab.v[i];
 		size_t nl = strlen(t->name);
 		if (strcmp(t->module, "bpf") != 0 || nl < 10 || strcmp(t->name + nl - 10, "_ksym_name"))
 			continue;
@@ -151,6 +179,7 @@ main(void)
 {
 	snprintf(path, sizeof(path), "/tmp/ksyms_test.%d", (int)getpid());
 	test_table();
+	test_lib_parse();
 	test_parse();
 	unlink(path);
 	test_live();
