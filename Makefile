@@ -139,7 +139,10 @@ check-bats: all $(WORKLOADS)
 		END { printf "bats: %d passed, %d failed, %d skipped\n", p, f, s; \
 		      exit (f > 0 || p + f + s != n) }' $(OUT)/bats.tap
 
-check: check-unit check-bats
+# check also builds every fuzz target (check-fuzz, below); check-asan leaves them out, being
+# built with the sanitizers already.
+CHECK_FUZZ ?= check-fuzz
+check: check-unit check-bats $(CHECK_FUZZ)
 
 # Not part of check: half an hour by default (tests/soak.sh; SOAK_SECONDS=150 tries it).
 soak: all $(WORKLOADS)
@@ -148,7 +151,7 @@ soak: all $(WORKLOADS)
 check-asan:
 	$(Q)$(MAKE) OUT=.output-asan CC=clang \
 		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined" \
-		LDFLAGS="-fsanitize=address,undefined" check
+		LDFLAGS="-fsanitize=address,undefined" CHECK_FUZZ= check
 
 bench: all $(WORKLOADS)
 	$(Q)RP_BIN=$(abspath $(OUT))/bin RP_WORKLOADS=$(abspath $(OUT))/workloads \
@@ -267,6 +270,14 @@ fuzz: $(FUZZ_BINS)
 		echo "fuzz: $$n for $${FUZZ_SECONDS:-20} s"; \
 		$(OUT)/fuzz/$$n -max_total_time=$${FUZZ_SECONDS:-20} $(FUZZ_FLAGS) $(OUT)/corpus/$$n \
 			$$([ -d fuzz/corpus/$$n ] && echo fuzz/corpus/$$n); done
+# In check: every target builds, and each replays its committed corpus once (-runs=0), so a
+# change that breaks a target's link, or makes a kept input crash again, fails the suite.
+check-fuzz: $(FUZZ_BINS)
+	$(Q)set -e; for n in $(FUZZ_TARGETS); do [ -d fuzz/corpus/$$n ] || continue; \
+		echo "fuzz: $$n replays fuzz/corpus/$$n"; \
+		$(OUT)/fuzz/$$n -runs=0 $(FUZZ_FLAGS) fuzz/corpus/$$n >$(OUT)/fuzz/$$n.log 2>&1 || \
+			{ tail -n 20 $(OUT)/fuzz/$$n.log; echo "fuzz: $$n failed on its corpus"; exit 1; }; \
+	done
 # Seed makers of fuzz/seeds.sh, built like the unit tests.
 $(OUT)/fuzz-tools/%: fuzz/tools/%.c $(TOOL_ARCHIVES) $(LIB_A)
 	@mkdir -p $(@D)
