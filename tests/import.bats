@@ -309,17 +309,36 @@ need_perf() {
 	command -v perf >/dev/null || skip "perf is not installed"
 }
 
+# perf_rec [--pipe] DEST PERF-RECORD-ARGS...: perf record -q into DEST (a file, or with
+# --pipe perf's pipe mode written to DEST).  perf can fail for a moment when the machine is
+# busy (the mlock budget of rings of tests that just ended); it is given one more try, and
+# a second failure fails the test with perf's own words.
+perf_rec() {
+	local pipe=0 dest err=$BATS_TEST_TMPDIR/perf-record.err
+	[ "$1" != --pipe ] || { pipe=1; shift; }
+	dest=$1
+	shift
+	for try in 1 2; do
+		if [ $pipe = 1 ]; then
+			perf record -q -o - "$@" >"$dest" 2>"$err" && return 0
+		else
+			perf record -q -o "$dest" "$@" >/dev/null 2>"$err" && return 0
+		fi
+		[ $try = 2 ] || sleep 2
+	done
+	echo "perf record $* failed twice: $(tail -n 5 "$err" | tr '\n' ' ')" >&2
+	return 1
+}
+
 @test "import: perf record -g of cpu_split names hot_a, hot_b and hot_c" {
 	need_perf
-	perf record -q -g -e cpu-clock -F 499 -o "$BATS_TEST_TMPDIR/p.data" \
-		"$RP_WORKLOADS/cpu_split" 3 >/dev/null 2>&1 || skip "perf record failed"
+	perf_rec "$BATS_TEST_TMPDIR/p.data" -g -e cpu-clock -F 499 "$RP_WORKLOADS/cpu_split" 3
 	record_and_check "$BATS_TEST_TMPDIR/p.data"
 }
 
 @test "import: perf record -o - (pipe mode) imports with names" {
 	need_perf
-	perf record -q -g -e cpu-clock -F 499 -o - "$RP_WORKLOADS/cpu_split" 3 \
-		> "$BATS_TEST_TMPDIR/p.data" 2>/dev/null || skip "perf record failed"
+	perf_rec --pipe "$BATS_TEST_TMPDIR/p.data" -g -e cpu-clock -F 499 "$RP_WORKLOADS/cpu_split" 3
 	record_and_check "$BATS_TEST_TMPDIR/p.data"
 }
 
@@ -385,12 +404,10 @@ fresh() {
 	need_perf
 	# a cpu-clock period of 1000 s takes no sample in a 1 s run
 	for mode in file pipe; do
-		o=$BATS_TEST_TMPDIR/two.data
-		[ $mode = file ] || o=-
-		perf record -q -e cpu-clock/period=1000000000000/ -e task-clock -F 499 -o "$o" \
-			"$RP_WORKLOADS/cpu_split" 1 > "$BATS_TEST_TMPDIR/two.$mode" 2>/dev/null ||
-			skip "perf record failed"
-		[ $mode = pipe ] || mv "$BATS_TEST_TMPDIR/two.data" "$BATS_TEST_TMPDIR/two.$mode"
+		pipe=
+		[ $mode = file ] || pipe=--pipe
+		perf_rec $pipe "$BATS_TEST_TMPDIR/two.$mode" -e cpu-clock/period=1000000000000/ \
+			-e task-clock -F 499 "$RP_WORKLOADS/cpu_split" 1
 		fresh
 		pipeline "$BATS_TEST_TMPDIR/two.$mode"
 		n=$(samples_in)
@@ -464,8 +481,8 @@ fresh() {
 			> "$d/$n.c"
 		${CC:-cc} -O1 -g -no-pie -fno-omit-frame-pointer -o "$d/$n" "$d/$n.c"
 	done
-	perf record -q -g -e cpu-clock -F 499 -o "$d/p.data" -- \
-		sh -c "'$d/one' & '$d/two' & '$d/three' & wait" >/dev/null 2>&1 || skip "perf record failed"
+	perf_rec "$d/p.data" -g -e cpu-clock -F 499 -- \
+		sh -c "'$d/one' & '$d/two' & '$d/three' & wait"
 	fresh
 	pipeline "$d/p.data"
 	p=$(prof)
@@ -521,8 +538,7 @@ fresh() {
 	[ "$(value_type "$(prof)")" = cpu/nanoseconds ]
 	# a software event that counts occurrences, recorded here
 	need_perf
-	perf record -q -e page-faults -c 1 -o "$BATS_TEST_TMPDIR/pf.data" \
-		"$RP_WORKLOADS/cpu_split" 1 >/dev/null 2>&1 || skip "perf record failed"
+	perf_rec "$BATS_TEST_TMPDIR/pf.data" -e page-faults -c 1 "$RP_WORKLOADS/cpu_split" 1
 	fresh
 	pipeline "$BATS_TEST_TMPDIR/pf.data"
 	[ "$(value_type "$(prof)")" = page-faults/count ]
@@ -542,8 +558,7 @@ fresh() {
 	# perf sums them (deep_nofp: one thread, a group read is not inherited)
 	need_perf
 	g=$BATS_TEST_TMPDIR/grp.data
-	perf record -q -e '{cpu-clock,page-faults}:S' -F 499 -o "$g" "$RP_WORKLOADS/deep_nofp" 1 \
-		>/dev/null 2>&1 || skip "perf record failed"
+	perf_rec "$g" -e '{cpu-clock,page-faults}:S' -F 499 "$RP_WORKLOADS/deep_nofp" 1
 	want=$(perf script -F event,period -i "$g" 2>/dev/null |
 		awk '$2 == "page-faults:" { n += $1 } END { print n + 0 }')
 	fresh
@@ -561,8 +576,7 @@ fresh() {
 	mkdir -p "$d"
 	# deep_nofp has no frame pointers: only the CFI walk reaches main
 	cp "$RP_WORKLOADS/deep_nofp" "$d/deep_nofp"
-	perf record -q --call-graph dwarf -e cpu-clock -F 499 -o "$d/p.data" "$d/deep_nofp" 1 \
-		>/dev/null 2>&1 || skip "perf record failed"
+	perf_rec "$d/p.data" --call-graph dwarf -e cpu-clock -F 499 "$d/deep_nofp" 1
 	chmod a+r "$d/p.data"
 	pipeline "$d/p.data"
 	p=$(prof)
@@ -604,8 +618,7 @@ fresh() {
 	assert_output --partial "--kallsyms: cannot open '/nonexistent'"
 	# this kernel: a capture made here, through the driver (whose stages drop privileges)
 	need_perf
-	perf record -q -g -e cpu-clock -F 999 -o "$BATS_TEST_TMPDIR/k.data" \
-		"$RP_WORKLOADS/syscall_heavy" 1 >/dev/null 2>&1 || skip "perf record failed"
+	perf_rec "$BATS_TEST_TMPDIR/k.data" -g -e cpu-clock -F 999 "$RP_WORKLOADS/syscall_heavy" 1
 	chmod a+r "$BATS_TEST_TMPDIR/k.data"
 	run -0 "$RP" import --input "$BATS_TEST_TMPDIR/k.data" --output "$out"
 	# every kernel location has a function name
