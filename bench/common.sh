@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Sourced by the benchmark scripts (POSIX sh): locations, clocks and medians.
 #
 #   . "$(dirname "$0")/common.sh"

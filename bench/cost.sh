@@ -128,6 +128,7 @@ run_variant() {
 if have_driver; then
 	VARIANTS="rustprofile stages perf"
 else
+	# shellcheck disable=SC2034 # run_interleaved (common.sh) reads it
 	VARIANTS="stages perf"
 fi
 run_interleaved || failed=1

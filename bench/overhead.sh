@@ -28,6 +28,7 @@ failed=0
 
 VARIANTS="bare perf-49 perf-999"
 if have_driver; then
+	# shellcheck disable=SC2034 # run_interleaved (common.sh) reads it
 	VARIANTS="bare rp-49 perf-49 rp-999 perf-999"
 else
 	say "rustprofile driver '$RP_DRIVER' not found: build it with 'make'; skipping rp-49 and rp-999"

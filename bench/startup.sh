@@ -35,6 +35,7 @@ case $RUNS in '' | *[!0-9]* | 0) die "RUNS must be a positive integer, not '$RUN
 command -v perf >/dev/null 2>&1 || die "perf not found: install linux-perf (scripts/install-deps.sh)"
 [ -n "$(cg_root)" ] || die "no cgroup v2 tree: the CPU of every process cannot be counted"
 have_driver || die "rustprofile driver '$RP_DRIVER' not found: build it with 'make'"
+# shellcheck disable=SC2034 # run_interleaved (common.sh) reads it
 VARIANTS="rp stages perf"
 failed=0
 

@@ -45,6 +45,7 @@ measure() {
 	cat "$BENCH_TMP/$name.time"
 }
 
+# shellcheck disable=SC2046 # measure prints two words: seconds and KiB
 set -- $(measure emit-svg "$emit" --folded "$in")
 es=$1 em=$2
 say "emit-svg $es s, $em KB"
@@ -52,6 +53,7 @@ if [ -z "${FLAMEGRAPH_PL:-}" ] || [ ! -f "$FLAMEGRAPH_PL" ]; then
 	say "flamegraph.pl skipped: set FLAMEGRAPH_PL to a copy of FlameGraph's flamegraph.pl"
 	exit 0
 fi
+# shellcheck disable=SC2046 # the same two words
 set -- $(measure flamegraph.pl perl "$FLAMEGRAPH_PL" --countname ns "$in")
 fs=$1 fm=$2
 say "flamegraph.pl $fs s, $fm KB"

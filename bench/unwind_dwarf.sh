@@ -71,7 +71,7 @@ one() {
 	theirs=$(perf script -i "$d/perf.data" -F tid 2>/dev/null | wc -l)
 	: >"$d/ours.t"
 	: >"$d/perf.t"
-	for i in $(seq "$RUNS"); do
+	for _ in $(seq "$RUNS"); do
 		timed "$d/ours.t" "$RP_BIN/unwind" --module-cache "$d/modules" \
 			<"$d/dwarf.stream" >/dev/null || { say "unwind failed"; return 1; }
 		timed "$d/perf.t" perf script -i "$d/perf.data" >/dev/null 2>&1 ||

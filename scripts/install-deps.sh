@@ -22,7 +22,7 @@ set -eu
 # util-linux gives setpriv, procps gives ps/pgrep, time gives /usr/bin/time for bench/cost.sh;
 # bpftool (vmlinux.h, skeletons) and libbpf-dev build the eBPF programs of bpf/ with clang, and
 # libbpf-tools has offcputime, the off-CPU peer of tests/offcpu.bats and bench/offcpu.sh;
-# shellcheck keeps the driver clean (tests/driver.bats).
+# and the shellcheck package keeps the shell scripts clean (tests/driver.bats).
 PKGS="build-essential pkg-config clang llvm libclang-rt-dev libelf-dev libdw-dev zlib1g-dev
 libiberty-dev libcap-ng-dev libzstd-dev libdeflate-dev elfutils binutils g++ rustc golang-go bats
 bats-support bats-assert linux-perf util-linux procps python3 jq xxd debuginfod time libxml2-utils

@@ -24,6 +24,16 @@ pprof_ok() {
 	run -0 shellcheck "$ROOT/rustprofile.sh"
 }
 
+@test "driver: shellcheck finds no warning in the other shell scripts (bench, scripts, tests, fuzz)" {
+	local f files=()
+	for f in "$ROOT"/bench/*.sh "$ROOT"/scripts/*.sh "$ROOT"/workloads/*.sh "$ROOT"/tests/*.sh \
+		"$ROOT"/tests/golden/*.sh "$ROOT"/fuzz/*.sh; do
+		[ -e "$f" ] && files+=("$f")
+	done
+	[ "${#files[@]}" -gt 10 ]
+	run -0 shellcheck -S warning "${files[@]}"
+}
+
 @test "driver: as plain root in a fresh mktemp directory the default --output . works" {
 	require_root
 	start_workload cpu_split 30
