@@ -44,6 +44,7 @@ TOOLS := \
 	commit \
 	import \
 	fanout \
+	check \
 	#
 
 LIB_SRCS := $(wildcard lib/*.c)
@@ -74,7 +75,8 @@ $(LIB_A): $(LIB_OBJS)
 	@mkdir -p $(@D)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-# Each stage: its non-main objects form an archive the unit tests can link too.
+# Each stage: its non-main objects form an archive the unit tests can link too.  The link
+# line is the prerequisites in order, repeats kept ($+), so a stage may list archives again.
 define TOOL_template
 $(1)_SRCS := $$(filter-out $(1)/main.c,$$(wildcard $(1)/*.c))
 $(1)_OBJS := $$($(1)_SRCS:%.c=$(OUT)/%.o)
@@ -84,7 +86,7 @@ $(OUT)/$(1)/lib$(1).a: $$($(1)_OBJS)
 $(OUT)/bin/$(1): $(OUT)/$(1)/main.o $(OUT)/$(1)/lib$(1).a $(LIB_A)
 	@mkdir -p $$(@D)
 	$(if $(Q),@echo "  LD      $$@")
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $$@ $$^ $(LDLIBS_ALL)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $$@ $$+ $(LDLIBS_ALL)
 endef
 $(foreach t,$(TOOLS),$(eval $(call TOOL_template,$(t))))
 
@@ -210,6 +212,11 @@ $(OUT)/collect/offcpu.o $(OUT)/collect/offcpu_blocked.o $(OUT)/collect/lifecycle
 LIBBPF_SO := $(shell pkg-config --variable=libdir libbpf)/libbpf.so
 $(OUT)/bin/collect: $(LIBBPF_SO)
 $(UNIT_BINS) $(BENCH_BINS): LDLIBS_ALL += -lbpf
+# check runs collect's preflight and probes, and unwind's debug-file search, on a target.
+$(OUT)/check/%.o: ALL_CFLAGS += -Icollect -Iunwind -I$(OUT)/bpf -Ibpf
+$(OUT)/check/%.o: $(BPF_SKELS)
+# (the link line is the prerequisites with repeats, $+: lib/ once more after the stages')
+$(OUT)/bin/check: $(OUT)/collect/libcollect.a $(OUT)/unwind/libunwind.a $(LIB_A) $(LIBBPF_SO)
 
 # ---- libFuzzer targets (fuzz/, clang) -----------------------------------------------------
 # Each fuzz/NAME.c is one target, linked with the sources of the stages FUZZ_STAGE_NAME names

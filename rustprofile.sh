@@ -2,6 +2,7 @@
 # rustprofile: wires the profiler's stages into a pipeline for each subcommand.
 #
 # USAGE
+#   rustprofile.sh check --pid PID [--json] [--symbol-dir DIR]... [--debuginfod URL]
 #   rustprofile.sh record --pid PID [OPTIONS]
 #   rustprofile.sh launch [OPTIONS] -- COMMAND [ARGS...]
 #   rustprofile.sh replay --input STREAM [OPTIONS]
@@ -64,7 +65,8 @@ fi
 
 usage() {
 	cat <<EOF
-usage: $prog record --pid PID [OPTIONS]
+usage: $prog check --pid PID [--json] [--symbol-dir DIR]... [--debuginfod URL]
+       $prog record --pid PID [OPTIONS]
        $prog launch [OPTIONS] -- COMMAND [ARGS...]
        $prog replay --input STREAM [--module-cache DIR] [OPTIONS]
        $prog import --input CAPTURE [--format FORMAT] [--event NAME] [--kallsyms FILE]
@@ -111,6 +113,8 @@ Options (defaults in brackets):
   -h, --help                     this text
 Durations (humantime): 500ms, 10s, 2m, 1h30m, '1h 30m', 2days, 1w.
 Exit status: 0 published, 1 failed, 3 published but derived files skipped (see README.md).
+check reports what record would find about the target (--json: the CheckReport, schema
+version 3; docs/check.md) and exits 1 when the report holds an error.
 EOF
 }
 
@@ -124,10 +128,35 @@ cmd=${1:-}
 [ -n "$cmd" ] || { usage >&2; exit 2; }
 shift
 case $cmd in
-record | launch | replay | import) ;;
+check | record | launch | replay | import) ;;
 -h | --help | help) usage; exit 0 ;;
-*) err "unknown command '$cmd' (expected record, launch, replay or import)" ;;
+*) err "unknown command '$cmd' (expected check, record, launch, replay or import)" ;;
 esac
+
+# check: one target selector and check's own options, then the check stage reports (as
+# root: it runs record's preflight and eBPF load probes; nothing is recorded).
+check_command() {
+	local pid='' selectors=0 args=()
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--pid) [ $# -ge 2 ] || err "option '$1' needs a value"
+			pid=$2; selectors=$((selectors + 1)); shift 2 ;;
+		--docker-container | --k8s-pod)
+			err "$1 is not available in this build; use --pid" ;;
+		--container) err "--container is only valid with --k8s-pod" ;;
+		--json) args+=(--json); shift ;;
+		--symbol-dir | --debuginfod) [ $# -ge 2 ] || err "option '$1' needs a value"
+			args+=("$1" "$2"); shift 2 ;;
+		-h | --help) usage; exit 0 ;;
+		*) err "check: unknown option '$1'" ;;
+		esac
+	done
+	[ "$selectors" -le 1 ] || err "give exactly one of --pid, --docker-container, --k8s-pod"
+	[ -n "$pid" ] || err "check needs a target: --pid PID"
+	case $pid in *[!0-9]* | 0*) err "--pid: '$pid' is not a process id" ;; esac
+	exec "$bin/check" --pid "$pid" ${args[@]+"${args[@]}"}
+}
+[ "$cmd" != check ] || check_command "$@"
 
 format=$RP_DEFAULT_FORMAT event='' kallsyms='' pid='' duration=$RP_DEFAULT_DURATION window=''
 output=$RP_DEFAULT_OUTPUT profiles=$RP_DEFAULT_PROFILES unwind=$RP_DEFAULT_UNWIND

@@ -30,62 +30,105 @@ exe_machine(const char *path)
 	return m;
 }
 
-static void
-check_kernel(struct preflight *pf)
+int
+preflight_root(char *why, size_t whylen)
+{
+	if (geteuid() == 0)
+		return 0;
+	snprintf(why, whylen, "preflight root: collect must run as root");
+	return -1;
+}
+
+int
+preflight_kernel_at_least(const struct preflight *pf, int major, int minor)
+{
+	return pf->major > major || (pf->major == major && pf->minor >= minor);
+}
+
+int
+preflight_kernel(struct preflight *pf, char *why, size_t whylen)
 {
 	struct utsname u;
-	int major = 0, minor = 0;
-	if (uname(&u) < 0)
-		err(1, "preflight kernel: uname");
+	if (uname(&u) < 0) {
+		snprintf(why, whylen, "preflight kernel: uname: %s", strerror(errno));
+		return -1;
+	}
 	snprintf(pf->release, sizeof(pf->release), "%s", u.release);
-	if (sscanf(u.release, "%d.%d", &major, &minor) != 2)
-		errx(1, "preflight kernel: cannot read the version of '%s'", u.release);
-	if (major < MIN_MAJOR || (major == MIN_MAJOR && minor < MIN_MINOR))
-		errx(1, "preflight kernel: linux %s is older than %d.%d", u.release, MIN_MAJOR,
-		     MIN_MINOR);
+	if (sscanf(u.release, "%d.%d", &pf->major, &pf->minor) != 2) {
+		snprintf(why, whylen, "preflight kernel: cannot read the version of '%s'",
+			 u.release);
+		return -1;
+	}
+	if (!preflight_kernel_at_least(pf, MIN_MAJOR, MIN_MINOR)) {
+		snprintf(why, whylen, "preflight kernel: linux %s is older than %d.%d",
+			 u.release, MIN_MAJOR, MIN_MINOR);
+		return -1;
+	}
+	return 0;
 }
 
-static void
-check_target(const struct collect_opts *o, struct preflight *pf)
+int
+preflight_target(pid_t pid, struct preflight *pf, char *why, size_t whylen)
 {
 	char path[64];
-	if (kill(o->pid, 0) < 0 && errno == ESRCH)
-		errx(1, "preflight target: no process %d", (int)o->pid);
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)o->pid);
+	if (kill(pid, 0) < 0 && errno == ESRCH) {
+		snprintf(why, whylen, "preflight target: no process %d", (int)pid);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	int theirs = exe_machine(path), ours = exe_machine("/proc/self/exe");
 	if (theirs < 0)
-		errx(1, "preflight architecture: cannot read the ELF header of '%s'", path);
-	if (ours < 0)
-		errx(1, "preflight architecture: cannot read our own ELF header");
-	if (theirs != ours)
-		errx(1, "preflight architecture: target e_machine %d differs from ours %d", theirs,
-		     ours);
-	pf->e_machine = theirs;
+		snprintf(why, whylen, "preflight architecture: cannot read the ELF header of "
+			 "'%s'", path);
+	else if (ours < 0)
+		snprintf(why, whylen, "preflight architecture: cannot read our own ELF header");
+	else if (theirs != ours)
+		snprintf(why, whylen, "preflight architecture: target e_machine %d differs from "
+			 "ours %d", theirs, ours);
+	else {
+		pf->e_machine = theirs;
+		return 0;
+	}
+	return -1;
 }
 
-static void
-check_threads(const struct collect_opts *o, struct preflight *pf)
+int
+preflight_threads(pid_t pid, struct preflight *pf, char *why, size_t whylen)
 {
 	struct tidlist t = { 0 };
-	if (procfs_tasks(o->pid, &t) < 0)
-		err(1, "preflight threads: cannot list /proc/%d/task", (int)o->pid);
+	if (procfs_tasks(pid, &t) < 0) {
+		snprintf(why, whylen, "preflight threads: cannot list /proc/%d/task: %s",
+			 (int)pid, strerror(errno));
+		return -1;
+	}
 	pf->nthreads = (int)t.n;
 	tidlist_free(&t);
-	if (pf->nthreads > PREFLIGHT_MAX_THREADS)
-		errx(1, "preflight threads: target has %d threads, more than the limit %d",
-		     pf->nthreads, PREFLIGHT_MAX_THREADS);
+	if (pf->nthreads > PREFLIGHT_MAX_THREADS) {
+		snprintf(why, whylen, "preflight threads: target has %d threads, more than the "
+			 "limit %d", pf->nthreads, PREFLIGHT_MAX_THREADS);
+		return -1;
+	}
+	return 0;
+}
+
+int
+preflight_perf(pid_t pid, char *why, size_t whylen)
+{
+	char e[256];
+	if (perf_probe(pid, e, sizeof(e)) == 0)
+		return 0;
+	snprintf(why, whylen, "preflight perf access: %s", e);
+	return -1;
 }
 
 void
 preflight_run(const struct collect_opts *o, struct preflight *pf)
 {
-	char why[256];
+	char why[320];
 	memset(pf, 0, sizeof(*pf));
-	if (geteuid() != 0)
-		errx(1, "preflight root: collect must run as root");
-	check_kernel(pf);
-	check_target(o, pf);
-	check_threads(o, pf);
-	if (perf_probe(o->pid, why, sizeof(why)) < 0)
-		errx(1, "preflight perf access: %s", why);
+	if (preflight_root(why, sizeof(why)) < 0 || preflight_kernel(pf, why, sizeof(why)) < 0 ||
+	    preflight_target(o->pid, pf, why, sizeof(why)) < 0 ||
+	    preflight_threads(o->pid, pf, why, sizeof(why)) < 0 ||
+	    preflight_perf(o->pid, why, sizeof(why)) < 0)
+		errx(1, "%s", why);
 }

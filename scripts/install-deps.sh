@@ -22,11 +22,12 @@ set -eu
 # util-linux gives setpriv, procps gives ps/pgrep, time gives /usr/bin/time for bench/cost.sh;
 # bpftool (vmlinux.h, skeletons) and libbpf-dev build the eBPF programs of bpf/ with clang, and
 # libbpf-tools has offcputime, the off-CPU peer of tests/offcpu.bats and bench/offcpu.sh;
-# and the shellcheck package keeps the shell scripts clean (tests/driver.bats).
+# and the shellcheck package keeps the shell scripts clean (tests/driver.bats);
+# python3-jsonschema validates check's JSON against docs/check-report.schema.json.
 PKGS="build-essential pkg-config clang llvm libclang-rt-dev libelf-dev libdw-dev zlib1g-dev
 libiberty-dev libcap-ng-dev libzstd-dev libdeflate-dev elfutils binutils g++ rustc golang-go bats
 bats-support bats-assert linux-perf util-linux procps python3 jq xxd debuginfod time libxml2-utils
-bpftool libbpf-dev libbpf-tools shellcheck"
+bpftool libbpf-dev libbpf-tools shellcheck python3-jsonschema"
 
 say() { printf 'install-deps: %s\n' "$*"; }
 die() { say "$*" >&2; exit 1; }

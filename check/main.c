@@ -1,0 +1,106 @@
+/*
+ * check: reports what record's preflight finds about a target (docs/check.md): the
+ * executable, architecture, kernel support, root, threads, each mapped module's build id,
+ * unwind sections and symbols, and the perf and eBPF load probes; as text, or with --json
+ * as the CheckReport (schema version 3).  Exits 1 when the report holds an error, which
+ * would stop record too; 2 on a bad option.
+ */
+#include <err.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse.h"
+#include "report.h"
+
+#define MAX_SYMBOL_DIRS 64
+
+enum { OPT_PID = 256, OPT_JSON, OPT_SYMBOL_DIR, OPT_DEBUGINFOD, OPT_HELP };
+
+static const struct option longopts[] = {
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "symbol-dir", required_argument, NULL, OPT_SYMBOL_DIR },
+	{ "debuginfod", required_argument, NULL, OPT_DEBUGINFOD },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void
+usage(FILE *f)
+{
+	fputs("Usage: check --pid PID [--json] [--symbol-dir DIR]... [--debuginfod URL]\n"
+	      "Reports what recording PID would find: executable, architecture, kernel\n"
+	      "support, root, threads, mapped modules (build id, unwind sections, symbols),\n"
+	      "perf access and the eBPF load probes.  Exits 1 when there is an error.\n"
+	      "  --pid PID          the process to check\n"
+	      "  --json             the CheckReport JSON (schema version 3) instead of text\n"
+	      "  --symbol-dir DIR   a directory of debug files (repeatable; must exist)\n"
+	      "  --debuginfod URL   a debuginfod server (http:// or https://; not fetched)\n", f);
+}
+
+/* The manual's rule for --debuginfod: an http:// or https:// URL with a host. */
+static int
+debuginfod_url_ok(const char *u)
+{
+	const char *rest = !strncmp(u, "http://", 7) ? u + 7 : !strncmp(u, "https://", 8) ?
+			   u + 8 : NULL;
+	return rest && rest[0] && rest[0] != '/' && !strpbrk(u, " \t\r\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct report r;
+	static const char *dirs[MAX_SYMBOL_DIRS];
+	int json = 0, opt;
+	char why[200];
+	uint64_t v;
+
+	r.selector = "pid";
+	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_PID:
+			if (parse_u64(optarg, 1, INT_MAX, &v, why, sizeof(why)) < 0)
+				errx(2, "--pid: %s", why);
+			r.pid = (pid_t)v;
+			break;
+		case OPT_JSON:
+			json = 1;
+			break;
+		case OPT_SYMBOL_DIR:
+			if (r.nsymbol_dirs == MAX_SYMBOL_DIRS)
+				errx(2, "--symbol-dir: at most %d directories", MAX_SYMBOL_DIRS);
+			dirs[r.nsymbol_dirs++] = optarg;
+			break;
+		case OPT_DEBUGINFOD:
+			r.debuginfod = optarg;
+			break;
+		case OPT_HELP:
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc)
+		errx(2, "unexpected argument '%s'", argv[optind]);
+	if (!r.pid)
+		errx(2, "--pid is required");
+	r.symbol_dirs = dirs;
+	if (r.debuginfod && !debuginfod_url_ok(r.debuginfod))
+		report_msg(&r.errors, "--debuginfod %s: not an http:// or https:// URL",
+			   r.debuginfod);
+	r.container.status = CAP_NOT_APPLICABLE;
+	snprintf(r.container.detail, sizeof(r.container.detail), "a --pid target");
+	report_target(&r);
+	report_modules(&r);
+	report_probes(&r);
+	int rc = json ? report_print_json(&r) : report_print_text(&r);
+	int errors = r.errors.n > 0;
+	report_free(&r);
+	return rc < 0 || errors ? 1 : 0;
+}

@@ -1,0 +1,229 @@
+/* The report as text lines for a person, or as the CheckReport JSON (schema version 3). */
+#include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "json.h"
+#include "report.h"
+
+const char *
+report_arch_name(int e_machine)
+{
+	switch (e_machine) {
+	case EM_X86_64:
+		return "x86_64";
+	case EM_AARCH64:
+		return "aarch64";
+	case EM_386:
+		return "i386";
+	case EM_ARM:
+		return "arm";
+	case EM_RISCV:
+		return "riscv";
+	default:
+		return "other";
+	}
+}
+
+static const char *
+status_name(enum cap_status s)
+{
+	return s == CAP_OK ? "ok" : s == CAP_NOT_APPLICABLE ? "not_applicable" : "unavailable";
+}
+
+static const char *
+yes(int v)
+{
+	return v ? "yes" : "no";
+}
+
+static void
+text_cap(const char *name, const struct cap *c)
+{
+	printf("%-18s %s%s%s\n", name, status_name(c->status), c->detail[0] ? ": " : "",
+	       c->detail);
+}
+
+static void
+text_module(const struct module_info *m)
+{
+	printf("module             %s\n", m->path);
+	if (!m->elf) {
+		printf("  not readable as ELF\n");
+		return;
+	}
+	printf("  build id         %s\n", m->build_id[0] ? m->build_id : "none");
+	printf("  unwind           eh_frame_hdr %s, eh_frame %s, debug_frame %s\n",
+	       yes(m->eh_frame_hdr), yes(m->eh_frame), yes(m->debug_frame));
+	printf("  symbols          symtab %ld, dynsym %ld%s\n", m->symtab, m->dynsym,
+	       m->debug_info ? ", DWARF" : "");
+	if (m->debug_file[0])
+		printf("  debug file       %s\n", m->debug_file);
+}
+
+int
+report_print_text(const struct report *r)
+{
+	printf("target             pid %d%s%s\n", (int)r->pid, r->comm[0] ? " " : "", r->comm);
+	printf("executable         %s\n", r->executable[0] ? r->executable : "unknown");
+	printf("architecture       %s\n", r->e_machine ? report_arch_name(r->e_machine) :
+	       "unknown");
+	if (r->threads >= 0)
+		printf("threads            %d\n", r->threads);
+	else
+		printf("threads            unknown\n");
+	printf("kernel             %s (cpu %s, off-cpu %s, heap %s)\n",
+	       r->pf.release[0] ? r->pf.release : "unknown",
+	       yes(preflight_kernel_at_least(&r->pf, 5, 4)),
+	       yes(preflight_kernel_at_least(&r->pf, 5, 8)),
+	       yes(preflight_kernel_at_least(&r->pf, 5, 12)));
+	printf("root               %s\n", yes(r->root));
+	text_cap("perf access", &r->perf);
+	text_cap("lifecycle eBPF", &r->lifecycle);
+	text_cap("off-CPU eBPF", &r->offcpu);
+	text_cap("container cgroup", &r->container);
+	for (size_t i = 0; i < r->nperf_maps; i++)
+		printf("perf map           %s\n", r->perf_maps[i]);
+	for (size_t i = 0; i < r->njitdumps; i++)
+		printf("jitdump            %s\n", r->jitdumps[i]);
+	for (size_t i = 0; i < r->nmods; i++)
+		text_module(&r->mods[i]);
+	for (size_t i = 0; i < r->warnings.n; i++)
+		printf("warning: %s\n", r->warnings.v[i]);
+	for (size_t i = 0; i < r->errors.n; i++)
+		printf("error: %s\n", r->errors.v[i]);
+	return fflush(stdout) == 0 ? 0 : -1;
+}
+
+static void
+json_cap(struct json *j, const char *key, const struct cap *c)
+{
+	json_key(j, key);
+	json_object_begin(j);
+	json_kstring(j, "status", status_name(c->status));
+	json_kstring(j, "detail", c->detail[0] ? c->detail : NULL);
+	json_object_end(j);
+}
+
+static void
+json_strings(struct json *j, const char *key, char *const *v, size_t n)
+{
+	json_key(j, key);
+	json_array_begin(j);
+	for (size_t i = 0; i < n; i++)
+		json_string(j, v[i]);
+	json_array_end(j);
+}
+
+static void
+json_module(struct json *j, const struct module_info *m)
+{
+	json_object_begin(j);
+	json_kstring(j, "path", m->path);
+	json_kbool(j, "elf", m->elf);
+	json_kstring(j, "build_id", m->build_id[0] ? m->build_id : NULL);
+	json_key(j, "unwind");
+	json_object_begin(j);
+	json_kbool(j, "eh_frame_hdr", m->eh_frame_hdr);
+	json_kbool(j, "eh_frame", m->eh_frame);
+	json_kbool(j, "debug_frame", m->debug_frame);
+	json_object_end(j);
+	json_key(j, "symbols");
+	json_object_begin(j);
+	json_ki64(j, "symtab", m->symtab);
+	json_ki64(j, "dynsym", m->dynsym);
+	json_kbool(j, "dwarf", m->debug_info);
+	json_object_end(j);
+	json_kstring(j, "debug_file", m->debug_file[0] ? m->debug_file : NULL);
+	json_object_end(j);
+}
+
+static void
+json_target(struct json *j, const struct report *r)
+{
+	json_key(j, "target");
+	json_object_begin(j);
+	json_kstring(j, "selector", r->selector);
+	json_ki64(j, "pid", r->pid);
+	json_kstring(j, "executable", r->executable[0] ? r->executable : NULL);
+	json_kstring(j, "comm", r->comm[0] ? r->comm : NULL);
+	json_kstring(j, "architecture", r->e_machine ? report_arch_name(r->e_machine) : NULL);
+	if (r->e_machine)
+		json_ki64(j, "e_machine", r->e_machine);
+	else
+		json_knull(j, "e_machine");
+	if (r->threads >= 0)
+		json_ki64(j, "threads", r->threads);
+	else
+		json_knull(j, "threads");
+	json_key(j, "modules");
+	json_array_begin(j);
+	for (size_t i = 0; i < r->nmods; i++)
+		json_module(j, &r->mods[i]);
+	json_array_end(j);
+	json_ku64(j, "modules_omitted", r->mods_omitted);
+	json_object_end(j);
+}
+
+static void
+json_capabilities(struct json *j, const struct report *r)
+{
+	json_key(j, "capabilities");
+	json_object_begin(j);
+	json_kbool(j, "root", r->root);
+	json_key(j, "kernel");
+	json_object_begin(j);
+	json_kstring(j, "release", r->pf.release[0] ? r->pf.release : NULL);
+	json_kbool(j, "cpu", preflight_kernel_at_least(&r->pf, 5, 4));
+	json_kbool(j, "off_cpu", preflight_kernel_at_least(&r->pf, 5, 8));
+	json_kbool(j, "heap", preflight_kernel_at_least(&r->pf, 5, 12));
+	json_object_end(j);
+	json_cap(j, "perf", &r->perf);
+	json_cap(j, "lifecycle_ebpf", &r->lifecycle);
+	json_cap(j, "off_cpu_ebpf", &r->offcpu);
+	json_cap(j, "container_cgroup", &r->container);
+	json_strings(j, "perf_map_files", r->perf_maps, r->nperf_maps);
+	json_strings(j, "jitdump_files", r->jitdumps, r->njitdumps);
+	json_object_end(j);
+}
+
+int
+report_print_json(const struct report *r)
+{
+	struct json j;
+	json_init(&j, stdout, 1);
+	json_object_begin(&j);
+	json_ku64(&j, "schema_version", CHECK_SCHEMA_VERSION);
+	json_kstring(&j, "kind", "CheckReport");
+	json_target(&j, r);
+	json_capabilities(&j, r);
+	json_key(&j, "options");
+	json_object_begin(&j);
+	json_strings(&j, "symbol_dirs", (char *const *)r->symbol_dirs, r->nsymbol_dirs);
+	json_kstring(&j, "debuginfod", r->debuginfod);
+	json_object_end(&j);
+	json_strings(&j, "warnings", r->warnings.v, r->warnings.n);
+	json_strings(&j, "errors", r->errors.v, r->errors.n);
+	json_object_end(&j);
+	if (json_finish(&j) < 0) {
+		fprintf(stderr, "check: cannot write the report: %s\n", j.err);
+		return -1;
+	}
+	return 0;
+}
+
+void
+report_free(struct report *r)
+{
+	free(r->mods);
+	for (size_t i = 0; i < r->nperf_maps; i++)
+		free(r->perf_maps[i]);
+	for (size_t i = 0; i < r->njitdumps; i++)
+		free(r->jitdumps[i]);
+	for (size_t i = 0; i < r->warnings.n; i++)
+		free(r->warnings.v[i]);
+	for (size_t i = 0; i < r->errors.n; i++)
+		free(r->errors.v[i]);
+	free(r->warnings.v);
+	free(r->errors.v);
+}
