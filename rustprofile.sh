@@ -65,12 +65,12 @@ fi
 
 usage() {
 	cat <<EOF
-usage: $prog check --pid PID [--json] [--symbol-dir DIR]... [--debuginfod URL]
-       $prog record --pid PID [OPTIONS]
+usage: $prog record --pid PID [OPTIONS]
        $prog launch [OPTIONS] -- COMMAND [ARGS...]
        $prog replay --input STREAM [--module-cache DIR] [OPTIONS]
        $prog import --input CAPTURE [--format FORMAT] [--event NAME] [--kallsyms FILE]
               [OPTIONS]
+       $prog check --pid PID [--json] [--symbol-dir DIR]... [--debuginfod URL]
 
 Options (defaults in brackets):
   --pid PID                      process to profile (record)
