@@ -29,14 +29,35 @@ libiberty-dev libcap-ng-dev libzstd-dev libdeflate-dev elfutils binutils g++ rus
 bats-support bats-assert linux-perf util-linux procps python3 jq xxd debuginfod time libxml2-utils
 bpftool libbpf-dev libbpf-tools shellcheck python3-jsonschema"
 
+# aarch64 (make check-aarch64, part of make check): the cross compiler, qemu-user and the
+# arm64 -dev packages of the libraries the stages link, which need arm64 as a foreign dpkg
+# architecture.
+CROSS_PKGS="gcc-aarch64-linux-gnu qemu-user libelf-dev:arm64 libdw-dev:arm64 zlib1g-dev:arm64
+libcap-ng-dev:arm64 libzstd-dev:arm64 libbpf-dev:arm64 libiberty-dev:arm64"
+
 say() { printf 'install-deps: %s\n' "$*"; }
 die() { say "$*" >&2; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || die "must run as root (apt-get install needs it)"
 command -v apt-get >/dev/null 2>&1 || die "apt-get not found: this script targets Debian 12"
 
+if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+	say "dpkg --add-architecture arm64 (for the aarch64 cross build)"
+	dpkg --add-architecture arm64 || die "dpkg --add-architecture arm64 failed"
+fi
+PKGS="$PKGS $CROSS_PKGS"
+
+# With arm64 as a foreign architecture a name alone may match two packages: a name without
+# an architecture means the native one (or, for an Architecture: all package, the only one).
+native_arch=$(dpkg --print-architecture)
 installed() {
-	[ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]
+	case $1 in
+	*:*) q=$1 ;;
+	*) q=$1:$native_arch ;;
+	esac
+	st=$(dpkg-query -W -f='${db:Status-Status}' "$q" 2>/dev/null) ||
+		st=$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null) || st=''
+	[ "$st" = installed ]
 }
 
 missing=""
