@@ -23,11 +23,12 @@ set -eu
 # bpftool (vmlinux.h, skeletons) and libbpf-dev build the eBPF programs of bpf/ with clang, and
 # libbpf-tools has offcputime, the off-CPU peer of tests/offcpu.bats and bench/offcpu.sh;
 # and the shellcheck package keeps the shell scripts clean (tests/driver.bats);
-# python3-jsonschema validates check's JSON against docs/check-report.schema.json.
+# python3-jsonschema validates check's JSON against docs/check-report.schema.json;
+# libyaml-dev reads the Kubernetes manifests in tests/deploy.bats (tests/tools/yamlpaths.c).
 PKGS="build-essential pkg-config clang llvm libclang-rt-dev libelf-dev libdw-dev zlib1g-dev
 libiberty-dev libcap-ng-dev libzstd-dev libdeflate-dev elfutils binutils g++ rustc golang-go bats
 bats-support bats-assert linux-perf util-linux procps python3 jq xxd debuginfod time libxml2-utils
-bpftool libbpf-dev libbpf-tools shellcheck python3-jsonschema"
+bpftool libbpf-dev libbpf-tools shellcheck python3-jsonschema libyaml-dev"
 
 # aarch64 (make check-aarch64, part of make check): the cross compiler, qemu-user and the
 # arm64 -dev packages of the libraries the stages link, which need arm64 as a foreign dpkg
