@@ -14,7 +14,7 @@ CC ?= cc
 OUT ?= .output
 PREFIX ?= /usr/local
 DESTDIR ?=
-PKGS := libelf libdw zlib libcap-ng libzstd
+PKGS := libelf libdw zlib libcap-ng libzstd libcurl jansson
 
 ifeq ($(V),1)
 Q :=

@@ -84,6 +84,8 @@ main(int argc, char **argv)
 		collect_offcpu_probe(&c);
 		return 0;
 	}
+	if (c.o.docker || c.o.k8s_pod)
+		follow_resolve(&c);
 	if (c.o.check) {
 		preflight_run(&c.o, &pf);
 		collect_offcpu_probe(&c);
@@ -93,6 +95,8 @@ main(int argc, char **argv)
 		c.o.pid = launch_start(c.o.launch_argv, c.o.launch_stdout_fd,
 				       c.o.launch_stderr_fd);
 	scope_init(&c.scope, c.o.pid);
+	if (c.ctr.kind)
+		scope_container(&c.scope, c.ctr.pid, c.ctr.cgroup);
 	preflight_run(&c.o, &pf);
 	int pidfd = open_pidfd(c.o.pid);
 	/* The launch cgroup is named after the session. */
@@ -143,6 +147,5 @@ main(int argc, char **argv)
 	procend_free(&c.procend);
 	names_free(&c.names);
 	free(c.snap.v);
-	close(pidfd);
 	return 0;
 }

@@ -22,11 +22,17 @@ set -eu
 # util-linux gives setpriv, procps gives ps/pgrep, time gives /usr/bin/time for bench/cost.sh;
 # bpftool (vmlinux.h, skeletons) and libbpf-dev build the eBPF programs of bpf/ with clang, and
 # libbpf-tools has offcputime, the off-CPU peer of tests/offcpu.bats and bench/offcpu.sh;
-# and the shellcheck package keeps the shell scripts clean (tests/driver.bats).
+# the shellcheck package keeps the shell scripts clean (tests/driver.bats);
+# libcurl4-openssl-dev and libjansson-dev let collect ask the Docker Engine API (unix socket)
+# and the Kubernetes Pod API (TLS) for a container target and parse their JSON answers;
+# docker.io is the real engine tests/docker.bats and tests/k8s.bats start (own data root and
+# socket, no bridge), busybox-static the shell of the image they build, and openssl makes the
+# test CA of the Pod API stand-in.
 PKGS="build-essential pkg-config clang llvm libclang-rt-dev libelf-dev libdw-dev zlib1g-dev
 libiberty-dev libcap-ng-dev libzstd-dev libdeflate-dev elfutils binutils g++ rustc golang-go bats
 bats-support bats-assert linux-perf util-linux procps python3 jq xxd debuginfod time libxml2-utils
-bpftool libbpf-dev libbpf-tools shellcheck"
+bpftool libbpf-dev libbpf-tools shellcheck libcurl4-openssl-dev libjansson-dev docker.io
+busybox-static openssl"
 
 say() { printf 'install-deps: %s\n' "$*"; }
 die() { say "$*" >&2; exit 1; }
