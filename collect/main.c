@@ -25,6 +25,7 @@
 #include "launch.h"
 #include "preflight.h"
 #include "privdrop.h"
+#include "tracefs.h"
 
 /* SIGINT/SIGTERM are read from a signalfd, so they must never be delivered; blocking them
  * before setup keeps an early Ctrl-C pending until the loop writes its END frame. */
@@ -68,6 +69,18 @@ open_pidfd(pid_t pid)
 	return fd;
 }
 
+/* Before anything else a recording (or its check) needs. */
+static void
+need_tracefs(int verbose)
+{
+	char why[300];
+	int mounted;
+	if (tracefs_ensure(&mounted, why, sizeof(why)) < 0)
+		errx(1, "%s", why);
+	if (mounted && verbose)
+		warnx("mounted tracefs at %s", TRACEFS_DIR);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -79,6 +92,9 @@ main(int argc, char **argv)
 	privdrop_nondumpable();
 	signals_setup();
 	c.run.exit_status = -1;
+	/* Not root: the preflight says so first. */
+	if (geteuid() == 0)
+		need_tracefs(c.o.verbose);
 	if (c.o.check && c.o.launch_argv) {
 		scope_check(c.o.allow_partial);
 		collect_offcpu_probe(&c);
