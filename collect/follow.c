@@ -137,8 +137,14 @@ follow_restart(struct collect *c, int ep, int sfd, int *pidfd)
 			return END_TARGET_EXIT;
 		}
 		if (st == CTR_DOWN) {
-			if (why[0] && !said++)
-				warnx("waiting for container %s: %s", c->ctr.name, why);
+			/* An API failure (a bound exceeded, say) is kept trying, and reported. */
+			if (why[0] && !said++) {
+				char text[sizeof(why) + 300];
+				snprintf(text, sizeof(text), "waiting for container %s: %s",
+					 c->ctr.name, why);
+				warnx("%s", text);
+				warning(c, collect_now(), text);
+			}
 			continue;
 		}
 		end = start_again(c, ep, pidfd);
