@@ -71,6 +71,19 @@ labels_everywhere() {
 	run -0 jq -e --arg id "$cid" '.target.container.id == $id' "$d"
 }
 
+@test "docker: off-CPU time of every process of the container, with its identity" {
+	# The shell waits for each sleep it starts: both block, in two processes.
+	run_container "rp-$BATS_TEST_NUMBER" "$RP_IMAGE" /bin/sh -c 'while :; do sleep 0.05; done'
+	sleep 0.5
+	run -0 "$RP" record --docker-container "rp-$BATS_TEST_NUMBER" --profiles cpu,off-cpu \
+		--unwind fp --duration 3s --window 3s --output "$out"
+	off=$out/$(outputs "$out" off-cpu pb.gz | head -n 1)
+	labels_everywhere "$off" "$cid" "rp-$BATS_TEST_NUMBER"
+	[ "$(pprof -raw "$off" | grep -o 'process.pid:\[[0-9]*' | sort -u | wc -l)" -ge 3 ]
+	d=$out/$(outputs "$out" diagnostics json | head -n 1)
+	run -0 jq -e '.off_cpu.intervals > 20 and .scope.effective == "cgroup"' "$d"
+}
+
 @test "docker: a restart mid-recording is followed into a new window of the same session" {
 	start_two
 	old=$("$DOCKER_CLI" inspect -f '{{.State.Pid}} {{.State.StartedAt}}' "rp-$BATS_TEST_NUMBER")
