@@ -69,7 +69,7 @@ docker_stop() {
 		kill -KILL "$pid" 2>/dev/null || true
 	fi
 	# What the engine left mounted beneath its directories.
-	grep -o " $DK[^ ]*" /proc/self/mounts | sort -r | while read -r m; do
+	grep -o " ${DK}[^ ]*" /proc/self/mounts | sort -r | while read -r m; do
 		umount -l "$m" 2>/dev/null || true
 	done
 	rm -rf "$DK" 2>/dev/null || true

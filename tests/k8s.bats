@@ -138,7 +138,7 @@ pod_write() {
 	pod_write shop far "$uid" node-b "app:$c"
 	run -1 "$RP" record --k8s-pod shop/far --duration 1s --output "$out"
 	assert_output "collect: Pod shop/far runs on node node-b, not on this node (node-a): cross-node targets are rejected"
-	NODE_NAME= run -1 "$RP" record --k8s-pod shop/far --duration 1s --output "$out"
+	NODE_NAME='' run -1 "$RP" record --k8s-pod shop/far --duration 1s --output "$out"
 	assert_output --partial "NODE_NAME is not set"
 }
 
@@ -203,7 +203,7 @@ pod_write() {
 	RUSTPROFILE_K8S_SERVICEACCOUNT_DIR=$BATS_TEST_TMPDIR run -1 "$RP" record \
 		--k8s-pod shop/gone --duration 1s --output "$out"
 	assert_output 'collect: kubernetes: Unauthorized (HTTP status 401)'
-	KUBERNETES_SERVICE_HOST= run -1 "$RP" record --k8s-pod shop/gone --duration 1s --output "$out"
+	KUBERNETES_SERVICE_HOST='' run -1 "$RP" record --k8s-pod shop/gone --duration 1s --output "$out"
 	assert_output "collect: --k8s-pod needs in-cluster execution: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set"
 	run -1 "$RP" record --k8s-pod 'shop/../x' --duration 1s --output "$out"
 	assert_output "collect: --k8s-pod 'shop/../x' is not NAMESPACE/NAME"
