@@ -40,8 +40,12 @@ die() { say "$*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || die "must run as root (apt-get install needs it)"
 command -v apt-get >/dev/null 2>&1 || die "apt-get not found: this script targets Debian 12"
 
+# Installed for this machine's architecture (or arch-independent): with a foreign
+# architecture added (dpkg --add-architecture), dpkg-query lists one line per architecture.
+native=$(dpkg --print-architecture)
 installed() {
-	[ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]
+	dpkg-query -W -f='${Architecture} ${db:Status-Status}\n' "$1" 2>/dev/null |
+		grep -qE "^($native|all) installed\$"
 }
 
 missing=""

@@ -33,13 +33,19 @@ setup_file() {
 }
 
 teardown_file() {
+	local u d uids
+	uids=$(cat "${API:-/nonexistent}/uids" 2>/dev/null || true)
 	[ -z "${API:-}" ] || kill "$(cat "$API/pid")" 2>/dev/null || true
 	docker_stop
-	# The Pod cgroups docker made for the tests' BestEffort Pods, in every hierarchy.
-	for d in /sys/fs/cgroup/*/kubepods/besteffort/pod* /sys/fs/cgroup/kubepods/besteffort/pod*; do
-		[ -d "$d" ] && rmdir "$d" 2>/dev/null || true
+	# The Pod cgroups docker made for the tests' Pods (only those), in every hierarchy; the
+	# parents go only when empty.
+	for u in $uids; do
+		for d in /sys/fs/cgroup/kubepods/besteffort/pod"$u" /sys/fs/cgroup/*/kubepods/besteffort/pod"$u"; do
+			[ -d "$d" ] && rmdir "$d" 2>/dev/null || true
+		done
 	done
-	for d in /sys/fs/cgroup/*/kubepods/besteffort /sys/fs/cgroup/*/kubepods; do
+	for d in /sys/fs/cgroup/kubepods/besteffort /sys/fs/cgroup/*/kubepods/besteffort \
+		/sys/fs/cgroup/kubepods /sys/fs/cgroup/*/kubepods; do
 		[ -d "$d" ] && rmdir "$d" 2>/dev/null || true
 	done
 }
@@ -64,6 +70,7 @@ teardown() {
 # pod_container POD_UID NAME: a container of that Pod as the kubelet would place it;
 # prints its ID.
 pod_container() {
+	echo "$1" >>"$API/uids"
 	"$DOCKER_CLI" run -d --network none --label "rp-test=$BATS_TEST_NUMBER" \
 		--cgroup-parent "/kubepods/besteffort/pod$1" --name "k8s_$2_$BATS_TEST_NUMBER_$RANDOM" \
 		"$RP_IMAGE" /bin/sh -c '/bin/cpu_split 120 & /bin/cpu_split 120 & wait'
