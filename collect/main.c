@@ -6,7 +6,9 @@
  * Writes: the framed event stream on stdout (and --save-stream), and with --module-cache
  * copies of the target's executables keyed by build id.
  * Drops: records of processes other than the target (inherited events follow children),
- * except in launch's cgroup scope, which keeps every process of the launch cgroup.
+ * except in a cgroup scope, which keeps every process of the cgroup: launch's own, or a
+ * container's (--docker-container, --k8s-pod: resolved through its API, ctarget.h; its
+ * restarts are followed, follow.c).
  * Ends on --duration, SIGINT/SIGTERM or target exit with an END frame and status 0.
  * Non-dumpable from the start; after setup it keeps only the capabilities its loop still
  * uses, with no-new-privs (privdrop.c).
