@@ -50,7 +50,7 @@ build_image() {
 	mkdir -p "$root/bin"
 	cp /bin/busybox "$root/bin/busybox"
 	for t in sh sleep true; do ln -s busybox "$root/bin/$t"; done
-	cc -static -O1 -g -fno-omit-frame-pointer -pthread -I"$ROOT/workloads" \
+	cc -static -O1 -g -D_GNU_SOURCE -fno-omit-frame-pointer -pthread -I"$ROOT/workloads" \
 		-o "$root/bin/cpu_split" "$ROOT/workloads/cpu_split.c" -lm
 	tar -C "$root" -cf "$DK/image.tar" .
 	"$DOCKER_CLI" import "$DK/image.tar" "$RP_IMAGE" >/dev/null
