@@ -112,6 +112,22 @@ labels_everywhere() {
 		grep -qxF "$now"
 }
 
+@test "docker: after a restart off-CPU goes on, its eBPF program bound to the new cgroup" {
+	run_container "rp-$BATS_TEST_NUMBER" "$RP_IMAGE" /bin/sh -c 'while :; do sleep 0.05; done'
+	sleep 0.5
+	"$RP" record --docker-container "rp-$BATS_TEST_NUMBER" --profiles cpu,off-cpu --unwind fp \
+		--duration 6s --window 1s --output "$out" >"$BATS_TEST_TMPDIR/rec.log" 2>&1 &
+	rec=$!
+	sleep 2.5
+	"$DOCKER_CLI" restart -t 0 "rp-$BATS_TEST_NUMBER" >/dev/null
+	new=$("$DOCKER_CLI" inspect -f '{{.State.Pid}}' "rp-$BATS_TEST_NUMBER")
+	wait "$rec" || { cat "$BATS_TEST_TMPDIR/rec.log"; false; }
+	# Windows of the new process (after the one it started in) have their intervals.
+	cat "$out"/diagnostics-*.json | jq -s -e --argjson p "$new" '
+		[.[] | select(.target.pid == $p)] | .[1:] | length >= 2 and
+		all(.[]; .off_cpu.intervals > 5)'
+}
+
 @test "docker: rm -f ends an open-ended recording cleanly" {
 	start_two
 	"$RP" record --docker-container "rp-$BATS_TEST_NUMBER" --duration 0 --window 1s \
