@@ -17,7 +17,7 @@ PKG_CONFIG ?= pkg-config
 OUT ?= .output
 PREFIX ?= /usr/local
 DESTDIR ?=
-PKGS := libelf libdw zlib libcap-ng libzstd
+PKGS := libelf libdw zlib libcap-ng libzstd libcurl jansson
 
 ifeq ($(V),1)
 Q :=
@@ -285,6 +285,7 @@ FUZZ_STAGE_stage_collapsed := emit-collapsed
 FUZZ_STAGE_stage_firefox := emit-firefox
 FUZZ_STAGE_stage_fanout := fanout
 FUZZ_STAGE_stage_commit := commit
+FUZZ_STAGE_container_json := collect
 # One event may close WINDOWS_MAX_GAP empty windows, a few hundred bytes of input millions.
 $(OUT)/fuzzobj/aggregate/%.o $(OUT)/fuzzobj/fuzz/stage_aggregate.o: \
 	FUZZ_CFLAGS += -DWINDOWS_MAX_GAP=1000

@@ -2,8 +2,11 @@
 # rustprofile: wires the profiler's stages into a pipeline for each subcommand.
 #
 # USAGE
-#   rustprofile.sh check --pid PID [--json] [--symbol-dir DIR]... [--debuginfod URL]
-#   rustprofile.sh record --pid PID [OPTIONS]
+#   rustprofile.sh check (--pid PID | --docker-container ID_OR_NAME |
+#                         --k8s-pod NAMESPACE/NAME [--container NAME]) [--json]
+#                         [--symbol-dir DIR]... [--debuginfod URL]
+#   rustprofile.sh record (--pid PID | --docker-container ID_OR_NAME |
+#                          --k8s-pod NAMESPACE/NAME [--container NAME]) [OPTIONS]
 #   rustprofile.sh launch [OPTIONS] -- COMMAND [ARGS...]
 #   rustprofile.sh replay --input STREAM [OPTIONS]
 #   rustprofile.sh import --input CAPTURE [--format auto|perf-data|simpleperf] [OPTIONS]
@@ -65,7 +68,8 @@ fi
 
 usage() {
 	cat <<EOF
-usage: $prog record --pid PID [OPTIONS]
+usage: $prog record (--pid PID | --docker-container ID_OR_NAME |
+              --k8s-pod NAMESPACE/NAME [--container NAME]) [OPTIONS]
        $prog launch [OPTIONS] -- COMMAND [ARGS...]
        $prog replay --input STREAM [--module-cache DIR] [OPTIONS]
        $prog import --input CAPTURE [--format FORMAT] [--event NAME] [--kallsyms FILE]
@@ -74,6 +78,11 @@ usage: $prog record --pid PID [OPTIONS]
 
 Options (defaults in brackets):
   --pid PID                      process to profile (record)
+  --docker-container ID_OR_NAME  Docker container to profile, all its processes (record;
+                                 Engine API at \$DOCKER_HOST, else /var/run/docker.sock)
+  --k8s-pod NAMESPACE/NAME       Kubernetes Pod to profile, from the node's profiler Pod
+                                 (record; in-cluster service account, NODE_NAME)
+  --container NAME               with --k8s-pod: the Pod's application container
   --duration DURATION            how long to record; 0 = until exit or signal [$RP_DEFAULT_DURATION]
   --window DURATION              window length, > 0 [$RP_DEFAULT_WINDOW; replay: the recorded length]
   --output DIR                   where windows are published [$RP_DEFAULT_OUTPUT]
@@ -164,14 +173,15 @@ freq=$RP_DEFAULT_CPU_FREQUENCY keep=$RP_DEFAULT_KEEP_WINDOWS max_stacks=$RP_DEFA
 max_pending=$RP_DEFAULT_MAX_PENDING_EVENTS reorder=$RP_DEFAULT_EVENT_REORDER_WINDOW save='' input=''
 cache='' max_threads='' max_cache='' selectors=0 partial='' svg='' collapsed='' firefox=''
 timeline=$RP_DEFAULT_MAX_TIMELINE_SAMPLES budget=$RP_DEFAULT_COMPLETION_BUDGET
+docker='' k8s_pod='' k8s_container=''
 symdirs=() offcpu_opts=()
 need() { [ $# -ge 2 ] || err "option '$1' needs a value"; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--pid) need "$@"; pid=$2; selectors=$((selectors + 1)); shift 2 ;;
-	--docker-container | --k8s-pod)
-		err "target selector '$1' is not available in this build" ;;
-	--container) err "--container is only valid with --k8s-pod" ;;
+	--docker-container) need "$@"; docker=$2; selectors=$((selectors + 1)); shift 2 ;;
+	--k8s-pod) need "$@"; k8s_pod=$2; selectors=$((selectors + 1)); shift 2 ;;
+	--container) need "$@"; k8s_container=$2; shift 2 ;;
 	--duration) need "$@"; duration=$2; shift 2 ;;
 	--window) need "$@"; window=$2; shift 2 ;;
 	--output) need "$@"; output=$2; shift 2 ;;
@@ -208,15 +218,19 @@ done
 
 case $cmd in
 record)
-	[ "$selectors" -eq 1 ] || err "record needs exactly one target selector (--pid PID)"
+	[ "$selectors" -eq 1 ] ||
+		err "record needs exactly one target selector (--pid PID, --docker-container ID_OR_NAME or --k8s-pod NAMESPACE/NAME)"
+	[ -z "$k8s_container" ] || [ -n "$k8s_pod" ] || err "--container is only valid with --k8s-pod"
 	[ $# -eq 0 ] || err "record takes no command; use launch -- COMMAND"
 	[ -z "$input" ] || err "--input is only valid with replay and import" ;;
 launch)
-	[ "$selectors" -eq 0 ] || err "launch takes a command, not --pid"
+	[ "$selectors" -eq 0 ] || err "launch takes a command, not a target selector"
+	[ -z "$k8s_container" ] || err "--container is only valid with --k8s-pod"
 	[ $# -gt 0 ] || err "launch needs a command after --"
 	[ -z "$input" ] || err "--input is only valid with replay and import" ;;
 replay | import)
-	[ "$selectors" -eq 0 ] || err "$cmd reads a file, not --pid"
+	[ "$selectors" -eq 0 ] || err "$cmd reads a file, not a target selector"
+	[ -z "$k8s_container" ] || err "--container is only valid with --k8s-pod"
 	[ $# -eq 0 ] || err "$cmd takes no command ('$1')"
 	[ -n "$input" ] || err "$cmd needs --input FILE"
 	[ -f "$input" ] || [ -p "$input" ] || [ "$input" = /dev/stdin ] ||
@@ -277,9 +291,18 @@ copts=(--duration "$duration" ${wopt[@]+"${wopt[@]}"} --cpu-frequency "$freq" --
 [ -z "$max_cache" ] || copts+=(--max-module-cache "$max_cache")
 [ -z "$partial" ] || copts+=(--allow-partial)
 copts+=(${offcpu_opts[@]+"${offcpu_opts[@]}"})
+# The target of record: a process, or a container (collect resolves it through its API).
+if [ -n "$docker" ]; then
+	topts=(--docker-container "$docker")
+elif [ -n "$k8s_pod" ]; then
+	topts=(--k8s-pod "$k8s_pod")
+	[ -z "$k8s_container" ] || topts+=(--container "$k8s_container")
+else
+	topts=(--kind pid --pid "$pid")
+fi
 # collect checks its options and, for record, runs the preflight before anything starts.
 case $cmd in
-record) "$bin/collect" --check "${copts[@]}" --pid "$pid" || exit 1 ;;
+record) "$bin/collect" --check "${copts[@]}" "${topts[@]}" || exit 1 ;;
 launch) "$bin/collect" --check "${copts[@]}" --launch || exit 1 ;;
 esac
 
@@ -396,7 +419,7 @@ else
 	first=$work/s1 src=$work/s1
 	[ -z "$save" ] || first=$work/s0
 	if [ "$cmd" = record ]; then
-		start collect - "$first" "$bin/collect" "${copts[@]}" --kind pid --pid "$pid"
+		start collect - "$first" "$bin/collect" "${copts[@]}" "${topts[@]}"
 	else
 		# The command keeps the driver's stdout and stderr through fds 3 and 4; collect's
 		# go to the pipe and its own file.

@@ -8,7 +8,8 @@
  * FR_WINDOW_END.  An event is released when an FR_ROUND says nothing older can follow, when
  * it is older than the newest event by more than --event-reorder-window, or when the buffer
  * holds --max-pending-events.  FR_END releases everything and closes the final window.
- * An FR_COMM flagged COMM_EXEC for the target ends the window holding its time there; an
+ * An FR_COMM flagged COMM_EXEC for the target, or its FR_TARGET_EXIT (a container target may
+ * start again), ends the window holding its time there; an
  * FR_TARGET that follows such an exec is held back until that window's end is written, and
  * one with a `since` time (the unwind fallback) until the windows that start before it are.
  * FR_OFFCPU_STACK pieces wait in their own bounded queue and are cut at window ends
@@ -330,6 +331,11 @@ on_frame(struct agg *a, const struct frame *f)
 		if ((u.comm.flags & COMM_EXEC) && u.comm.pid == a->target_pid)
 			windows_exec(&a->win, u.comm.time);
 		forget_reused(&a->forget, u.comm.pid, u.comm.tid, u.comm.time);
+		break;
+	case FR_TARGET_EXIT:
+		/* A container's init process ended: a restart starts a new window. */
+		if (u.target_exit.pid == a->target_pid)
+			windows_exec(&a->win, u.target_exit.time);
 		break;
 	case FR_LOST:
 		on_lost(a, &u.lost);

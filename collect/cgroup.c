@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "errbuf.h"
 #include "outname.h"
 
 #define REMOVE_TRIES 200        /* x 10 ms: a task that exited leaves its cgroup late */
@@ -71,8 +72,8 @@ unescape(char *s)
 
 /* "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [TAGS...] - FSTYPE SOURCE SUPEROPTS": the mount
  * point of the cgroup v2 hierarchy, and (root not NULL) the cgroup it shows as its root. */
-static int
-mount_point(char *buf, size_t len, char *root, size_t rootlen)
+int
+cgroup_mount_point(char *buf, size_t len, char *root, size_t rootlen)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	char line[8192];
@@ -98,8 +99,8 @@ mount_point(char *buf, size_t len, char *root, size_t rootlen)
 /* The directory of the cgroup v2 of pid (0: collect's own): the 0:: line of
  * /proc/PID/cgroup, a path from the hierarchy's root, under the mount point.  0, or -1 when
  * it cannot be told. */
-static int
-task_cgroup(pid_t pid, char *buf, size_t len)
+int
+cgroup_of_task(pid_t pid, char *buf, size_t len)
 {
 	char mnt[PATH_MAX], root[PATH_MAX], line[PATH_MAX + 8], file[40];
 	const char *rel = NULL;
@@ -115,7 +116,7 @@ task_cgroup(pid_t pid, char *buf, size_t len)
 		if (strncmp(line, "0::/", 4) == 0)
 			rel = line + 3;
 	fclose(f);
-	if (!rel || !mount_point(mnt, sizeof(mnt), root, sizeof(root)))
+	if (!rel || !cgroup_mount_point(mnt, sizeof(mnt), root, sizeof(root)))
 		return -1;
 	line[strcspn(line, "\n")] = 0;
 	/* A mount of a sub-tree (a cgroup namespace's) shows the paths below its root. */
@@ -139,7 +140,7 @@ cgroup_parent(char *buf, size_t len, char *err, size_t errlen)
 			snprintf(err, errlen, "%s is too long", CGROUP_PARENT_ENV);
 			return -1;
 		}
-	} else if (!mount_point(buf, len, NULL, 0)) {
+	} else if (!cgroup_mount_point(buf, len, NULL, 0)) {
 		snprintf(err, errlen, "no cgroup v2 hierarchy is mounted");
 		return -1;
 	}
@@ -175,7 +176,7 @@ cgroup_create(struct launch_cgroup *g, uint64_t session_id, pid_t pid, char *err
 	if (cgroup_parent(parent, sizeof(parent), err, errlen) < 0)
 		return -1;
 	/* Where the command was started from, for what it leaves running at the end. */
-	if (task_cgroup(0, g->origin, sizeof(g->origin)) < 0)
+	if (cgroup_of_task(0, g->origin, sizeof(g->origin)) < 0)
 		g->origin[0] = 0;
 	outname_session(session, session_id);
 	if (snprintf(g->path, sizeof(g->path), "%s/rustprofile-%s-%d", parent, session,
@@ -208,11 +209,51 @@ cgroup_create(struct launch_cgroup *g, uint64_t session_id, pid_t pid, char *err
 }
 
 int
+cgroup_adopt(struct launch_cgroup *g, const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+
+	g->origin[0] = 0;
+	g->fd = -1;
+	if (snprintf(g->path, sizeof(g->path), "%s", path) >= (int)sizeof(g->path)) {
+		g->path[0] = 0;
+		return errbuf_fail(err, errlen, "cgroup path '%s' is too long", path);
+	}
+	g->fd = open(g->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (g->fd < 0 || fstat(g->fd, &st) < 0) {
+		errbuf_fail(err, errlen, "cannot open cgroup '%s': %s", g->path, strerror(errno));
+		if (g->fd >= 0)
+			close(g->fd);
+		g->fd = -1;
+		g->path[0] = 0;
+		return -1;
+	}
+	if (is_cgroup2(g->path, err, errlen) < 0) {
+		close(g->fd);
+		g->fd = -1;
+		g->path[0] = 0;
+		return -1;
+	}
+	g->id = (uint64_t)st.st_ino;
+	return 0;
+}
+
+void
+cgroup_release(struct launch_cgroup *g)
+{
+	if (g->fd >= 0)
+		close(g->fd);
+	g->fd = -1;
+	g->path[0] = 0;
+	g->id = 0;
+}
+
+int
 cgroup_holds(const struct launch_cgroup *g, pid_t pid)
 {
 	char dir[PATH_MAX];
 	size_t n = strlen(g->path);
-	if (!n || task_cgroup(pid, dir, sizeof(dir)) < 0)
+	if (!n || cgroup_of_task(pid, dir, sizeof(dir)) < 0)
 		return 0;
 	/* The cgroup itself, or one its tasks made below it. */
 	return strncmp(dir, g->path, n) == 0 && (dir[n] == 0 || dir[n] == '/');

@@ -29,6 +29,16 @@ int cgroup_parent(char *buf, size_t len, char *err, size_t errlen);
  * nothing left behind). */
 int cgroup_create(struct launch_cgroup *g, uint64_t session_id, pid_t pid, char *err,
 		  size_t errlen);
+/* The cgroup v2 mount point and (root not NULL) the cgroup it shows as its root: 1, or 0
+ * when none is mounted. */
+int cgroup_mount_point(char *buf, size_t len, char *root, size_t rootlen);
+/* The cgroup v2 directory of pid (0: collect's own), from /proc/PID/cgroup: 0, or -1. */
+int cgroup_of_task(pid_t pid, char *buf, size_t len);
+/* A container's cgroup, made and removed by its runtime: g describes the existing
+ * directory path (fd and id), which collect never removes.  0, or -1 with err. */
+int cgroup_adopt(struct launch_cgroup *g, const char *path, char *err, size_t errlen);
+/* Forgets an adopted cgroup (closes its fd). */
+void cgroup_release(struct launch_cgroup *g);
 /* 1 when pid is in the cgroup or below it now; 0 when it is not, or is gone. */
 int cgroup_holds(const struct launch_cgroup *g, pid_t pid);
 /* The processes in the cgroup now; -1 with errno when cgroup.procs cannot be read. */

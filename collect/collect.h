@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "clock.h"
+#include "ctarget.h"
 #include "emit.h"
 #include "exec.h"
 #include "fallback.h"
@@ -38,6 +39,7 @@ struct recording {
 	int end_reason;                 /* the recording ended during a calibration: why */
 	int exit_status;                /* launched command's wait status, -1 unknown */
 	char release[65];               /* the kernel release of the last preflight */
+	int exit_written;               /* a container's last exit is in the stream already */
 };
 
 /* The records of a calibration, whole, for the stream once the mode is chosen. */
@@ -87,7 +89,11 @@ struct collect {
 	struct procend procend;         /* which exits end a process */
 	struct names names;             /* what each thread is called */
 	struct snapshot snap;
+	struct ctr_identity ctr;        /* a container target (kind CTR_NONE otherwise) */
 };
+
+/* The tags of the live loop's epoll set (loop.c, follow.c). */
+enum { LOOP_TAG_RING, LOOP_TAG_PIDFD, LOOP_TAG_SIGNAL, LOOP_TAG_TIMER };
 
 /* records.c: one perf record into frames (arg is the struct collect). */
 void records_handle(void *arg, const struct perf_event_header *h);
@@ -129,7 +135,17 @@ void events_open(struct collect *c, int layout, int nthreads);
  * (c->run.end_reason), opens them in that mode and writes what exists already. */
 void reopen(struct collect *c, uint64_t since, int nthreads);
 
-/* loop.c: runs until the end condition, writes the last frames; returns the end reason. */
+/* loop.c: runs until the end condition, writes the last frames; returns the end reason.
+ * Closes pidfd (a container target's restarts replace it). */
 int collect_loop(struct collect *c, int pidfd);
+
+/* follow.c: a container target resolved (exits with the reason when it cannot be); its
+ * init process becomes c->o.pid. */
+void follow_resolve(struct collect *c);
+/* The init process of a container target ended (pidfd, watched in ep): its collectors
+ * stop and the container's API is asked until it runs again (0: recording again, *pidfd
+ * the new process's) or an end reason: gone (END_TARGET_EXIT, its exit written), a signal
+ * read from sfd, the deadline. */
+int follow_restart(struct collect *c, int ep, int sfd, int *pidfd);
 
 #endif

@@ -24,7 +24,10 @@
 #define IDLE_DRAIN_MS 100       /* quiet rings are still drained this often */
 #define ROUND_SLACK_NS 1000000  /* records stamped just before a drain may land after it */
 
-enum { TAG_RING, TAG_PIDFD, TAG_SIGNAL, TAG_TIMER };
+#define TAG_RING LOOP_TAG_RING
+#define TAG_PIDFD LOOP_TAG_PIDFD
+#define TAG_SIGNAL LOOP_TAG_SIGNAL
+#define TAG_TIMER LOOP_TAG_TIMER
 
 static void
 watch(int ep, int fd, uint32_t events, int tag)
@@ -195,14 +198,33 @@ collect_loop(struct collect *c, int pidfd)
 	int reason = c->run.end_reason;
 	exec_check_after(&c->exec, collect_now());
 	announce(c);
-	while (!reason) {
-		reason = wait_reason(ep);
+	for (;;) {
+		while (!reason) {
+			reason = wait_reason(ep);
+			drain(c);
+			uint64_t at = reason ? 0 : exec_due(&c->exec, &c->out, c->o.pid,
+							    collect_now());
+			if (at)
+				reason = on_exec(c, pidfd, ep, at);
+			if (!reason)
+				on_fallback(c, ep);
+		}
+		/* A container's init process ended: the same container may start again. */
+		if (reason != END_TARGET_EXIT || !c->ctr.kind)
+			break;
 		drain(c);
-		uint64_t at = reason ? 0 : exec_due(&c->exec, &c->out, c->o.pid, collect_now());
-		if (at)
-			reason = on_exec(c, pidfd, ep, at);
-		if (!reason)
-			on_fallback(c, ep);
+		reason = follow_restart(c, ep, sfd, &pidfd);
+		if (!reason) {
+			watch_rings(c, ep);
+			if (c->offcpu.prog)
+				watch(ep, offcpu_fd(c->offcpu.prog), EPOLLIN | EPOLLET, TAG_RING);
+			if (lifecycle_fd(&c->lifecycle) >= 0)
+				watch(ep, lifecycle_fd(&c->lifecycle), EPOLLIN | EPOLLET, TAG_RING);
+			exec_check_after(&c->exec, collect_now());
+			continue;
+		}
+		c->run.exit_written = 1; /* follow_restart wrote the target's exit */
+		break;
 	}
 	/* The final drain: the exit and last samples are in the rings by now. */
 	drain(c);
@@ -211,7 +233,7 @@ collect_loop(struct collect *c, int pidfd)
 		now = c->run.deadline_ns;
 	collect_offcpu_end(&c->offcpu, &c->out, now);
 	lifecycle_end(&c->lifecycle);
-	if (reason == END_TARGET_EXIT) {
+	if (reason == END_TARGET_EXIT && !c->run.exit_written) {
 		if (c->o.launch_argv)
 			c->run.exit_status = launch_reap(c->o.pid);
 		struct fr_target_exit te = { now, (uint32_t)c->o.pid, c->run.exit_status };
@@ -223,6 +245,8 @@ collect_loop(struct collect *c, int pidfd)
 	emit_flush(&c->out);
 	close(ep);
 	close(sfd);
+	if (pidfd >= 0)
+		close(pidfd);
 	if (tfd >= 0)
 		close(tfd);
 	return reason;

@@ -6,7 +6,9 @@
  * Writes: the framed event stream on stdout (and --save-stream), and with --module-cache
  * copies of the target's executables keyed by build id.
  * Drops: records of processes other than the target (inherited events follow children),
- * except in launch's cgroup scope, which keeps every process of the launch cgroup.
+ * except in a cgroup scope, which keeps every process of the cgroup: launch's own, or a
+ * container's (--docker-container, --k8s-pod: resolved through its API, ctarget.h; its
+ * restarts are followed, follow.c).
  * Ends on --duration, SIGINT/SIGTERM or target exit with an END frame and status 0.
  * Non-dumpable from the start; after setup it keeps only the capabilities its loop still
  * uses, with no-new-privs (privdrop.c).
@@ -25,6 +27,7 @@
 #include "launch.h"
 #include "preflight.h"
 #include "privdrop.h"
+#include "tracefs.h"
 
 /* SIGINT/SIGTERM are read from a signalfd, so they must never be delivered; blocking them
  * before setup keeps an early Ctrl-C pending until the loop writes its END frame. */
@@ -68,6 +71,18 @@ open_pidfd(pid_t pid)
 	return fd;
 }
 
+/* Before anything else a recording (or its check) needs. */
+static void
+need_tracefs(int verbose)
+{
+	char why[300];
+	int mounted;
+	if (tracefs_ensure(&mounted, why, sizeof(why)) < 0)
+		errx(1, "%s", why);
+	if (mounted && verbose)
+		warnx("mounted tracefs at %s", TRACEFS_DIR);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -79,11 +94,16 @@ main(int argc, char **argv)
 	privdrop_nondumpable();
 	signals_setup();
 	c.run.exit_status = -1;
+	/* Not root: the preflight says so first. */
+	if (geteuid() == 0)
+		need_tracefs(c.o.verbose);
 	if (c.o.check && c.o.launch_argv) {
 		scope_check(c.o.allow_partial);
 		collect_offcpu_probe(&c);
 		return 0;
 	}
+	if (c.o.docker || c.o.k8s_pod)
+		follow_resolve(&c);
 	if (c.o.check) {
 		preflight_run(&c.o, &pf);
 		collect_offcpu_probe(&c);
@@ -93,6 +113,8 @@ main(int argc, char **argv)
 		c.o.pid = launch_start(c.o.launch_argv, c.o.launch_stdout_fd,
 				       c.o.launch_stderr_fd);
 	scope_init(&c.scope, c.o.pid);
+	if (c.ctr.kind)
+		scope_container(&c.scope, c.ctr.pid, c.ctr.cgroup);
 	preflight_run(&c.o, &pf);
 	int pidfd = open_pidfd(c.o.pid);
 	/* The launch cgroup is named after the session. */
@@ -143,6 +165,5 @@ main(int argc, char **argv)
 	procend_free(&c.procend);
 	names_free(&c.names);
 	free(c.snap.v);
-	close(pidfd);
 	return 0;
 }

@@ -15,10 +15,14 @@
 
 enum { OPT_PID = 256, OPT_DURATION, OPT_FREQ, OPT_UNWIND, OPT_PROFILES, OPT_KIND,
        OPT_RESUME, OPT_CACHE, OPT_MAX_THREADS, OPT_SAVE, OPT_LAUNCH, OPT_LAUNCH_FD,
-       OPT_LAUNCH_ERR_FD, OPT_CHECK, OPT_PARTIAL, OPT_WINDOW, OPT_MAX_CACHE };
+       OPT_LAUNCH_ERR_FD, OPT_CHECK, OPT_PARTIAL, OPT_WINDOW, OPT_MAX_CACHE, OPT_DOCKER,
+       OPT_K8S, OPT_CONTAINER };
 
 static const struct option longopts[] = {
 	{ "pid", required_argument, NULL, OPT_PID },
+	{ "docker-container", required_argument, NULL, OPT_DOCKER },
+	{ "k8s-pod", required_argument, NULL, OPT_K8S },
+	{ "container", required_argument, NULL, OPT_CONTAINER },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "cpu-frequency", required_argument, NULL, OPT_FREQ },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
@@ -56,6 +60,10 @@ usage(void)
 	       "framed event stream on stdout.  Must run as root.\n"
 	       "\n"
 	       "  --pid PID             process to profile\n"
+	       "  --docker-container ID_OR_NAME  a Docker container: all its processes\n"
+	       "                        (Engine API at $DOCKER_HOST, else /var/run/docker.sock)\n"
+	       "  --k8s-pod NS/NAME     a Kubernetes Pod's application container (in-cluster)\n"
+	       "  --container NAME      with --k8s-pod: the container of a multi-container Pod\n"
 	       "  --launch              run COMMAND, stopped right after its exec until\n"
 	       "                        sampling is enabled, and profile it until it exits;\n"
 	       "                        its descendants too, through a cgroup v2 made under\n"
@@ -128,6 +136,15 @@ opt_value(struct collect_opts *o, int c, const char *arg)
 	case OPT_PID:
 		o->pid = (pid_t)num("--pid", arg, 1, INT_MAX);
 		break;
+	case OPT_DOCKER:
+		o->docker = arg;
+		break;
+	case OPT_K8S:
+		o->k8s_pod = arg;
+		break;
+	case OPT_CONTAINER:
+		o->container = arg;
+		break;
 	case OPT_DURATION:
 		if (parse_duration(arg, &o->duration_ns, why, sizeof(why)) < 0)
 			errx(1, "--duration: %s", why);
@@ -183,6 +200,23 @@ opt_value(struct collect_opts *o, int c, const char *arg)
 	}
 }
 
+/* Exactly one of --pid, --docker-container and --k8s-pod; --container with --k8s-pod only. */
+static void
+targets(struct collect_opts *o)
+{
+	int n = (o->pid != 0) + (o->docker != NULL) + (o->k8s_pod != NULL);
+	if (n == 0)
+		errx(1, "--pid is required (see --help)");
+	if (n > 1)
+		errx(1, "--pid, --docker-container and --k8s-pod are mutually exclusive");
+	if (o->container && !o->k8s_pod)
+		errx(1, "--container is only valid with --k8s-pod");
+	if (o->docker)
+		o->kind = "docker";
+	else if (o->k8s_pod)
+		o->kind = "kubernetes";
+}
+
 void
 opts_parse(int argc, char **argv, struct collect_opts *o)
 {
@@ -218,8 +252,8 @@ opts_parse(int argc, char **argv, struct collect_opts *o)
 			opt_value(o, c, optarg);
 	}
 	if (launch) {
-		if (o->pid)
-			errx(1, "--launch and --pid are mutually exclusive");
+		if (o->pid || o->docker || o->k8s_pod)
+			errx(1, "--launch and a target selector are mutually exclusive");
 		if (optind >= argc && !o->check)
 			errx(1, "--launch needs a command after --");
 		o->launch_argv = argv + optind;
@@ -228,6 +262,5 @@ opts_parse(int argc, char **argv, struct collect_opts *o)
 	}
 	if (optind < argc)
 		errx(1, "unexpected argument '%s' (see --help)", argv[optind]);
-	if (o->pid == 0)
-		errx(1, "--pid is required (see --help)");
+	targets(o);
 }

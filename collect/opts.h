@@ -6,11 +6,14 @@
 #include <sys/types.h>
 
 struct collect_opts {
-	pid_t pid;
+	pid_t pid;                      /* --pid; for a container: its init process now */
+	const char *docker;             /* --docker-container ID_OR_NAME */
+	const char *k8s_pod;            /* --k8s-pod NAMESPACE/NAME */
+	const char *container;          /* --container NAME (with --k8s-pod) */
 	uint64_t duration_ns;           /* 0: no deadline */
 	unsigned freq;
 	const char *unwind;             /* "auto" or "fp" */
-	const char *kind;               /* "pid" or "launch" */
+	const char *kind;               /* "pid", "launch", "docker" or "kubernetes" */
 	int resume;
 	const char *module_cache;
 	uint64_t max_module_cache;      /* --max-module-cache: bytes the cache may hold */

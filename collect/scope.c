@@ -9,6 +9,7 @@
  * from /proc at its first sample.
  */
 #include <err.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@ scope_init(struct scope *s, pid_t target)
 	s->cgroup = 0;
 	s->cg.path[0] = 0;
 	s->cg.fd = -1;
+	s->adopted = 0;
 }
 
 static const char partial_hint[] = "--allow-partial profiles the command's own pid only";
@@ -63,6 +65,23 @@ scope_launch(struct scope *s, uint64_t session_id, int allow_partial, int verbos
 		 "%s; profiling pid %d only, without its descendants (--allow-partial)", why,
 		 (int)s->target);
 	warnx("launch: %s", s->reason);
+}
+
+void
+scope_container(struct scope *s, pid_t init, const char *cgroup)
+{
+	char why[PATH_MAX + 200];
+
+	s->target = init;
+	s->requested = "cgroup";
+	if (s->cgroup)
+		cgroup_release(&s->cg);
+	s->cgroup = 0;
+	if (cgroup_adopt(&s->cg, cgroup, why, sizeof(why)) < 0)
+		errx(1, "container cgroup: %s", why);
+	s->effective = "cgroup";
+	s->cgroup = 1;
+	s->adopted = 1;
 }
 
 void
@@ -152,7 +171,9 @@ scope_each_process(struct scope *s, void (*fn)(void *arg, pid_t pid), void *arg)
 	if (!s->cgroup)
 		return;
 	if (cgroup_procs(&s->cg, &procs, &n) < 0) {
-		warn("cannot list the processes of cgroup %s", s->cg.path);
+		/* A stopping container's runtime removes its cgroup: the restart is followed. */
+		if (!(s->adopted && errno == ENOENT))
+			warn("cannot list the processes of cgroup %s", s->cg.path);
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -171,7 +192,11 @@ scope_finish(struct scope *s, struct emit *out, uint64_t time, int verbose)
 	if (!s->cgroup)
 		return;
 	size_t moved = 0;
-	if (cgroup_remove(&s->cg, &moved, why, sizeof(why)) == 0) {
+	if (s->adopted) {
+		/* The container's runtime owns its cgroup. */
+		cgroup_release(&s->cg);
+		s->cgroup = 0;
+	} else if (cgroup_remove(&s->cg, &moved, why, sizeof(why)) == 0) {
 		if (verbose)
 			warnx("removed the launch cgroup, %zu process%s moved back to %s", moved,
 			      moved == 1 ? "" : "es", s->cg.origin);

@@ -23,6 +23,7 @@ struct scope {
 	char reason[PATH_MAX + 400]; /* why effective is not requested, or "" */
 	int cgroup;             /* 1: the events sample the cgroup cg */
 	struct launch_cgroup cg;
+	int adopted;            /* cg is a container's, made and removed by its runtime */
 	struct u32set known;    /* cgroup scope: processes whose mappings the stream holds */
 	/* The events see every task of the machine (off-CPU alone watches the CPUs, not the
 	 * cgroup): a process not known is looked up in the cgroup once, and remembered as
@@ -39,6 +40,9 @@ void scope_init(struct scope *s, pid_t target);
  * the command into it; without one, falls back with --allow-partial or kills the command
  * and exits. */
 void scope_launch(struct scope *s, uint64_t session_id, int allow_partial, int verbose);
+/* A container target: its init process and the cgroup of all its processes (ctarget.h),
+ * again after a restart; exits on a cgroup that cannot be opened. */
+void scope_container(struct scope *s, pid_t init, const char *cgroup);
 /* collect --check --launch: whether a cgroup v2 parent exists (fatal without one unless
  * --allow-partial). */
 void scope_check(int allow_partial);

@@ -4,6 +4,7 @@
  * so without these the first samples could not be attributed.
  */
 #include <err.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,8 +194,10 @@ synth_other(void *arg, pid_t pid)
 void
 synth_existing(struct collect *c)
 {
-	/* A target that exited during the calibration may have no /proc left. */
-	synth_one(c, c->o.pid, collect_now(), c->run.end_reason == END_TARGET_EXIT);
+	/* A target that exited during the calibration may have no /proc left; a container's
+	 * init process may end at any time (its restart is followed). */
+	synth_one(c, c->o.pid, collect_now(), c->run.end_reason == END_TARGET_EXIT ||
+		  (c->ctr.kind && kill(c->o.pid, 0) < 0));
 	scope_each_process(&c->scope, synth_other, c);
 }
 
@@ -238,6 +241,13 @@ synth_target(struct collect *c, uint64_t since)
 		.scope_reason = str_of(c->scope.reason),
 		.offcpu_percent = c->o.offcpu_percent ? c->o.offcpu_percent : 100,
 		.window_nanos = c->o.window_ns,
+		.container_runtime = str_of(c->ctr.runtime),
+		.container_id = str_of(c->ctr.id),
+		.container_name = str_of(c->ctr.name),
+		.container_started_at = str_of(c->ctr.started_at),
+		.k8s_namespace = str_of(c->ctr.ns),
+		.k8s_pod_name = str_of(c->ctr.pod),
+		.k8s_pod_uid = str_of(c->ctr.pod_uid),
 	};
 	emit_target(&c->out, &t);
 }

@@ -29,6 +29,9 @@ struct commit_target {
 	/* "process" or "cgroup" ("" from producers that predate them), the launch cgroup and
 	 * why the scope fell back ("" when not) */
 	char *scope_requested, *scope_effective, *scope_cgroup, *scope_reason;
+	/* A container target's identity ("" otherwise): runtime, ID, name, start of the
+	 * current process, and a Pod's namespace, name and UID. */
+	char *ctr_runtime, *ctr_id, *ctr_name, *ctr_started_at, *k8s_ns, *k8s_pod, *k8s_uid;
 };
 
 /* An accepted file: name derived by commit, temp open (fd) and identified by dev/ino so

@@ -102,6 +102,30 @@ write_group(struct json *j, const struct fr_window_end *we, const char *g, size_
 	}
 }
 
+/* A container target's identity, only for one: other targets' objects stay as they were. */
+static void
+write_identity(struct json *j, const struct commit_target *t)
+{
+	if (!t->ctr_id || !t->ctr_id[0])
+		return;
+	json_key(j, "container");
+	json_object_begin(j);
+	json_kstring(j, "runtime", t->ctr_runtime);
+	json_kstring(j, "id", t->ctr_id);
+	json_kstring(j, "name", t->ctr_name);
+	json_kstring(j, "started_at", t->ctr_started_at);
+	json_object_end(j);
+	if (!t->k8s_uid || !t->k8s_uid[0])
+		return;
+	json_key(j, "kubernetes");
+	json_object_begin(j);
+	json_kstring(j, "namespace", t->k8s_ns);
+	json_kstring(j, "pod", t->k8s_pod);
+	json_kstring(j, "pod_uid", t->k8s_uid);
+	json_kstring(j, "container", t->ctr_name);
+	json_object_end(j);
+}
+
 static void
 write_target(struct json *j, const struct commit_target *t)
 {
@@ -113,6 +137,7 @@ write_target(struct json *j, const struct commit_target *t)
 	json_kstring(j, "executable", t->exe);
 	json_kstring(j, "comm", t->comm);
 	json_kstring(j, "kernel_release", t->kernel_release);
+	write_identity(j, t);
 	json_object_end(j);
 }
 

@@ -64,6 +64,13 @@ target_free(struct commit_target *t)
 	free(t->scope_effective);
 	free(t->scope_cgroup);
 	free(t->scope_reason);
+	free(t->ctr_runtime);
+	free(t->ctr_id);
+	free(t->ctr_name);
+	free(t->ctr_started_at);
+	free(t->k8s_ns);
+	free(t->k8s_pod);
+	free(t->k8s_uid);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -95,6 +102,13 @@ commit_set_target(struct commit *c, const struct fr_target *t)
 	d->scope_effective = commit_xstrdup(t->scope_effective);
 	d->scope_cgroup = commit_xstrdup(t->scope_cgroup);
 	d->scope_reason = commit_xstrdup(t->scope_reason);
+	d->ctr_runtime = commit_xstrdup(t->container_runtime);
+	d->ctr_id = commit_xstrdup(t->container_id);
+	d->ctr_name = commit_xstrdup(t->container_name);
+	d->ctr_started_at = commit_xstrdup(t->container_started_at);
+	d->k8s_ns = commit_xstrdup(t->k8s_namespace);
+	d->k8s_pod = commit_xstrdup(t->k8s_pod_name);
+	d->k8s_uid = commit_xstrdup(t->k8s_pod_uid);
 }
 
 void

@@ -84,6 +84,9 @@ profile_begin(struct profile *p, const struct fr_window_start *ws)
 	p->k_tid = strtab_cstr(&p->strs, "thread.id");
 	p->u_tid = strtab_cstr(&p->strs, "tid");
 	p->k_tname = strtab_cstr(&p->strs, "thread.name");
+	for (size_t i = 0; i < DEFS_LABELS; i++)
+		p->k_labels[i] = p->defs->labels[i].len ?
+			strtab_cstr(&p->strs, defs_label_keys[i]) : -1;
 	return pb_failed(&p->strs.enc) ? oom(p) : 0;
 }
 
@@ -96,6 +99,19 @@ num_label(struct pb *b, int64_t key, int64_t v, int64_t unit)
 	pb_int(b, 3, v);
 	pb_uint(b, 4, (uint64_t)unit);
 	pb_close(b, m);
+}
+
+static int
+str_label(struct profile *p, struct pb *b, int64_t key, struct pstr value)
+{
+	int64_t v = strtab_add(&p->strs, defs_str(p->defs, value), value.len);
+	if (v < 0)
+		return -1;
+	size_t m = pb_open(b, 3);
+	pb_uint(b, 1, (uint64_t)key);
+	pb_uint(b, 2, (uint64_t)v);
+	pb_close(b, m);
+	return 0;
 }
 
 /* Window ids of the stack's locations, in p->scratch. */
@@ -149,6 +165,10 @@ profile_add_stack(struct profile *p, const struct fr_window_stack *s)
 	pb_close(b, l);
 	num_label(b, p->k_pid, s->pid, p->u_pid);
 	num_label(b, p->k_tid, s->tid, p->u_tid);
+	/* A container target's identity on every sample. */
+	for (size_t i = 0; i < DEFS_LABELS; i++)
+		if (p->k_labels[i] >= 0 && str_label(p, b, p->k_labels[i], p->defs->labels[i]) < 0)
+			return oom(p);
 	/* An empty string label would vanish in pprof anyway: leave it out. */
 	if ((name = defs_comm(p->defs, s->tid)) && name->len) {
 		int64_t v = strtab_add(&p->strs, defs_str(p->defs, *name), name->len);

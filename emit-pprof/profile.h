@@ -38,6 +38,7 @@ struct profile {
 	uint32_t index;
 	uint64_t nstacks;
 	int64_t k_pid, k_tid, k_tname, u_pid, u_tid;    /* label key and unit strings */
+	int64_t k_labels[DEFS_LABELS];  /* the target's identity labels; -1: left out */
 	uint32_t scratch[STREAM_MAX_LOCS];
 	char err[200];
 };

@@ -65,6 +65,27 @@ pool_str(struct defs *d, struct str s, struct pstr *out)
 	return pool_add(d, s.p ? s.p : "", s.p ? s.len : 0, out);
 }
 
+const char *const defs_label_keys[DEFS_LABELS] = {
+	"container.id", "container.name", "k8s.namespace.name", "k8s.pod.name", "k8s.pod.uid",
+	"k8s.container.name",
+};
+
+/* A Pod's container is named by k8s.container.name; a Docker container by container.name. */
+static int
+set_labels(struct defs *d, const struct fr_target *t)
+{
+	struct str none = { "", 0 };
+	int pod = t->k8s_pod_uid.len > 0;
+	const struct str v[DEFS_LABELS] = {
+		t->container_id, pod ? none : t->container_name, t->k8s_namespace, t->k8s_pod_name,
+		t->k8s_pod_uid, pod ? t->container_name : none,
+	};
+	for (size_t i = 0; i < DEFS_LABELS; i++)
+		if (pool_str(d, v[i], &d->labels[i]) < 0)
+			return -1;
+	return 0;
+}
+
 int
 defs_set_target(struct defs *d, const struct fr_target *t)
 {
@@ -82,7 +103,7 @@ defs_set_target(struct defs *d, const struct fr_target *t)
 	}
 	d->profile_offcpu = (t->flags & TARGET_OFFCPU) != 0;
 	if (pool_str(d, t->exe, &d->exe) < 0 || pool_str(d, t->sample_type, &d->sample_type) < 0 ||
-	    pool_str(d, t->sample_unit, &d->sample_unit) < 0)
+	    pool_str(d, t->sample_unit, &d->sample_unit) < 0 || set_labels(d, t) < 0)
 		return -1;
 	return pool_str(d, t->comm, &d->comm);
 }

@@ -53,6 +53,11 @@ struct def_comm {
 	int gone;               /* the thread was forgotten */
 };
 
+/* container.id, container.name, k8s.namespace.name, k8s.pod.name, k8s.pod.uid,
+ * k8s.container.name: OpenTelemetry's resource attribute names. */
+#define DEFS_LABELS 6
+extern const char *const defs_label_keys[DEFS_LABELS];
+
 struct defs {
 	uint32_t target_pid, cpu_frequency;
 	int have_target;
@@ -63,6 +68,9 @@ struct defs {
 	struct pstr comm;       /* the target's process name at start */
 	/* What the periods count (the target's sample type): empty for CPU nanoseconds. */
 	struct pstr sample_type, sample_unit;
+	/* A container target's identity, as sample labels: values of defs_label_keys, an
+	 * empty one left out (every target but a container has them all empty). */
+	struct pstr labels[DEFS_LABELS];
 
 	char *pool;
 	size_t pool_len, pool_cap;

@@ -155,6 +155,10 @@ static const struct frame_field target_fields[] = {
 	U64(window_nanos),
 	APPENDED(1),
 	STR(sample_type), STR(sample_unit),
+	/* Only for a container target: the streams of other targets stay as they were. */
+	APPENDED_IF(2, container_runtime.len),
+	STR(container_runtime), STR(container_id), STR(container_name),
+	STR(container_started_at), STR(k8s_namespace), STR(k8s_pod_name), STR(k8s_pod_uid),
 };
 #undef T
 

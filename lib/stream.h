@@ -115,6 +115,12 @@ struct fr_target {
 	/* Appended: what a sample's period counts, as a pprof value type ("cpu" and
 	 * "nanoseconds" when empty or absent; an import of another event: "cycles", "count"). */
 	struct str sample_type, sample_unit;
+	/* Appended: a container target's identity (all empty otherwise): the runtime
+	 * ("docker", "containerd", ...), the full container ID, its name (Docker) or the Pod's
+	 * container name, when the current process of it started (RFC 3339, as the API says),
+	 * and for a Pod its namespace, name and UID. */
+	struct str container_runtime, container_id, container_name, container_started_at;
+	struct str k8s_namespace, k8s_pod_name, k8s_pod_uid;
 };
 
 struct fr_mmap {

@@ -24,17 +24,24 @@ set -eu
 # libbpf-tools has offcputime, the off-CPU peer of tests/offcpu.bats and bench/offcpu.sh;
 # and the shellcheck package keeps the shell scripts clean (tests/driver.bats);
 # python3-jsonschema validates check's JSON against docs/check-report.schema.json;
-# libyaml-dev reads the Kubernetes manifests in tests/deploy.bats (tests/tools/yamlpaths.c).
+# libyaml-dev reads the Kubernetes manifests in tests/deploy.bats (tests/tools/yamlpaths.c);
+# libcurl4-openssl-dev and libjansson-dev let collect ask the Docker Engine API (unix socket)
+# and the Kubernetes Pod API (TLS) for a container target and parse their JSON answers;
+# docker.io is the real engine tests/docker.bats and tests/k8s.bats start (own data root and
+# socket, no bridge), busybox-static the shell of the image they build, and openssl makes the
+# test CA of the Pod API stand-in.
 PKGS="build-essential pkg-config clang llvm libclang-rt-dev libelf-dev libdw-dev zlib1g-dev
 libiberty-dev libcap-ng-dev libzstd-dev libdeflate-dev elfutils binutils g++ rustc golang-go bats
 bats-support bats-assert linux-perf util-linux procps python3 jq xxd debuginfod time libxml2-utils
-bpftool libbpf-dev libbpf-tools shellcheck python3-jsonschema libyaml-dev"
+bpftool libbpf-dev libbpf-tools shellcheck python3-jsonschema libyaml-dev libcurl4-openssl-dev
+libjansson-dev docker.io busybox-static openssl"
 
 # aarch64 (make check-aarch64, part of make check): the cross compiler, qemu-user and the
 # arm64 -dev packages of the libraries the stages link, which need arm64 as a foreign dpkg
 # architecture.
 CROSS_PKGS="gcc-aarch64-linux-gnu qemu-user libelf-dev:arm64 libdw-dev:arm64 zlib1g-dev:arm64
-libcap-ng-dev:arm64 libzstd-dev:arm64 libbpf-dev:arm64 libiberty-dev:arm64"
+libcap-ng-dev:arm64 libzstd-dev:arm64 libbpf-dev:arm64 libiberty-dev:arm64
+libcurl4-openssl-dev:arm64 libjansson-dev:arm64"
 
 say() { printf 'install-deps: %s\n' "$*"; }
 die() { say "$*" >&2; exit 1; }
