@@ -74,7 +74,9 @@ usage: $prog record (--pid PID | --docker-container ID_OR_NAME |
        $prog replay --input STREAM [--module-cache DIR] [OPTIONS]
        $prog import --input CAPTURE [--format FORMAT] [--event NAME] [--kallsyms FILE]
               [OPTIONS]
-       $prog check --pid PID [--json] [--symbol-dir DIR]... [--debuginfod URL]
+       $prog check (--pid PID | --docker-container ID_OR_NAME |
+              --k8s-pod NAMESPACE/NAME [--container NAME]) [--json]
+              [--symbol-dir DIR]... [--debuginfod URL]
 
 Options (defaults in brackets):
   --pid PID                      process to profile (record)
@@ -145,14 +147,15 @@ esac
 # check: one target selector and check's own options, then the check stage reports (as
 # root: it runs record's preflight and eBPF load probes; nothing is recorded).
 check_command() {
-	local pid='' selectors=0 args=()
+	local selectors=0 args=() pid='' container=''
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--pid) [ $# -ge 2 ] || err "option '$1' needs a value"
-			pid=$2; selectors=$((selectors + 1)); shift 2 ;;
-		--docker-container | --k8s-pod)
-			err "$1 is not available in this build; use --pid" ;;
-		--container) err "--container is only valid with --k8s-pod" ;;
+			pid=$2; args+=("$1" "$2"); selectors=$((selectors + 1)); shift 2 ;;
+		--docker-container | --k8s-pod) [ $# -ge 2 ] || err "option '$1' needs a value"
+			args+=("$1" "$2"); selectors=$((selectors + 1)); shift 2 ;;
+		--container) [ $# -ge 2 ] || err "option '$1' needs a value"
+			container=$2; args+=("$1" "$2"); shift 2 ;;
 		--json) args+=(--json); shift ;;
 		--symbol-dir | --debuginfod) [ $# -ge 2 ] || err "option '$1' needs a value"
 			args+=("$1" "$2"); shift 2 ;;
@@ -161,9 +164,12 @@ check_command() {
 		esac
 	done
 	[ "$selectors" -le 1 ] || err "give exactly one of --pid, --docker-container, --k8s-pod"
-	[ -n "$pid" ] || err "check needs a target: --pid PID"
+	[ "$selectors" -eq 1 ] ||
+		err "check needs a target: --pid PID, --docker-container ID_OR_NAME or --k8s-pod NAMESPACE/NAME"
+	[ -z "$container" ] || [[ " ${args[*]} " == *" --k8s-pod "* ]] ||
+		err "--container is only valid with --k8s-pod"
 	case $pid in *[!0-9]* | 0*) err "--pid: '$pid' is not a process id" ;; esac
-	exec "$bin/check" --pid "$pid" ${args[@]+"${args[@]}"}
+	exec "$bin/check" "${args[@]}"
 }
 [ "$cmd" != check ] || check_command "$@"
 

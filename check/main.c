@@ -17,10 +17,14 @@
 
 #define MAX_SYMBOL_DIRS 64
 
-enum { OPT_PID = 256, OPT_JSON, OPT_SYMBOL_DIR, OPT_DEBUGINFOD, OPT_HELP };
+enum { OPT_PID = 256, OPT_DOCKER, OPT_POD, OPT_CONTAINER, OPT_JSON, OPT_SYMBOL_DIR,
+       OPT_DEBUGINFOD, OPT_HELP };
 
 static const struct option longopts[] = {
 	{ "pid", required_argument, NULL, OPT_PID },
+	{ "docker-container", required_argument, NULL, OPT_DOCKER },
+	{ "k8s-pod", required_argument, NULL, OPT_POD },
+	{ "container", required_argument, NULL, OPT_CONTAINER },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "symbol-dir", required_argument, NULL, OPT_SYMBOL_DIR },
 	{ "debuginfod", required_argument, NULL, OPT_DEBUGINFOD },
@@ -31,11 +35,16 @@ static const struct option longopts[] = {
 static void
 usage(FILE *f)
 {
-	fputs("Usage: check --pid PID [--json] [--symbol-dir DIR]... [--debuginfod URL]\n"
-	      "Reports what recording PID would find: executable, architecture, kernel\n"
+	fputs("Usage: check (--pid PID | --docker-container ID_OR_NAME |\n"
+	      "              --k8s-pod NAMESPACE/NAME [--container NAME]) [--json]\n"
+	      "              [--symbol-dir DIR]... [--debuginfod URL]\n"
+	      "Reports what recording the target would find: executable, architecture, kernel\n"
 	      "support, root, threads, mapped modules (build id, unwind sections, symbols),\n"
 	      "perf access and the eBPF load probes.  Exits 1 when there is an error.\n"
 	      "  --pid PID          the process to check\n"
+	      "  --docker-container ID_OR_NAME  a Docker container: its init process and cgroup\n"
+	      "  --k8s-pod NAMESPACE/NAME       a Pod on this node (from the profiler Pod)\n"
+	      "  --container NAME   with --k8s-pod: the application container\n"
 	      "  --json             the CheckReport JSON (schema version 3) instead of text\n"
 	      "  --symbol-dir DIR   a directory of debug files (repeatable; must exist)\n"
 	      "  --debuginfod URL   a debuginfod server (http:// or https://; not fetched)\n", f);
@@ -55,7 +64,7 @@ main(int argc, char **argv)
 {
 	static struct report r;
 	static const char *dirs[MAX_SYMBOL_DIRS];
-	int json = 0, opt;
+	int json = 0, opt, selectors = 0;
 	char why[200];
 	uint64_t v;
 
@@ -66,6 +75,22 @@ main(int argc, char **argv)
 			if (parse_u64(optarg, 1, INT_MAX, &v, why, sizeof(why)) < 0)
 				errx(2, "--pid: %s", why);
 			r.pid = (pid_t)v;
+			selectors++;
+			break;
+		case OPT_DOCKER:
+			r.csel.kind = CTR_DOCKER;
+			r.csel.docker = optarg;
+			r.selector = "docker-container";
+			selectors++;
+			break;
+		case OPT_POD:
+			r.csel.kind = CTR_K8S;
+			r.csel.pod = optarg;
+			r.selector = "k8s-pod";
+			selectors++;
+			break;
+		case OPT_CONTAINER:
+			r.csel.container = optarg;
 			break;
 		case OPT_JSON:
 			json = 1;
@@ -88,15 +113,17 @@ main(int argc, char **argv)
 	}
 	if (optind < argc)
 		errx(2, "unexpected argument '%s'", argv[optind]);
-	if (!r.pid)
-		errx(2, "--pid is required");
+	if (selectors != 1)
+		errx(2, "give exactly one of --pid, --docker-container, --k8s-pod");
+	if (r.csel.container && r.csel.kind != CTR_K8S)
+		errx(2, "--container is only valid with --k8s-pod");
 	r.symbol_dirs = dirs;
 	if (r.debuginfod && !debuginfod_url_ok(r.debuginfod))
 		report_msg(&r.errors, "--debuginfod %s: not an http:// or https:// URL",
 			   r.debuginfod);
-	r.container.status = CAP_NOT_APPLICABLE;
-	snprintf(r.container.detail, sizeof(r.container.detail), "a --pid target");
-	report_target(&r);
+	report_container(&r);
+	if (r.pid)
+		report_target(&r);
 	report_modules(&r);
 	report_probes(&r);
 	int rc = json ? report_print_json(&r) : report_print_text(&r);

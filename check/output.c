@@ -64,7 +64,17 @@ text_module(const struct module_info *m)
 int
 report_print_text(const struct report *r)
 {
-	printf("target             pid %d%s%s\n", (int)r->pid, r->comm[0] ? " " : "", r->comm);
+	if (r->resolved)
+		printf("container          %s %s (%s), init pid %d\n", r->cid.runtime,
+		       r->cid.name, r->cid.id, (int)r->cid.pid);
+	if (r->resolved && r->cid.kind == CTR_K8S)
+		printf("pod                %s/%s uid %s on node %s\n", r->cid.ns, r->cid.pod,
+		       r->cid.pod_uid, r->cid.node);
+	if (r->pid)
+		printf("target             pid %d%s%s\n", (int)r->pid, r->comm[0] ? " " : "",
+		       r->comm);
+	else
+		printf("target             unresolved\n");
 	printf("executable         %s\n", r->executable[0] ? r->executable : "unknown");
 	printf("architecture       %s\n", r->e_machine ? report_arch_name(r->e_machine) :
 	       "unknown");
@@ -139,12 +149,42 @@ json_module(struct json *j, const struct module_info *m)
 }
 
 static void
+json_container(struct json *j, const struct report *r)
+{
+	json_key(j, "container");
+	if (!r->resolved) {
+		json_null(j);
+		return;
+	}
+	const struct ctr_identity *c = &r->cid;
+	json_object_begin(j);
+	json_kstring(j, "kind", c->kind == CTR_K8S ? "kubernetes" : "docker");
+	json_kstring(j, "runtime", c->runtime);
+	json_kstring(j, "id", c->id);
+	json_kstring(j, "name", c->name);
+	json_kstring(j, "status", c->status);
+	json_kstring(j, "started_at", c->started_at[0] ? c->started_at : NULL);
+	json_kstring(j, "cgroup", c->cgroup[0] ? c->cgroup : NULL);
+	if (c->kind == CTR_K8S) {
+		json_kstring(j, "namespace", c->ns);
+		json_kstring(j, "pod", c->pod);
+		json_kstring(j, "pod_uid", c->pod_uid);
+		json_kstring(j, "node", c->node);
+	}
+	json_object_end(j);
+}
+
+static void
 json_target(struct json *j, const struct report *r)
 {
 	json_key(j, "target");
 	json_object_begin(j);
 	json_kstring(j, "selector", r->selector);
-	json_ki64(j, "pid", r->pid);
+	if (r->pid)
+		json_ki64(j, "pid", r->pid);
+	else
+		json_knull(j, "pid");
+	json_container(j, r);
 	json_kstring(j, "executable", r->executable[0] ? r->executable : NULL);
 	json_kstring(j, "comm", r->comm[0] ? r->comm : NULL);
 	json_kstring(j, "architecture", r->e_machine ? report_arch_name(r->e_machine) : NULL);

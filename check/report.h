@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ctarget.h"
 #include "preflight.h"
 
 #define CHECK_SCHEMA_VERSION 3
@@ -40,7 +41,10 @@ struct msgs {
 
 struct report {
 	/* the target */
-	const char *selector;    /* "pid" */
+	const char *selector;    /* "pid", "docker-container" or "k8s-pod" */
+	struct ctr_selector csel;/* a container target's selector (kind CTR_NONE for --pid) */
+	struct ctr_identity cid; /* what the runtime or the Pod API said, once resolved */
+	int resolved;            /* cid holds a running container */
 	pid_t pid;
 	char executable[PATH_MAX];
 	char comm[32];
@@ -66,6 +70,9 @@ struct report {
 /* Adds a printf-style line; out of memory exits. */
 void report_msg(struct msgs *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* container.c: a container selector resolved to its init process and cgroup (as record
+ * resolves it: collect/ctarget.h), or the reason it cannot be. */
+void report_container(struct report *r);
 /* target.c: the preflight's checks, the executable, threads and perf-map/jitdump files. */
 void report_target(struct report *r);
 /* modules.c: every mapped ELF module with its build id, unwind sections and symbols. */

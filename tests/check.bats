@@ -137,7 +137,9 @@ check_json() {
 
 @test "check: bad usage is one line and a non-zero exit" {
 	run -1 "$RP" check
-	assert_output "rustprofile: check needs a target: --pid PID"
+	assert_output --partial "rustprofile: check needs a target: --pid PID"
+	run -2 "$RP_BIN/check" --docker-container a --pid 1
+	assert_output --partial "exactly one of"
 	run -1 "$RP" check --pid 1 --pid 2
 	assert_output --partial "exactly one of"
 	run -1 "$RP" check --pid abc

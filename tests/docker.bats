@@ -163,3 +163,29 @@ labels_everywhere() {
 	assert_output --regexp "^collect: cannot reach the Docker Engine API at $BATS_TEST_TMPDIR/none.sock: .+\$"
 	[ "${#lines[@]}" -eq 1 ]
 }
+
+@test "docker: check --docker-container resolves the container, its init process and cgroup; the JSON validates" {
+	start_two
+	j=$BATS_TEST_TMPDIR/check.json
+	run -0 "$RP" check --docker-container "rp-$BATS_TEST_NUMBER" --json
+	printf '%s\n' "$output" >"$j"
+	run -0 /usr/bin/python3 "$BATS_TEST_DIRNAME/tools/validate_json.py" \
+		"$BATS_TEST_DIRNAME/../docs/check-report.schema.json" "$j"
+	init=$("$DOCKER_CLI" inspect -f '{{.State.Pid}}' "rp-$BATS_TEST_NUMBER")
+	run -0 jq -e --arg id "$cid" --argjson pid "$init" --arg n "rp-$BATS_TEST_NUMBER" '
+		.target.selector == "docker-container" and .target.pid == $pid and
+		.target.container.id == $id and .target.container.name == $n and
+		.target.container.kind == "docker" and
+		.capabilities.container_cgroup.status == "ok" and
+		(.capabilities.container_cgroup.detail | contains($id)) and
+		.target.executable == "/bin/busybox" and .errors == []' "$j"
+	# An unknown name: the API's reason in errors, exit 1, still a valid report.
+	run -1 "$RP" check --docker-container no-such-rp --json
+	printf '%s\n' "$output" >"$j"
+	run -0 /usr/bin/python3 "$BATS_TEST_DIRNAME/tools/validate_json.py" \
+		"$BATS_TEST_DIRNAME/../docs/check-report.schema.json" "$j"
+	run -0 jq -r '.errors[0], .target.pid, .capabilities.container_cgroup.status' "$j"
+	assert_output --partial "No such container: no-such-rp"
+	assert_line null
+	assert_line unavailable
+}

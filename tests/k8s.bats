@@ -140,6 +140,26 @@ pod_write() {
 	grep -q "GET /api/v1/namespaces/shop/pods/web" "$API/requests.log"
 }
 
+@test "k8s: check --k8s-pod resolves the Pod's container on this node; another node is an error" {
+	c=$(pod_container "$uid" app)
+	pod_write shop web "$uid" node-a "app:$c"
+	j=$BATS_TEST_TMPDIR/check.json
+	run -0 "$RP" check --k8s-pod shop/web --json
+	printf '%s\n' "$output" >"$j"
+	run -0 /usr/bin/python3 "$BATS_TEST_DIRNAME/tools/validate_json.py" \
+		"$BATS_TEST_DIRNAME/../docs/check-report.schema.json" "$j"
+	run -0 jq -e --arg c "$c" --arg u "$uid" '.target.selector == "k8s-pod" and
+		.target.container == {kind: "kubernetes", runtime: "docker", id: $c, name: "app",
+			status: .target.container.status, started_at: .target.container.started_at,
+			cgroup: .target.container.cgroup, namespace: "shop", pod: "web",
+			pod_uid: $u, node: "node-a"} and
+		.capabilities.container_cgroup.status == "ok" and .errors == []' "$j"
+	pod_write shop far "$uid" node-b "app:$c"
+	run -1 "$RP" check --k8s-pod shop/far --json
+	printf '%s\n' "$output" >"$j"
+	run -0 jq -e '(.errors | length) == 1 and .target.pid == null' "$j"
+}
+
 @test "k8s: a Pod on another node is rejected" {
 	c=$(pod_container "$uid" app)
 	pod_write shop far "$uid" node-b "app:$c"
