@@ -22,11 +22,13 @@ set -eu
 # util-linux gives setpriv, procps gives ps/pgrep, time gives /usr/bin/time for bench/cost.sh;
 # bpftool (vmlinux.h, skeletons) and libbpf-dev build the eBPF programs of bpf/ with clang, and
 # libbpf-tools has offcputime, the off-CPU peer of tests/offcpu.bats and bench/offcpu.sh;
-# shellcheck keeps the driver clean (tests/driver.bats).
+# shellcheck keeps the driver clean (tests/driver.bats); musl-tools (musl-gcc) builds the
+# statically linked heap workload whose allocator is in the executable (tests/heap.bats);
+# bpfcc-tools (memleak) and heaptrack are the heap peers of bench/heap.sh.
 PKGS="build-essential pkg-config clang llvm libclang-rt-dev libelf-dev libdw-dev zlib1g-dev
 libiberty-dev libcap-ng-dev libzstd-dev libdeflate-dev elfutils binutils g++ rustc golang-go bats
 bats-support bats-assert linux-perf util-linux procps python3 jq xxd debuginfod time libxml2-utils
-bpftool libbpf-dev libbpf-tools shellcheck"
+bpftool libbpf-dev libbpf-tools shellcheck musl-tools bpfcc-tools heaptrack"
 
 say() { printf 'install-deps: %s\n' "$*"; }
 die() { say "$*" >&2; exit 1; }

@@ -1,0 +1,180 @@
+/*
+ * collect's side of --profiles heap: options, the allocator probe of the preflight, the
+ * collector started once the unwind mode is known (or dropped under --allow-partial, the
+ * reason in a warning of the first window), its part of every drain, and its restarts
+ * after an exec and the unwind fallback, each with a heap-reset frame and a warning.
+ */
+#include <err.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include "collect.h"
+#include "defaults.h"
+#include "parse.h"
+
+void
+heap_option(struct collect_opts *o, int opt, const char *arg)
+{
+	char why[160];
+	if (opt == OPT_ALLOC_INTERVAL) {
+		if (parse_bytes(arg, 1, 1ull << 40, &o->alloc_interval, why, sizeof(why)) < 0)
+			errx(1, "--alloc-interval: %s", why);
+	} else if (opt == OPT_ALLOCATOR) {
+		if (strcmp(arg, "auto") != 0 && strcmp(arg, "rust") != 0 && strcmp(arg, "system") != 0)
+			errx(1, "--allocator: unknown family '%s' (auto, rust or system)", arg);
+		o->allocator = strcmp(arg, "rust") == 0 ? "rust" : strcmp(arg, "system") == 0 ?
+			       "system" : "auto";
+	}
+}
+
+void
+heap_defaults(struct collect_opts *o)
+{
+	heap_option(o, OPT_ALLOC_INTERVAL, RP_DEFAULT_ALLOC_INTERVAL);
+	heap_option(o, OPT_ALLOCATOR, RP_DEFAULT_ALLOCATOR);
+}
+
+/* Linux 5.12 (the manual's floor for heap profiling); 0 when the kernel is new enough. */
+static int
+kernel_too_old(char *why, size_t whylen)
+{
+	struct utsname u;
+	unsigned major = 0, minor = 0;
+	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &major, &minor) != 2)
+		return 0;
+	if (major > 5 || (major == 5 && minor >= 12))
+		return 0;
+	snprintf(why, whylen, "heap profiling needs Linux 5.12 or newer; this kernel is %s",
+		 u.release);
+	return -1;
+}
+
+/* Without --allow-partial, or with no other profile, a failure ends collect. */
+static void
+failed(struct collect *c)
+{
+	heap_close(c->heap.prog);
+	c->heap.prog = NULL;
+	if (!c->o.allow_partial || (c->o.no_cpu && !c->o.offcpu))
+		errx(1, "%s%s", c->heap.why, c->o.allow_partial ? "; no other profile "
+		     "was requested" : "");
+	warnx("%s; --allow-partial: recording without heap", c->heap.why);
+	c->heap.dropped = 1;
+}
+
+/* The allocator probe of the preflight: for --check, and before the recording starts. */
+void
+collect_heap_probe(struct collect *c)
+{
+	if (!c->o.heap)
+		return;
+	struct heap_probe *p = &c->heap.probe;
+	if (kernel_too_old(c->heap.why, sizeof(c->heap.why)) < 0) {
+		memset(p, 0, sizeof(*p));
+		snprintf(p->requested, sizeof(p->requested), "%s", c->o.allocator);
+		snprintf(p->reason, sizeof(p->reason), "%.300s", c->heap.why);
+		failed(c);
+		return;
+	}
+	if (c->o.pid > 0 && heapsym_detect(c->o.pid, c->o.allocator, p) < 0) {
+		snprintf(c->heap.why, sizeof(c->heap.why), "heap: allocator '%s' unavailable: %s",
+			 c->o.allocator, p->reason);
+		failed(c);
+	}
+	if (c->o.verbose && p->detected)
+		warnx("heap: %s family in %s", p->detected, p->module);
+}
+
+static void
+judge(void *arg, uint64_t time, const uint64_t *ips, unsigned n)
+{
+	struct collect *c = arg;
+	fallback_heap_stack(&c->fb, &c->out, time, ips, n);
+}
+
+static int
+open_now(struct collect *c)
+{
+	struct heap_config cfg = { .interval = c->o.alloc_interval,
+				   .dwarf = strcmp(c->unwind.mode, "dwarf") == 0,
+				   .verbose = c->o.verbose, .judge = judge, .arg = c };
+	c->heap.prog = heap_open(c->o.pid, &c->heap.probe, &cfg, c->heap.why, sizeof(c->heap.why));
+	return c->heap.prog ? 0 : -1;
+}
+
+/* Once the unwind mode is known, before a launched command runs. */
+void
+collect_heap_start(struct collect *c)
+{
+	if (c->o.heap && !c->heap.dropped && open_now(c) < 0)
+		failed(c);
+}
+
+static void
+warn_reset(struct collect *c, uint64_t at, uint32_t why, const char *text)
+{
+	struct fr_heap_reset r = { at, (uint32_t)c->o.pid, why };
+	emit_heap_reset(&c->out, &r);
+	struct fr_warning w = { at, str_of(text) };
+	emit_warning(&c->out, &w);
+}
+
+/* The probes start again (exec: for the new image's allocator; the fallback: with the
+ * stack copies of DWARF), and the heap state with them. */
+void
+collect_heap_restart(struct collect *c, uint32_t why)
+{
+	if (!c->heap.prog)
+		return;
+	heap_drain(c->heap.prog, &c->out, collect_now());
+	heap_close(c->heap.prog);
+	c->heap.prog = NULL;
+	uint64_t at = collect_now();
+	if (why == HEAP_RESET_EXEC && heapsym_detect(c->o.pid, c->o.allocator,
+						     &c->heap.probe) < 0) {
+		char text[520];
+		snprintf(text, sizeof(text), "heap state cleared: the target executed a new image, "
+			 "and heap stops there: allocator '%s' unavailable: %.400s", c->o.allocator,
+			 c->heap.probe.reason);
+		warn_reset(c, at, why, text);
+		return;
+	}
+	warn_reset(c, at, why, why == HEAP_RESET_EXEC ?
+		   "heap state cleared: the target executed a new image; in-use values restart "
+		   "here" : "heap state cleared: the allocator probes were attached again for "
+		   "DWARF unwinding; in-use values restart here");
+	if (open_now(c) < 0) {
+		struct fr_warning w = { at, str_of(c->heap.why) };
+		emit_warning(&c->out, &w);
+	}
+}
+
+void
+collect_heap_announce(const struct heap_run *r, struct emit *out, uint64_t time)
+{
+	if (!r->dropped)
+		return;
+	char text[600];
+	snprintf(text, sizeof(text), "heap dropped (--allow-partial): %s", r->why);
+	struct fr_warning w = { time, str_of(text) };
+	emit_warning(out, &w);
+}
+
+void
+collect_heap_drain(struct heap_run *r, struct emit *out, uint64_t now)
+{
+	if (r->prog)
+		heap_drain(r->prog, out, now);
+}
+
+void
+collect_heap_end(struct heap_run *r, struct emit *out, uint64_t end)
+{
+	if (!r->prog)
+		return;
+	heap_drain(r->prog, out, end);
+	heap_close(r->prog);
+	r->prog = NULL;
+}
