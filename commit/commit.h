@@ -29,6 +29,12 @@ struct commit_target {
 	/* "process" or "cgroup" ("" from producers that predate them), the launch cgroup and
 	 * why the scope fell back ("" when not) */
 	char *scope_requested, *scope_effective, *scope_cgroup, *scope_reason;
+	/* The heap side: whether the probes run (TARGET_HEAP), whether heap was requested at
+	 * all (an alloc_interval), the allocator probe's report and the probes' scope. */
+	int heap, heap_requested;
+	char *allocator_requested, *allocator_detected, *allocator_module, *allocator_reason;
+	uint32_t allocator_complete;
+	char *heap_scope;
 };
 
 /* An accepted file: name derived by commit, temp open (fd) and identified by dev/ino so

@@ -64,6 +64,11 @@ target_free(struct commit_target *t)
 	free(t->scope_effective);
 	free(t->scope_cgroup);
 	free(t->scope_reason);
+	free(t->allocator_requested);
+	free(t->allocator_detected);
+	free(t->allocator_module);
+	free(t->allocator_reason);
+	free(t->heap_scope);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -95,6 +100,14 @@ commit_set_target(struct commit *c, const struct fr_target *t)
 	d->scope_effective = commit_xstrdup(t->scope_effective);
 	d->scope_cgroup = commit_xstrdup(t->scope_cgroup);
 	d->scope_reason = commit_xstrdup(t->scope_reason);
+	d->heap = (t->flags & TARGET_HEAP) != 0;
+	d->heap_requested = t->alloc_interval != 0;
+	d->allocator_requested = commit_xstrdup(t->allocator_requested);
+	d->allocator_detected = commit_xstrdup(t->allocator_detected);
+	d->allocator_module = commit_xstrdup(t->allocator_module);
+	d->allocator_reason = commit_xstrdup(t->allocator_reason);
+	d->allocator_complete = t->allocator_complete;
+	d->heap_scope = commit_xstrdup(t->heap_scope);
 }
 
 void
