@@ -22,7 +22,9 @@
 
 const volatile __u32 target_tgid = 0;
 const volatile __u64 interval = 524288;     /* --alloc-interval */
-const volatile __u32 dwarf = 0;             /* copy registers and stack (--unwind dwarf) */
+/* Copy registers and stack (--unwind dwarf): set by collect, also while attached (the
+ * unwind fallback's switch to DWARF). */
+volatile __u32 dwarf = 0;
 const volatile __u64 wakeup_bytes = 1 << 20; /* wake collect when this much is pending */
 
 /* The stack pointer a return probe sees, against the entry's: the return has popped the
@@ -133,8 +135,7 @@ send_free(__u32 tid, __u32 kind, __u64 addr, __u64 new_addr)
 	bpf_ringbuf_submit(e, 0);
 }
 
-/* The user stack at the return: the frame-pointer walk, and under DWARF the registers
- * and a copy of the stack for unwind's CFI walk. */
+/* The user stack at the return, by the frame-pointer walk. */
 static __always_inline void
 take_stack(struct pt_regs *ctx, struct heap_alloc_event *e)
 {
@@ -146,9 +147,12 @@ take_stack(struct pt_regs *ctx, struct heap_alloc_event *e)
 	} else {
 		e->nips = (__u32)n / 8;
 	}
-	if (!dwarf)
-		return;
-	struct heap_deep_event *d = (struct heap_deep_event *)e;
+}
+
+/* Under DWARF also the registers and a copy of the stack, for unwind's CFI walk. */
+static __always_inline void
+take_copy(struct pt_regs *ctx, struct heap_deep_event *d)
+{
 	__u64 sp = PT_REGS_SP(ctx);
 	d->regs[0] = PT_REGS_IP(ctx);
 	d->regs[1] = sp;
@@ -172,6 +176,19 @@ take_stack(struct pt_regs *ctx, struct heap_alloc_event *e)
 }
 
 static __always_inline void
+fill(struct heap_alloc_event *e, __u32 tid, __u64 addr, __u64 size, __u64 weight,
+     __u32 flags)
+{
+	e->time = bpf_ktime_get_ns();
+	e->kind = HEAP_EV_ALLOC;
+	e->tid = tid;
+	e->addr = addr;
+	e->size = size;
+	e->weight = weight;
+	e->flags = flags;
+}
+
+static __always_inline void
 send_alloc(struct pt_regs *ctx, __u32 tid, __u64 addr, __u64 size, __u64 weight)
 {
 	__u32 flags = 0;
@@ -180,24 +197,30 @@ send_alloc(struct pt_regs *ctx, __u32 tid, __u64 addr, __u64 size, __u64 weight)
 		flags |= HEAP_EV_UNTRACKED;
 		count(HEAP_C_EVICTED);
 	}
-	struct heap_alloc_event *e = bpf_ringbuf_reserve(&events, dwarf ?
-		sizeof(struct heap_deep_event) : sizeof(struct heap_alloc_event), 0);
-	if (!e) {
-		count(HEAP_C_RING_DROPS);
-		if (!flags)
-			bpf_map_delete_elem(&live, &addr);
-		return;
+	__u64 wake = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
+		     BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	/* Read once: collect may switch it meanwhile, and the record's size follows it. */
+	if (dwarf) {
+		struct heap_deep_event *d = bpf_ringbuf_reserve(&events, sizeof(*d), 0);
+		if (d) {
+			fill(&d->e, tid, addr, size, weight, flags);
+			take_stack(ctx, &d->e);
+			take_copy(ctx, d);
+			bpf_ringbuf_submit(d, wake);
+			return;
+		}
+	} else {
+		struct heap_alloc_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+		if (e) {
+			fill(e, tid, addr, size, weight, flags);
+			take_stack(ctx, e);
+			bpf_ringbuf_submit(e, wake);
+			return;
+		}
 	}
-	e->time = bpf_ktime_get_ns();
-	e->kind = HEAP_EV_ALLOC;
-	e->tid = tid;
-	e->addr = addr;
-	e->size = size;
-	e->weight = weight;
-	e->flags = flags;
-	take_stack(ctx, e);
-	bpf_ringbuf_submit(e, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
-			   BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	count(HEAP_C_RING_DROPS);
+	if (!flags)
+		bpf_map_delete_elem(&live, &addr);
 }
 
 /* A realloc of a live block: it moves (or, realloc(p, 0), is freed); 1 when it was one. */

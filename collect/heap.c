@@ -119,7 +119,7 @@ heap_open(pid_t pid, const struct heap_probe *p, const struct heap_config *cfg, 
 	}
 	h->skel->rodata->target_tgid = (__u32)pid;
 	h->skel->rodata->interval = cfg->interval;
-	h->skel->rodata->dwarf = cfg->dwarf != 0;
+	h->skel->bss->dwarf = cfg->dwarf != 0;
 	h->skel->rodata->wakeup_bytes = (1u << 22) / 2;
 	/* The probes are attached one by one below, to the offsets found. */
 	if ((rc = heap_bpf__load(h->skel)) != 0)
@@ -257,16 +257,9 @@ heap_drain(struct heap *h, struct emit *out, uint64_t now)
 }
 
 void
-heap_clear(struct heap *h)
+heap_set_dwarf(struct heap *h, int on)
 {
-	int fd = bpf_map__fd(h->skel->maps.live);
-	__u64 key, next;
-	/* Deleting while iterating restarts at the first key: the map shrinks to empty. */
-	while (bpf_map_get_next_key(fd, NULL, &next) == 0) {
-		key = next;
-		if (bpf_map_delete_elem(fd, &key) < 0)
-			break;
-	}
+	h->skel->bss->dwarf = on != 0;
 }
 
 void

@@ -35,8 +35,8 @@ int heap_fd(const struct heap *h);
 /* Writes what the ring holds, then what the program counted as lost since the last drain,
  * stamped now. */
 void heap_drain(struct heap *h, struct emit *out, uint64_t now);
-/* Forgets every sampled block (an exec, a reattach): the live map is emptied. */
-void heap_clear(struct heap *h);
+/* From now on the allocations carry the registers and a stack copy (on) or not. */
+void heap_set_dwarf(struct heap *h, int on);
 void heap_close(struct heap *h);
 
 /* heap_setup.c: collect's use of the above. */
@@ -47,6 +47,7 @@ struct heap_run {
 	struct heap *prog;              /* the collector, NULL when not running */
 	struct heap_probe probe;        /* the allocator found (or why none) */
 	int dropped;                    /* it could not run: --allow-partial went on without */
+	int watched_fd;                 /* the ring the loop watches (0: none yet) */
 	char why[560];
 };
 
@@ -60,9 +61,10 @@ void heap_option(struct collect_opts *o, int opt, const char *arg);
 void collect_heap_probe(struct collect *c);
 /* Attaches the probes once the unwind mode is chosen (the same exits). */
 void collect_heap_start(struct collect *c);
-/* After an exec (HEAP_RESET_EXEC) or the fallback's reattach (HEAP_RESET_REATTACH): the
- * probes start again, after a heap-reset frame and a warning. */
-void collect_heap_restart(struct collect *c, uint32_t why);
+/* After an exec at `at` (HEAP_RESET_EXEC; the new image's allocator is found again) or the
+ * fallback's switch to DWARF (HEAP_RESET_REATTACH, at 0: now): the heap state restarts,
+ * with a heap-reset frame and a warning. */
+void collect_heap_restart(struct collect *c, uint32_t why, uint64_t at);
 void collect_heap_announce(const struct heap_run *r, struct emit *out, uint64_t time);
 void collect_heap_drain(struct heap_run *r, struct emit *out, uint64_t now);
 void collect_heap_end(struct heap_run *r, struct emit *out, uint64_t end);

@@ -121,34 +121,48 @@ warn_reset(struct collect *c, uint64_t at, uint32_t why, const char *text)
 	emit_warning(&c->out, &w);
 }
 
-/* The probes start again (exec: for the new image's allocator; the fallback: with the
- * stack copies of DWARF), and the heap state with them. */
+/* The new image's allocator, probed anew: the probes of the old image do not fire in the
+ * new one, even on the same module.  0, or -1 with the reason in c->heap.why. */
+static int
+after_exec(struct collect *c)
+{
+	if (heapsym_detect(c->o.pid, c->o.allocator, &c->heap.probe) < 0) {
+		snprintf(c->heap.why, sizeof(c->heap.why), "allocator '%s' unavailable: %.400s",
+			 c->o.allocator, c->heap.probe.reason);
+		heap_close(c->heap.prog);
+		c->heap.prog = NULL;
+		return -1;
+	}
+	heap_close(c->heap.prog);
+	return open_now(c);
+}
+
+/* The heap state restarts: after an exec, for the new image's allocator; after the
+ * fallback, with the registers and stack copies of DWARF. */
 void
-collect_heap_restart(struct collect *c, uint32_t why)
+collect_heap_restart(struct collect *c, uint32_t why, uint64_t at)
 {
 	if (!c->heap.prog)
 		return;
 	heap_drain(c->heap.prog, &c->out, collect_now());
-	heap_close(c->heap.prog);
-	c->heap.prog = NULL;
-	uint64_t at = collect_now();
-	if (why == HEAP_RESET_EXEC && heapsym_detect(c->o.pid, c->o.allocator,
-						     &c->heap.probe) < 0) {
-		char text[520];
+	if (!at)
+		at = collect_now();
+	int rc = 0;
+	if (why == HEAP_RESET_EXEC)
+		rc = after_exec(c);
+	else
+		heap_set_dwarf(c->heap.prog, 1);
+	if (rc < 0) {
+		char text[640];
 		snprintf(text, sizeof(text), "heap state cleared: the target executed a new image, "
-			 "and heap stops there: allocator '%s' unavailable: %.400s", c->o.allocator,
-			 c->heap.probe.reason);
+			 "and heap stops there: %.560s", c->heap.why);
 		warn_reset(c, at, why, text);
 		return;
 	}
 	warn_reset(c, at, why, why == HEAP_RESET_EXEC ?
 		   "heap state cleared: the target executed a new image; in-use values restart "
-		   "here" : "heap state cleared: the allocator probes were attached again for "
-		   "DWARF unwinding; in-use values restart here");
-	if (open_now(c) < 0) {
-		struct fr_warning w = { at, str_of(c->heap.why) };
-		emit_warning(&c->out, &w);
-	}
+		   "here" : "heap state cleared: the allocator probes switched to DWARF stacks "
+		   "with the unwind fallback; in-use values restart here");
 }
 
 void

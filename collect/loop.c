@@ -43,12 +43,14 @@ watch_rings(struct collect *c, int ep)
 		watch(ep, c->perf.rings[i].fd, EPOLLIN | EPOLLET, TAG_RING);
 }
 
-/* The heap ring is watched anew whenever its probes restart (a new program, a new fd). */
+/* The heap ring is watched anew when its probes restart with a new program (a new fd). */
 static void
 watch_heap(struct collect *c, int ep)
 {
-	if (c->heap.prog)
-		watch(ep, heap_fd(c->heap.prog), EPOLLIN | EPOLLET, TAG_RING);
+	if (c->heap.prog && heap_fd(c->heap.prog) != c->heap.watched_fd) {
+		c->heap.watched_fd = heap_fd(c->heap.prog);
+		watch(ep, c->heap.watched_fd, EPOLLIN | EPOLLET, TAG_RING);
+	}
 }
 
 static void
@@ -168,7 +170,7 @@ on_exec(struct collect *c, int pidfd, int ep, uint64_t at)
 	fallback_arm(&c->fb, c->o.unwind, &c->unwind, at);
 	reopen(c, 0, pf.nthreads);
 	watch_rings(c, ep);
-	collect_heap_restart(c, HEAP_RESET_EXEC);
+	collect_heap_restart(c, HEAP_RESET_EXEC, at);
 	watch_heap(c, ep);
 	return c->run.end_reason;
 }
@@ -186,7 +188,7 @@ on_fallback(struct collect *c, int ep)
 	mode_fallback(&c->unwind, why);
 	reopen(c, since, nthreads + 16);
 	watch_rings(c, ep);
-	collect_heap_restart(c, HEAP_RESET_REATTACH);
+	collect_heap_restart(c, HEAP_RESET_REATTACH, 0);
 	watch_heap(c, ep);
 }
 

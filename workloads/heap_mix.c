@@ -1,6 +1,7 @@
 /*
- * heap_mix [SECONDS [ROUNDS_PER_SECOND]]: known allocations through two call paths, for the
- * heap profile's estimates (tests/heap.bats).
+ * heap_mix [SECONDS [ROUNDS_PER_SECOND [PROGRAM ARGS...]]]: known allocations through two
+ * call paths, for the heap profile's estimates (tests/heap.bats).  With PROGRAM, it executes
+ * PROGRAM at the end instead of exiting, its live set still allocated (the exec reset).
  *
  *   churn_alloc   allocates and frees at once, every round, one block of each of
  *                 16 B, 64 B, 256 B, 1 KiB, 4 KiB, 64 KiB, 256 KiB, 1 MiB and 4 MiB
@@ -158,5 +159,10 @@ main(int argc, char **argv)
 	}
 	printf("churn_bytes %llu\nchurn_count %llu\nkeep_bytes %llu\nlive_bytes %llu\n",
 	       churn_bytes, churn_count, keep_bytes, live_bytes);
+	if (argc > 3) {
+		fflush(stdout);
+		execv(argv[3], argv + 3);
+		err(1, "cannot execute '%s'", argv[3]);
+	}
 	return 0;
 }
