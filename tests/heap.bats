@@ -210,3 +210,14 @@ check_estimates() {
 	v=$(jq '.heap.inuse_space + .heap.aggregation_dropped_inuse_space' "$d")
 	near "$v" "$(truth "$out.truth" live_bytes)" 15 || fail "in-use $v"
 }
+
+@test "heap: under --unwind dwarf the allocation stacks are walked with the CFI, to _start" {
+	run -0 "$RP" launch --unwind dwarf --window 3s --output "$out" -- \
+		"$RP_WORKLOADS/heap_mix" 3 20
+	f=$out/$(outputs "$out" heap pb.gz | head -n 1)
+	pprof -top -cum -nodecount=1000 -sample_index=alloc_space "$f" >"$BATS_TEST_TMPDIR/top"
+	grep -Eq ' _start$' "$BATS_TEST_TMPDIR/top"
+	grep -Eq ' churn_alloc$' "$BATS_TEST_TMPDIR/top"
+	d=$(ls "$out"/diagnostics-*.json | head -n 1)
+	jq -e '.cpu.unwind_mode == "dwarf" and .heap.unusable_stacks == 0 and .heap.samples > 0' "$d"
+}
