@@ -37,7 +37,9 @@ die() { say "$*" >&2; exit 1; }
 command -v apt-get >/dev/null 2>&1 || die "apt-get not found: this script targets Debian 12"
 
 installed() {
-	[ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]
+	# One line per architecture: a package also installed for a foreign one (multiarch,
+	# dpkg --add-architecture) prints one status each.
+	dpkg-query -W -f='${db:Status-Status}\n' "$1" 2>/dev/null | grep -qx installed
 }
 
 missing=""

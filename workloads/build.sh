@@ -39,7 +39,7 @@ cc_one() {	# cc_one NAME [extra flags...]: OUT/NAME from SRC/NAME.c
 }
 
 for w in cpu_split syscall_heavy busy2 fixedjob threads_later offcpu_pipe many_threads forkchurn \
-	heap_mix; do
+	heap_mix alloc_rate; do
 	cc_one "$w"
 done
 
