@@ -229,18 +229,16 @@ on_offcpu(struct agg *a, const struct fr_offcpu_stack *os)
 		errx(1, "out of memory");
 }
 
-/* A stack waits in the reorder buffer, decoded, with its frame to forward. */
+/* An event waits in the reorder buffer, decoded, with its frame to forward. */
 static void
-on_stack(struct agg *a, const struct frame *f, const struct fr_stack *s)
+queue(struct agg *a, const struct frame *f, const struct stack_event *ev)
 {
-	struct stack_event ev = { s->time, s->period, s->pid, s->tid, s->flags, s->nlocs, s->locs, 0 };
-
-	windows_origin(&a->win, s->time);
-	if (s->time > a->newest)
-		a->newest = s->time;
+	windows_origin(&a->win, ev->time);
+	if (ev->time > a->newest)
+		a->newest = ev->time;
 	/* A full buffer gives up ordering for its oldest event rather than memory. */
 	struct pending *evicted;
-	if (reorder_push(&a->ro, &ev, f->data, f->len, &evicted) < 0)
+	if (reorder_push(&a->ro, ev, f->data, f->len, &evicted) < 0)
 		errx(1, "out of memory");
 	if (a->ro.peak > a->win.peak_pending)
 		a->win.peak_pending = a->ro.peak;
@@ -250,6 +248,13 @@ on_stack(struct agg *a, const struct frame *f, const struct fr_stack *s)
 		release_until(a, a->newest - env.reorder_ns);
 }
 
+static void
+on_stack(struct agg *a, const struct frame *f, const struct fr_stack *s)
+{
+	struct stack_event ev = { s->time, s->period, s->pid, s->tid, s->flags, s->nlocs, s->locs, 0 };
+	queue(a, f, &ev);
+}
+
 /* Heap frames wait in the reorder buffer with the CPU stacks, in time order: a free must
  * not overtake its allocation, and each counts in the window of its time. */
 static void
@@ -257,18 +262,7 @@ on_heap(struct agg *a, const struct frame *f, uint64_t time, uint32_t pid, uint3
 {
 	struct stack_event ev = { .time = time, .pid = pid, .tid = tid, .type = f->type };
 	a->win.heap = &a->heap;
-	windows_origin(&a->win, time);
-	if (time > a->newest)
-		a->newest = time;
-	struct pending *evicted;
-	if (reorder_push(&a->ro, &ev, f->data, f->len, &evicted) < 0)
-		errx(1, "out of memory");
-	if (a->ro.peak > a->win.peak_pending)
-		a->win.peak_pending = a->ro.peak;
-	if (evicted)
-		release_one(a, evicted, 1);
-	if (a->newest > env.reorder_ns)
-		release_until(a, a->newest - env.reorder_ns);
+	queue(a, f, &ev);
 }
 
 /* Without --window, the windows are as long as the recording's (the first target frame

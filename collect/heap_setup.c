@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 
 #include "collect.h"
 #include "defaults.h"
+#include "kernver.h"
 #include "parse.h"
 
 void
@@ -40,14 +40,11 @@ heap_defaults(struct collect_opts *o)
 static int
 kernel_too_old(char *why, size_t whylen)
 {
-	struct utsname u;
-	unsigned major = 0, minor = 0;
-	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &major, &minor) != 2)
-		return 0;
-	if (major > 5 || (major == 5 && minor >= 12))
+	char release[65];
+	if (!kernel_older_than(5, 12, release, sizeof(release)))
 		return 0;
 	snprintf(why, whylen, "heap profiling needs Linux 5.12 or newer; this kernel is %s",
-		 u.release);
+		 release);
 	return -1;
 }
 
