@@ -46,7 +46,8 @@ struct collect_opts;
 struct heap_run {
 	struct heap *prog;              /* the collector, NULL when not running */
 	struct heap_probe probe;        /* the allocator found (or why none) */
-	int dropped;                    /* it could not run: --allow-partial went on without */
+	int dropped;                    /* it could not run: --allow-partial went on without
+					 * (1), or the target ended before it could (2) */
 	int watched_fd;                 /* the ring the loop watches (0: none yet) */
 	char why[560];
 };

@@ -5,6 +5,7 @@
  * after an exec and the unwind fallback, each with a heap-reset frame and a warning.
  */
 #include <err.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "defaults.h"
 #include "kernver.h"
 #include "parse.h"
+#include "procfs.h"
 
 void
 heap_option(struct collect_opts *o, int opt, const char *arg)
@@ -101,12 +103,24 @@ open_now(struct collect *c)
 	return c->heap.prog ? 0 : -1;
 }
 
-/* Once the unwind mode is known, before a launched command runs. */
+/* Once the unwind mode is known, before a launched command runs.  A target that ended
+ * during a calibration has no allocator left to probe: its recording is published without
+ * heap, saying so. */
 void
 collect_heap_start(struct collect *c)
 {
-	if (c->o.heap && !c->heap.dropped && open_now(c) < 0)
-		failed(c);
+	char exe[64];
+	if (!c->o.heap || c->heap.dropped || open_now(c) == 0)
+		return;
+	if (procfs_exe(c->o.pid, exe, sizeof(exe)) < 0 && errno == ENOENT) {
+		char why[sizeof(c->heap.why)];
+		snprintf(why, sizeof(why), "%s", c->heap.why);
+		snprintf(c->heap.why, sizeof(c->heap.why), "the target ended before the allocator "
+			 "probes were attached (%.400s)", why);
+		c->heap.dropped = 2;
+		return;
+	}
+	failed(c);
 }
 
 static void
@@ -168,7 +182,8 @@ collect_heap_announce(const struct heap_run *r, struct emit *out, uint64_t time)
 	if (!r->dropped)
 		return;
 	char text[600];
-	snprintf(text, sizeof(text), "heap dropped (--allow-partial): %s", r->why);
+	snprintf(text, sizeof(text), "heap dropped%s: %s", r->dropped == 1 ?
+		 " (--allow-partial)" : "", r->why);
 	struct fr_warning w = { time, str_of(text) };
 	emit_warning(out, &w);
 }
