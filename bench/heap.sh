@@ -20,7 +20,8 @@
 # 50,000 allocations a second at most 3% slower than bare) are reported, not enforced.  It
 # also says which kernel uprobe optimizations the kernel has.  Run as root; a missing peer
 # is skipped with a line.
-# shellcheck disable=SC1091 # common.sh is read from beside this script
+# shellcheck disable=SC1091,SC2317 # common.sh is read from beside this script; the tools
+# and ready tests are called through variables
 set -u
 . "$(dirname "$0")/common.sh"
 bench_init heap
@@ -34,8 +35,8 @@ have_driver || die "rustprofile driver '$RP_DRIVER' not found: build it with 'ma
 MEMLEAK=$(command -v memleak-bpfcc || true)
 HEAPTRACK=$(command -v heaptrack || true)
 VARIANTS="bare floor rp"
-[ -n "$MEMLEAK" ] && VARIANTS="$VARIANTS memleak" || say "memleak-bpfcc not found (bpfcc-tools): skipped"
-[ -n "$HEAPTRACK" ] && VARIANTS="$VARIANTS heaptrack" || say "heaptrack not found: skipped"
+if [ -n "$MEMLEAK" ]; then VARIANTS="$VARIANTS memleak"; else say "memleak-bpfcc not found (bpfcc-tools): skipped"; fi
+if [ -n "$HEAPTRACK" ]; then VARIANTS="$VARIANTS heaptrack"; else say "heaptrack not found: skipped"; fi
 
 # The kernel's uprobe optimizations: multi-uprobe links (6.6) and the uretprobe system call
 # (x86_64, 6.11), which returns from a uretprobe without a trap.
@@ -46,8 +47,8 @@ say "kernel $(uname -r): uprobe_multi links: $(ks bpf_uprobe_multi_link_attach)"
 
 rate() { awk '/^rate/ { print $2 }' "$1"; }
 
-# attached DIR TOOL...: the workload waits for SIGUSR1, gets it once TOOL (its last argument
-# the pid) has had time to attach; without TOOL at once.
+# attached DIR [READY TOOL...]: the workload waits for SIGUSR1, gets it once TOOL (its last
+# argument the pid) says it is attached (READY FILE, on its output); without TOOL at once.
 attached() {
 	dir=$1
 	shift
@@ -61,11 +62,20 @@ attached() {
 	done
 	tool=
 	if [ $# -gt 0 ]; then
+		ready=$1
+		shift
 		"$@" "$wl" >"$dir/tool" 2>&1 &
 		tool=$!
 		BENCH_PIDS="$BENCH_PIDS $tool"
-		# Loading, attaching and (rustprofile) its preflight take a moment.
-		sleep 3
+		# Until the tool says it is attached (bcc compiles its program first, which takes
+		# seconds), or at most 60 s; then a moment for the last attachments.
+		n=0
+		until $ready "$dir/tool" || [ $n -ge 600 ]; do
+			kill -0 "$tool" 2>/dev/null || { say "tool ended early: $(tail -n 3 "$dir/tool")"; break; }
+			sleep 0.1
+			n=$((n + 1))
+		done
+		sleep 1
 	fi
 	kill -USR1 "$wl"
 	wait "$wl"
@@ -76,6 +86,11 @@ attached() {
 	fi
 	return $rc
 }
+
+# Ready tests, on the tool's output: each tool's own word that its probes are in.
+floor_ready() { grep -q '^attached' "$1"; }
+rp_ready() { bpftool prog show 2>/dev/null | grep -q ' name heap_malloc '; }
+memleak_ready() { grep -q 'Attaching to pid' "$1"; }
 
 floor_tool() { "$FLOOR" "$1" $((SECS + 5)) empty; }
 rp_tool() {
@@ -89,9 +104,9 @@ run_variant() {
 	mkdir -p "$d"
 	case $1 in
 	bare) attached "$d" ;;
-	floor) attached "$d" floor_tool ;;
-	rp) attached "$d" rp_tool ;;
-	memleak) attached "$d" memleak_tool ;;
+	floor) attached "$d" floor_ready floor_tool ;;
+	rp) attached "$d" rp_ready rp_tool ;;
+	memleak) attached "$d" memleak_ready memleak_tool ;;
 	heaptrack)
 		"$HEAPTRACK" -o "$d/ht" "$W" "$SECS" "$SPIN" >"$d/stdout" 2>"$d/stderr" ;;
 	esac || { say "$REGIME $1 run $2 failed: $(tail -n 2 "$d/stderr" "$d/tool" 2>/dev/null)"; return 1; }
