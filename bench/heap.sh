@@ -56,7 +56,7 @@ attached() {
 	wl=$!
 	BENCH_PIDS="$BENCH_PIDS $wl"
 	n=0
-	until grep -q 'waiting for SIGUSR1' "$dir/stderr" 2>/dev/null || [ $n -ge 100 ]; do
+	until grep -q 'waiting for SIGUSR1' "$dir/stderr" 2>/dev/null || [ "$n" -ge 100 ]; do
 		sleep 0.05
 		n=$((n + 1))
 	done
@@ -70,7 +70,7 @@ attached() {
 		# Until the tool says it is attached (bcc compiles its program first, which takes
 		# seconds), or at most 60 s; then a moment for the last attachments.
 		n=0
-		until $ready "$dir/tool" || [ $n -ge 600 ]; do
+		until $ready "$dir/tool" || [ "$n" -ge 600 ]; do
 			kill -0 "$tool" 2>/dev/null || { say "tool ended early: $(tail -n 3 "$dir/tool")"; break; }
 			sleep 0.1
 			n=$((n + 1))
@@ -84,7 +84,7 @@ attached() {
 		kill -INT "$tool" 2>/dev/null
 		wait "$tool" 2>/dev/null
 	fi
-	return $rc
+	return "$rc"
 }
 
 # Ready tests, on the tool's output: each tool's own word that its probes are in.
@@ -127,7 +127,6 @@ for REGIME in fast slow; do
 	say "$REGIME: SPIN $SPIN, $RUNS runs of $SECS s"
 	run_interleaved || failed=1
 	bare=$(median <"$BENCH_TMP/$REGIME.bare")
-	floor_ns=
 	printf '%-10s %12s %8s %14s\n' variant allocs/s ratio "ns/call over bare"
 	for v in $VARIANTS; do
 		[ -s "$BENCH_TMP/$REGIME.$v" ] || continue
