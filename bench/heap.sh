@@ -71,7 +71,14 @@ attached() {
 		# seconds), or at most 60 s; then a moment for the last attachments.
 		n=0
 		until $ready "$dir/tool" || [ "$n" -ge 600 ]; do
-			kill -0 "$tool" 2>/dev/null || { say "tool ended early: $(tail -n 3 "$dir/tool")"; break; }
+			if ! kill -0 "$tool" 2>/dev/null; then
+				# A tool that could not attach (bcc without kernel headers cannot
+				# compile memleak's program): the run does not count.
+				say "tool ended early: $(tail -n 1 "$dir/tool")"
+				kill "$wl" 2>/dev/null
+				wait "$wl" 2>/dev/null
+				return 1
+			fi
 			sleep 0.1
 			n=$((n + 1))
 		done
@@ -88,9 +95,9 @@ attached() {
 }
 
 # Ready tests, on the tool's output: each tool's own word that its probes are in.
-floor_ready() { grep -q '^attached' "$1"; }
+floor_ready() { grep -q '^attached' "$1" 2>/dev/null; }
 rp_ready() { bpftool prog show 2>/dev/null | grep -q ' name heap_malloc '; }
-memleak_ready() { grep -q 'Attaching to pid' "$1"; }
+memleak_ready() { grep -q 'Attaching to pid' "$1" 2>/dev/null; }
 
 floor_tool() { "$FLOOR" "$1" $((SECS + 5)) empty; }
 rp_tool() {
@@ -109,7 +116,7 @@ run_variant() {
 	memleak) attached "$d" memleak_ready memleak_tool ;;
 	heaptrack)
 		"$HEAPTRACK" -o "$d/ht" "$W" "$SECS" "$SPIN" >"$d/stdout" 2>"$d/stderr" ;;
-	esac || { say "$REGIME $1 run $2 failed: $(tail -n 2 "$d/stderr" "$d/tool" 2>/dev/null)"; return 1; }
+	esac || { say "$REGIME $1 run $2 failed"; return 1; }
 	r=$(rate "$d/stdout")
 	[ -n "$r" ] || { say "$REGIME $1 run $2: no rate"; return 1; }
 	echo "$r" >>"$BENCH_TMP/$REGIME.$1"
