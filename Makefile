@@ -242,7 +242,7 @@ $(OUT)/bpf/%.skel.h: $(OUT)/bpf/%.bpf.o
 # collect's BPF users see the skeletons and the shared headers; collect links libbpf.
 $(OUT)/collect/%.o: ALL_CFLAGS += -I$(OUT)/bpf -Ibpf
 $(OUT)/collect/offcpu.o $(OUT)/collect/offcpu_blocked.o $(OUT)/collect/lifecycle.o \
-	$(OUT)/collect/ksymbpf.o: $(BPF_SKELS)
+	$(OUT)/collect/ksymbpf.o $(OUT)/collect/heap.o: $(BPF_SKELS)
 # The stage's link line is its prerequisites, so libbpf joins it as one.
 LIBBPF_SO := $(shell $(PKG_CONFIG) --variable=libdir libbpf)/libbpf.so
 $(OUT)/bin/collect: $(LIBBPF_SO)
@@ -301,7 +301,8 @@ $(OUT)/fuzzobj/%.o: %.c $(wildcard lib/*.h) $(wildcard */*.h)
 $(FUZZ_ALL:%=$(OUT)/fuzzobj/fuzz/%.o): $(wildcard */main.c)
 $(OUT)/fuzzobj/collect/%.o $(OUT)/fuzzobj/fuzz/bpf_ring.o: FUZZ_CFLAGS += -I$(OUT)/bpf -Ibpf
 $(OUT)/fuzzobj/collect/offcpu.o $(OUT)/fuzzobj/collect/offcpu_blocked.o \
-	$(OUT)/fuzzobj/collect/lifecycle.o $(OUT)/fuzzobj/collect/ksymbpf.o: $(BPF_SKELS)
+	$(OUT)/fuzzobj/collect/lifecycle.o $(OUT)/fuzzobj/collect/ksymbpf.o \
+	$(OUT)/fuzzobj/collect/heap.o: $(BPF_SKELS)
 .SECONDEXPANSION:
 $(OUT)/fuzz/%: $(OUT)/fuzzobj/fuzz/%.o $$(call fuzz_objs,$$*)
 	@mkdir -p $(@D)

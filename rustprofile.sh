@@ -88,7 +88,10 @@ Options (defaults in brackets):
   --duration DURATION            how long to record; 0 = until exit or signal [$RP_DEFAULT_DURATION]
   --window DURATION              window length, > 0 [$RP_DEFAULT_WINDOW; replay: the recorded length]
   --output DIR                   where windows are published [$RP_DEFAULT_OUTPUT]
-  --profiles LIST                cpu and/or off-cpu (heap is not available in this build) [$RP_DEFAULT_PROFILES]
+  --profiles LIST                cpu, heap and/or off-cpu, comma-separated [$RP_DEFAULT_PROFILES]
+  --alloc-interval BYTES         heap: mean bytes between allocation samples (4096,
+                                 512KiB, 1MiB) [$RP_DEFAULT_ALLOC_INTERVAL]
+  --allocator FAMILY             heap: auto, rust or system; auto prefers rust [$RP_DEFAULT_ALLOCATOR]
   --offcpu-phase PHASE           off-cpu: blocked, runqueue or all [$RP_DEFAULT_OFFCPU_PHASE]
   --offcpu-min-duration-us N     off-cpu: ignore intervals shorter than N microseconds [$RP_DEFAULT_OFFCPU_MIN_DURATION_US]
   --offcpu-ring-buffer BYTES     off-cpu: BPF ring buffer, a power of two [$RP_DEFAULT_OFFCPU_RING_BUFFER]
@@ -99,7 +102,8 @@ Options (defaults in brackets):
                                  10 s / 64 samples and falls back to DWARF; off-cpu
                                  alone has no calibration [$RP_DEFAULT_UNWIND]
   --allow-partial                without unwind tables, keep leaf-only stacks; launch
-                                 without a cgroup v2: only the command's own pid
+                                 without a cgroup v2: only the command's own pid; a heap
+                                 or off-cpu profile that cannot run is left out
   --cpu-frequency HZ             samples per second, 1..999 [$RP_DEFAULT_CPU_FREQUENCY]
   --keep-windows N               windows kept from this session, > 0 [$RP_DEFAULT_KEEP_WINDOWS]
   --max-stacks N                 distinct stacks per window [$RP_DEFAULT_MAX_STACKS]
@@ -180,7 +184,7 @@ max_pending=$RP_DEFAULT_MAX_PENDING_EVENTS reorder=$RP_DEFAULT_EVENT_REORDER_WIN
 cache='' max_threads='' max_cache='' selectors=0 partial='' svg='' collapsed='' firefox=''
 timeline=$RP_DEFAULT_MAX_TIMELINE_SAMPLES budget=$RP_DEFAULT_COMPLETION_BUDGET
 docker='' k8s_pod='' k8s_container=''
-symdirs=() offcpu_opts=()
+symdirs=() profile_opts=()
 need() { [ $# -ge 2 ] || err "option '$1' needs a value"; }
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -193,8 +197,8 @@ while [ $# -gt 0 ]; do
 	--output) need "$@"; output=$2; shift 2 ;;
 	--profiles) need "$@"; profiles=$2; shift 2 ;;
 	--offcpu-phase | --offcpu-min-duration-us | --offcpu-ring-buffer | --offcpu-btf | \
-	--offcpu-probability)
-		need "$@"; offcpu_opts+=("$1" "$2"); shift 2 ;;
+	--offcpu-probability | --alloc-interval | --allocator)
+		need "$@"; profile_opts+=("$1" "$2"); shift 2 ;;
 	--unwind) need "$@"; unwind=$2; shift 2 ;;
 	--cpu-frequency) need "$@"; freq=$2; shift 2 ;;
 	--keep-windows) need "$@"; keep=$2; shift 2 ;;
@@ -296,7 +300,7 @@ copts=(--duration "$duration" ${wopt[@]+"${wopt[@]}"} --cpu-frequency "$freq" --
 [ -z "$max_threads" ] || copts+=(--max-threads "$max_threads")
 [ -z "$max_cache" ] || copts+=(--max-module-cache "$max_cache")
 [ -z "$partial" ] || copts+=(--allow-partial)
-copts+=(${offcpu_opts[@]+"${offcpu_opts[@]}"})
+copts+=(${profile_opts[@]+"${profile_opts[@]}"})
 # The target of record: a process, or a container (collect resolves it through its API).
 if [ -n "$docker" ]; then
 	topts=(--docker-container "$docker")

@@ -132,6 +132,7 @@ struct agg {
 	struct reorder ro;
 	struct windows win;
 	struct offcpu_agg off; /* off-CPU pieces: their own queue, the same windows */
+	struct heap_agg heap;  /* sampled heap state, from heap frames released in order */
 	struct forget_q forget; /* ended threads and processes, until no window names them */
 	uint64_t newest;    /* newest event time seen */
 	uint64_t released;  /* everything at or before this time has been released */
@@ -155,16 +156,29 @@ forward(struct agg *a, const struct frame *f)
 		die_output(a);
 }
 
+/* A released heap frame: the windows move on to its time, and it counts in the open one. */
+static int
+heap_one(struct agg *a, const struct frame *f, uint64_t time)
+{
+	char e[200];
+	if (windows_heap_at(&a->win, time) < 0)
+		return -1;
+	if (heap_agg_frame(&a->heap, f, e, sizeof(e)) < 0)
+		errx(1, "%s: %s", a->in.name, e);
+	return 0;
+}
+
 /* Counts a stack into its window and sends its frame on, as it arrived. */
 static void
 release_one(struct agg *a, struct pending *p, int forced)
 {
-	struct frame f = { FR_STACK, p->len, pending_payload(p) };
+	struct frame f = { p->ev.type ? p->ev.type : FR_STACK, p->len, pending_payload(p) };
 
 	if (forced)
 		a->win.st.forced++;
 	/* The event is given back whatever happens: nothing else holds it now. */
-	int failed = windows_add(&a->win, &p->ev) < 0 || stream_forward(&a->out, &f) < 0;
+	int failed = (p->ev.type ? heap_one(a, &f, p->ev.time) : windows_add(&a->win, &p->ev)) < 0 ||
+		     stream_forward(&a->out, &f) < 0;
 	if (p->ev.time > a->released)
 		a->released = p->ev.time;
 	reorder_free(&a->ro, p);
@@ -216,18 +230,16 @@ on_offcpu(struct agg *a, const struct fr_offcpu_stack *os)
 		errx(1, "out of memory");
 }
 
-/* A stack waits in the reorder buffer, decoded, with its frame to forward. */
+/* An event waits in the reorder buffer, decoded, with its frame to forward. */
 static void
-on_stack(struct agg *a, const struct frame *f, const struct fr_stack *s)
+queue(struct agg *a, const struct frame *f, const struct stack_event *ev)
 {
-	struct stack_event ev = { s->time, s->period, s->pid, s->tid, s->flags, s->nlocs, s->locs };
-
-	windows_origin(&a->win, s->time);
-	if (s->time > a->newest)
-		a->newest = s->time;
+	windows_origin(&a->win, ev->time);
+	if (ev->time > a->newest)
+		a->newest = ev->time;
 	/* A full buffer gives up ordering for its oldest event rather than memory. */
 	struct pending *evicted;
-	if (reorder_push(&a->ro, &ev, f->data, f->len, &evicted) < 0)
+	if (reorder_push(&a->ro, ev, f->data, f->len, &evicted) < 0)
 		errx(1, "out of memory");
 	if (a->ro.peak > a->win.peak_pending)
 		a->win.peak_pending = a->ro.peak;
@@ -235,6 +247,23 @@ on_stack(struct agg *a, const struct frame *f, const struct fr_stack *s)
 		release_one(a, evicted, 1);
 	if (a->newest > env.reorder_ns)
 		release_until(a, a->newest - env.reorder_ns);
+}
+
+static void
+on_stack(struct agg *a, const struct frame *f, const struct fr_stack *s)
+{
+	struct stack_event ev = { s->time, s->period, s->pid, s->tid, s->flags, s->nlocs, s->locs, 0 };
+	queue(a, f, &ev);
+}
+
+/* Heap frames wait in the reorder buffer with the CPU stacks, in time order: a free must
+ * not overtake its allocation, and each counts in the window of its time. */
+static void
+on_heap(struct agg *a, const struct frame *f, uint64_t time, uint32_t pid, uint32_t tid)
+{
+	struct stack_event ev = { .time = time, .pid = pid, .tid = tid, .type = f->type };
+	a->win.heap = &a->heap;
+	queue(a, f, &ev);
 }
 
 /* Without --window, the windows are as long as the recording's (the first target frame
@@ -258,6 +287,8 @@ on_target(struct agg *a, const struct frame *f, const struct fr_target *t)
 	a->target_pid = t->pid;
 	if (t->flags & TARGET_OFFCPU)
 		a->win.off = &a->off;
+	if (t->flags & TARGET_HEAP)
+		a->win.heap = &a->heap;
 	/* Every target frame of a recording carries the same probability. */
 	a->off.percent = t->offcpu_percent;
 	/* After an exec the new target describes the windows after the exec only. */
@@ -278,7 +309,9 @@ on_target(struct agg *a, const struct frame *f, const struct fr_target *t)
 static void
 on_lost(struct agg *a, const struct fr_lost *l)
 {
-	if (offcpu_agg_lost(&a->off, l))
+	if (heap_agg_lost(&a->heap, l))
+		a->win.heap = &a->heap;
+	else if (offcpu_agg_lost(&a->off, l))
 		a->win.off = &a->off;
 	else if (l->kind == LOST_MALFORMED)
 		a->win.st.malformed += l->count;
@@ -322,6 +355,15 @@ on_frame(struct agg *a, const struct frame *f)
 		return 0;
 	case FR_OFFCPU_STACK:
 		on_offcpu(a, &u.offcpu_stack); /* forwarded when released, as the windows count it */
+		return 0;
+	case FR_HEAP_STACK:
+		on_heap(a, f, u.heap_stack.time, u.heap_stack.pid, u.heap_stack.tid);
+		return 0;
+	case FR_HEAP_FREE:
+		on_heap(a, f, u.heap_free.time, u.heap_free.pid, u.heap_free.tid);
+		return 0;
+	case FR_HEAP_RESET:
+		on_heap(a, f, u.heap_reset.time, u.heap_reset.pid, 0);
 		return 0;
 	case FR_TARGET:
 		if (on_target(a, f, &u.target))
@@ -372,6 +414,8 @@ agg_init(struct agg *a)
 
 	if (reorder_init(&a->ro, env.max_pending) < 0 || windows_init(&a->win, &a->out, &o) < 0)
 		return -1;
+	if (heap_agg_init(&a->heap, env.max_stacks) < 0)
+		return -1;
 	return offcpu_agg_init(&a->off, env.max_stacks, env.max_pending);
 }
 
@@ -414,6 +458,7 @@ main(int argc, char **argv)
 	reorder_release(&a.ro);
 	windows_release(&a.win);
 	offcpu_agg_release_all(&a.off);
+	heap_agg_release(&a.heap);
 	forget_release(&a.forget);
 	stream_reader_release(&a.in);
 	stream_writer_release(&a.out);

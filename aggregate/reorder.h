@@ -19,6 +19,9 @@ struct stack_event {
 	uint32_t pid, tid, flags;
 	uint16_t nlocs;
 	const uint32_t *locs; /* leaf first */
+	/* The frame it came in: 0 for FR_STACK; a heap frame (FR_HEAP_STACK, FR_HEAP_FREE,
+	 * FR_HEAP_RESET) waits here too, its payload decoded once it is released. */
+	uint32_t type;
 };
 
 struct pending {

@@ -14,8 +14,8 @@ stacktab_init(struct stacktab *t, size_t max)
 }
 
 /* FNV-1a over the key words: cheap and good enough for ids. */
-static uint64_t
-hash_key(uint32_t pid, uint32_t tid, const uint32_t *locs, uint16_t n)
+uint64_t
+stacktab_hash(uint32_t pid, uint32_t tid, const uint32_t *locs, uint16_t n)
 {
 	uint64_t h = 1469598103934665603ull;
 	uint32_t head[3] = { pid, tid, n };
@@ -52,7 +52,7 @@ int
 stacktab_add(struct stacktab *t, uint32_t pid, uint32_t tid, const uint32_t *locs,
 	     uint16_t nlocs, uint64_t count, uint64_t nanos)
 {
-	uint64_t h = hash_key(pid, tid, locs, nlocs);
+	uint64_t h = stacktab_hash(pid, tid, locs, nlocs);
 	size_t j = h & (t->nslots - 1);
 	for (struct stack_entry *e; (e = t->slots[j]); j = (j + 1) & (t->nslots - 1)) {
 		if (e->hash == h && e->pid == pid && e->tid == tid && e->nlocs == nlocs &&

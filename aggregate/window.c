@@ -75,6 +75,9 @@ put_stats(struct windows *w, uint32_t reason, uint64_t end)
 	if (w->off)
 		e.nstats += offcpu_agg_stats(w->off, e.stats + e.nstats,
 					     (uint16_t)(STREAM_MAX_STATS - e.nstats));
+	if (w->heap)
+		e.nstats += heap_agg_stats(w->heap, e.stats + e.nstats,
+					   (uint16_t)(STREAM_MAX_STATS - e.nstats));
 	return stream_put_window_end(w->out, &e);
 }
 
@@ -151,6 +154,8 @@ close_window(struct windows *w, uint32_t reason, uint64_t end)
 		return -1;
 	if (w->off && offcpu_agg_put(w->off, w->out, w->index, w->start, w->tab.max) < 0)
 		return -1;
+	if (w->heap && heap_agg_put(w->heap, w->out, w->index, w->start) < 0)
+		return -1;
 	if (w->st.dropped) {
 		char text[200];
 		int n = snprintf(text, sizeof(text), "stack cap of %zu distinct stacks reached: "
@@ -171,6 +176,11 @@ close_window(struct windows *w, uint32_t reason, uint64_t end)
 	w->index++;
 	w->start = end;
 	w->end = w->start + w->width;
+	if (w->heap) {
+		if (heap_agg_next(w->heap) < 0)
+			return -1;
+		heap_agg_window(w->heap, w->index);
+	}
 	return 0;
 }
 
@@ -244,6 +254,17 @@ windows_add(struct windows *w, const struct stack_event *s)
 	} else {
 		w->st.cpu_ns += s->period;
 	}
+	return 0;
+}
+
+int
+windows_heap_at(struct windows *w, uint64_t time)
+{
+	windows_origin(w, time);
+	if (windows_advance(w, time) < 0)
+		return -1;
+	if (time < w->start)
+		w->st.late++;
 	return 0;
 }
 

@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+#include "heap.h"
 #include "offcpu.h"
 #include "reorder.h"
 #include "stacktab.h"
@@ -38,6 +39,7 @@ struct windows {
 	struct stacktab tab;
 	struct wstats st;
 	struct offcpu_agg *off; /* the off-CPU side of the same windows (offcpu.h) */
+	struct heap_agg *heap;  /* the heap side (heap.h), once the target has one */
 };
 
 /* What the windows are set up with: their length and stack cap, and the bounds of the
@@ -55,6 +57,9 @@ uint64_t windows_set_width(struct windows *w, uint64_t width);
 void windows_origin(struct windows *w, uint64_t t);
 /* Adds one released stack sample.  0, or -1 on a write error / out of memory. */
 int windows_add(struct windows *w, const struct stack_event *s);
+/* A heap event at time was released: the windows move on to it (0, or -1 as above); one
+ * older than the open window counts in it, late. */
+int windows_heap_at(struct windows *w, uint64_t time);
 /* Closes every window that ends at or before t (an event at t is past them). */
 int windows_advance(struct windows *w, uint64_t t);
 /* Closes every window that ends before t: what a round or the reorder window at t closes.

@@ -19,7 +19,7 @@ set -u
 dir=$(cd "$(dirname "$0")" && pwd)
 ran=0
 bad=""
-for b in overhead cost startup symbolize svg firefox import unwind_dwarf offcpu; do
+for b in overhead cost startup symbolize svg firefox import unwind_dwarf offcpu heap; do
 	[ -f "$dir/$b.sh" ] || continue
 	echo "bench: $b.sh"
 	ran=$((ran + 1))

@@ -19,6 +19,7 @@
 #include "emit.h"
 #include "exec.h"
 #include "fallback.h"
+#include "heap.h"
 #include "ksyms.h"
 #include "lifecycle.h"
 #include "modcache.h"
@@ -84,6 +85,7 @@ struct collect {
 	struct fallback fb;             /* auto's watch over frame-pointer windows */
 	struct exec_watch exec;         /* the target's image */
 	struct offcpu_run offcpu;
+	struct heap_run heap;
 	struct lifecycle_run lifecycle;
 	struct scope scope;             /* the processes covered */
 	struct procend procend;         /* which exits end a process */

@@ -73,6 +73,9 @@ EMIT_FN(target_exit, struct fr_target_exit)
 EMIT_FN(end, struct fr_end)
 EMIT_FN(warning, struct fr_warning)
 EMIT_FN(offcpu, struct fr_offcpu)
+EMIT_FN(alloc, struct fr_alloc)
+EMIT_FN(heap_free, struct fr_heap_free)
+EMIT_FN(heap_reset, struct fr_heap_reset)
 
 void
 emit_task(struct emit *e, uint32_t type, const struct fr_task *v)

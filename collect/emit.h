@@ -33,5 +33,8 @@ void emit_target_exit(struct emit *e, const struct fr_target_exit *v);
 void emit_end(struct emit *e, const struct fr_end *v);
 void emit_warning(struct emit *e, const struct fr_warning *v);
 void emit_offcpu(struct emit *e, const struct fr_offcpu *v);
+void emit_alloc(struct emit *e, const struct fr_alloc *v);
+void emit_heap_free(struct emit *e, const struct fr_heap_free *v);
+void emit_heap_reset(struct emit *e, const struct fr_heap_reset *v);
 
 #endif

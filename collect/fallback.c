@@ -24,7 +24,7 @@ fallback_arm(struct fallback *f, const char *requested, const struct unwind_choi
 	f->pending = 0;
 	f->start = origin;
 	f->end = origin + f->width;
-	f->total = f->usable = 0;
+	f->total = f->usable = f->heap_total = f->heap_usable = 0;
 }
 
 void
@@ -60,20 +60,38 @@ warn_failed(struct fallback *f, struct emit *out)
 		warnx("%s", text);
 }
 
-/* Judges the window [start, end) once it is complete, and moves on to the one holding t. */
+/* 1 when usable of total stacks is below the threshold (a kind without stacks passes). */
+static int
+poor(uint64_t total, uint64_t usable)
+{
+	return total && usable * 1000 < total * FALLBACK_USABLE_PERMILLE;
+}
+
+/* The window failed on the kind with the lower quality (CPU or heap stacks): why. */
+static void
+say_why(struct fallback *f)
+{
+	int heap = poor(f->heap_total, f->heap_usable) &&
+		   (!poor(f->total, f->usable) ||
+		    f->heap_usable * f->total < f->usable * f->heap_total);
+	uint64_t total = heap ? f->heap_total : f->total, usable = heap ? f->heap_usable : f->usable;
+	uint64_t pm = usable * 1000 / total, need = FALLBACK_USABLE_PERMILLE;
+	snprintf(f->why, sizeof(f->why), "a window had %llu.%llu%% usable frame-pointer "
+		 "%sstacks (%llu of %llu; need %llu.%llu%%)",
+		 (unsigned long long)(pm / 10), (unsigned long long)(pm % 10),
+		 heap ? "allocation " : "", (unsigned long long)usable, (unsigned long long)total,
+		 (unsigned long long)(need / 10), (unsigned long long)(need % 10));
+}
+
+/* Judges the window [start, end) once it is complete, and moves on to the one holding t:
+ * the minimum of the CPU and the heap stack quality counts (manual). */
 static void
 advance(struct fallback *f, struct emit *out, uint64_t t)
 {
 	if (t < f->end)
 		return;
-	uint64_t need = FALLBACK_USABLE_PERMILLE;
-	if (f->total && f->usable * 1000 < f->total * need) {
-		uint64_t pm = f->usable * 1000 / f->total;
-		snprintf(f->why, sizeof(f->why), "a window had %llu.%llu%% usable frame-pointer "
-			 "stacks (%llu of %llu; need %llu.%llu%%)",
-			 (unsigned long long)(pm / 10), (unsigned long long)(pm % 10),
-			 (unsigned long long)f->usable, (unsigned long long)f->total,
-			 (unsigned long long)(need / 10), (unsigned long long)(need % 10));
+	if (poor(f->total, f->usable) || poor(f->heap_total, f->heap_usable)) {
+		say_why(f);
 		f->pending = 1;
 		f->failed_end = f->end;
 		f->armed = 0;
@@ -84,7 +102,35 @@ advance(struct fallback *f, struct emit *out, uint64_t t)
 	uint64_t skip = (t - f->end) / f->width + 1;
 	f->start = f->end + (skip - 1) * f->width;
 	f->end = f->start + f->width;
-	f->total = f->usable = 0;
+	f->total = f->usable = f->heap_total = f->heap_usable = 0;
+}
+
+/* A frame-pointer chain as unwind will judge it. */
+static int
+usable(const struct fallback *f, unsigned nkernel, const uint64_t *uips, unsigned nuser)
+{
+	int ok = nkernel + nuser > 0 && !fpchain_cyclic(uips, nuser);
+	for (unsigned i = 0; ok && i < nuser; i++)
+		/* Above the leaf the chain holds return addresses: the call is the byte before. */
+		ok = ranges_has(&f->maps, i == 0 ? uips[0] : uips[i] - 1);
+	return ok;
+}
+
+void
+fallback_heap_stack(struct fallback *f, struct emit *out, uint64_t time, const uint64_t *uips,
+		    unsigned nuser)
+{
+	if (!f->armed)
+		return;
+	advance(f, out, time);
+	if (!f->armed)
+		return;
+	/* Every address of an allocation stack is a return address. */
+	int ok = nuser > 0 && !fpchain_cyclic(uips, nuser);
+	for (unsigned i = 0; ok && i < nuser; i++)
+		ok = ranges_has(&f->maps, uips[i] - 1);
+	f->heap_total++;
+	f->heap_usable += (uint64_t)ok;
 }
 
 void
@@ -96,12 +142,8 @@ fallback_sample(struct fallback *f, struct emit *out, uint64_t time, unsigned nk
 	advance(f, out, time);
 	if (!f->armed)
 		return;
-	int ok = nkernel + nuser > 0 && !fpchain_cyclic(uips, nuser);
-	for (unsigned i = 0; ok && i < nuser; i++)
-		/* Above the leaf the chain holds return addresses: the call is the byte before. */
-		ok = ranges_has(&f->maps, i == 0 ? uips[0] : uips[i] - 1);
 	f->total++;
-	f->usable += (uint64_t)ok;
+	f->usable += (uint64_t)usable(f, nkernel, uips, nuser);
 }
 
 void

@@ -27,6 +27,7 @@ struct fallback {
 	int pending;              /* a window failed: the loop switches at its next turn */
 	uint64_t start, end;      /* the window being judged: [start, end) */
 	uint64_t total, usable;   /* its samples */
+	uint64_t heap_total, heap_usable; /* its allocation samples */
 	uint64_t failed_end;      /* the end of the window that failed */
 	char why[200];            /* what that window showed */
 	int tables;               /* the target has unwind tables to switch to */
@@ -47,6 +48,10 @@ void fallback_exec(struct fallback *f);
  * is judged, and a failed one's warning goes to out. */
 void fallback_sample(struct fallback *f, struct emit *out, uint64_t time, unsigned nkernel,
 		     const uint64_t *uips, unsigned nuser);
+/* One allocation stack of the target (return addresses leaf first), judged the same way:
+ * a window fails on the lower of its CPU and its heap stack quality. */
+void fallback_heap_stack(struct fallback *f, struct emit *out, uint64_t time,
+			 const uint64_t *uips, unsigned nuser);
 /* Every event at or before time has been read: windows that ended by then are judged. */
 void fallback_round(struct fallback *f, struct emit *out, uint64_t time);
 /* After a failed window: 1 when the recording is to switch to DWARF, with a new FR_TARGET

@@ -46,6 +46,16 @@ watch_rings(struct collect *c, int ep)
 		watch(ep, c->perf.rings[i].fd, EPOLLIN | EPOLLET, TAG_RING);
 }
 
+/* The heap ring is watched anew when its probes restart with a new program (a new fd). */
+static void
+watch_heap(struct collect *c, int ep)
+{
+	if (c->heap.prog && heap_fd(c->heap.prog) != c->heap.watched_fd) {
+		c->heap.watched_fd = heap_fd(c->heap.prog);
+		watch(ep, c->heap.watched_fd, EPOLLIN | EPOLLET, TAG_RING);
+	}
+}
+
 static void
 drain(struct collect *c)
 {
@@ -64,6 +74,7 @@ drain(struct collect *c)
 		r.time = c->run.deadline_ns - 1;
 	procend_check(&c->procend, t0, &c->out, &c->scope);
 	collect_offcpu_drain(&c->offcpu, &c->out, &r.time);
+	collect_heap_drain(&c->heap, &c->out, t0);
 	if (lifecycle_drain(&c->lifecycle))
 		exec_check_soon(&c->exec);
 	/* Before the round, so a failed window's warning is still inside it. */
@@ -98,6 +109,7 @@ loop_setup(struct collect *c, int pidfd, int *sfd, int *tfd)
 	/* Edge-triggered: the program wakes us only when its ring buffer is filling. */
 	if (c->offcpu.prog)
 		watch(ep, offcpu_fd(c->offcpu.prog), EPOLLIN | EPOLLET, TAG_RING);
+	watch_heap(c, ep);
 	if (lifecycle_fd(&c->lifecycle) >= 0)
 		watch(ep, lifecycle_fd(&c->lifecycle), EPOLLIN | EPOLLET, TAG_RING);
 	sigset_t set;
@@ -161,6 +173,8 @@ on_exec(struct collect *c, int pidfd, int ep, uint64_t at)
 	fallback_arm(&c->fb, c->o.unwind, &c->unwind, at);
 	reopen(c, 0, pf.nthreads);
 	watch_rings(c, ep);
+	collect_heap_restart(c, HEAP_RESET_EXEC, at);
+	watch_heap(c, ep);
 	return c->run.end_reason;
 }
 
@@ -177,6 +191,8 @@ on_fallback(struct collect *c, int ep)
 	mode_fallback(&c->unwind, why);
 	reopen(c, since, nthreads + 16);
 	watch_rings(c, ep);
+	collect_heap_restart(c, HEAP_RESET_REATTACH, 0);
+	watch_heap(c, ep);
 }
 
 /* The first window's warnings of what runs with less than was asked for. */
@@ -186,6 +202,7 @@ announce(struct collect *c)
 	uint64_t t = c->run.start_ns;
 	scope_announce(&c->scope, &c->out, t);
 	collect_offcpu_announce(&c->offcpu, &c->out, t);
+	collect_heap_announce(&c->heap, &c->out, t);
 	lifecycle_announce(&c->lifecycle, &c->out, t);
 }
 
@@ -232,6 +249,7 @@ collect_loop(struct collect *c, int pidfd)
 	if (reason == END_DURATION)
 		now = c->run.deadline_ns;
 	collect_offcpu_end(&c->offcpu, &c->out, now);
+	collect_heap_end(&c->heap, &c->out, now);
 	lifecycle_end(&c->lifecycle);
 	if (reason == END_TARGET_EXIT && !c->run.exit_written) {
 		if (c->o.launch_argv)

@@ -100,6 +100,7 @@ main(int argc, char **argv)
 	if (c.o.check && c.o.launch_argv) {
 		scope_check(c.o.allow_partial);
 		collect_offcpu_probe(&c);
+		collect_heap_probe(&c);
 		return 0;
 	}
 	if (c.o.docker || c.o.k8s_pod)
@@ -107,6 +108,7 @@ main(int argc, char **argv)
 	if (c.o.check) {
 		preflight_run(&c.o, &pf);
 		collect_offcpu_probe(&c);
+		collect_heap_probe(&c);
 		return 0;
 	}
 	if (c.o.launch_argv)
@@ -128,6 +130,7 @@ main(int argc, char **argv)
 		err(1, "cannot create module cache '%s'", c.o.module_cache);
 
 	collect_offcpu_load(&c);
+	collect_heap_probe(&c);
 	/* The recording starts here: auto's calibration is part of it (calib.h). */
 	c.run.start_ns = collect_now();
 	if (c.o.duration_ns)
@@ -140,6 +143,7 @@ main(int argc, char **argv)
 	c.run.started = 1;
 	snprintf(c.run.release, sizeof(c.run.release), "%s", pf.release);
 	collect_offcpu_start(&c);
+	collect_heap_start(&c);
 	lifecycle_start(&c.lifecycle, c.o.pid, scope_cgroup_id(&c.scope), c.o.offcpu_btf,
 			c.o.verbose);
 	fallback_init(&c.fb, c.o.pid, c.o.window_ns, c.o.verbose);
@@ -151,7 +155,7 @@ main(int argc, char **argv)
 		warn("cannot resume pid %d", (int)c.o.pid);
 	collect_ksyms(&c);
 	/* Setup is over: what the loop still needs stays (privdrop.c). */
-	privdrop_keep_needed(c.o.verbose);
+	privdrop_keep_needed(c.o.verbose, c.heap.prog != NULL);
 
 	int reason = collect_loop(&c, pidfd);
 	if (c.o.verbose)

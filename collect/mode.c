@@ -57,8 +57,9 @@ mode_choose(struct collect *c, int pidfd, int nthreads, int *resumed)
 		 * kernel's frame-pointer walk at each switch-out whatever --unwind says
 		 * (docs/offcpu.md). */
 		u->mode = "fp";
-		snprintf(u->reason, sizeof(u->reason), "no cpu profile: off-CPU user stacks are "
-			 "the kernel's frame-pointer walk (--unwind %s does not apply)", c->o.unwind);
+		snprintf(u->reason, sizeof(u->reason), "no cpu profile: off-CPU and allocation "
+			 "user stacks are the kernel's frame-pointer walk (--unwind %s does not apply)",
+			 c->o.unwind);
 		return 0;
 	}
 	u->mode = strcmp(c->o.unwind, "dwarf") == 0 ? "dwarf" : "fp";

@@ -13,11 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bpflog.h"
+#include "kernver.h"
 #include "offcpu.h"
 #include "offcpu_blocked.h"
 #include "offcpu.skel.h"
@@ -27,14 +27,11 @@
 static int
 kernel_too_old(char *why, size_t whylen)
 {
-	struct utsname u;
-	unsigned major = 0, minor = 0;
-	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &major, &minor) != 2)
-		return 0;
-	if (major > 5 || (major == 5 && minor >= 8))
+	char release[65];
+	if (!kernel_older_than(5, 8, release, sizeof(release)))
 		return 0;
 	snprintf(why, whylen, "off-cpu needs Linux 5.8 or newer (BPF ring buffer); this "
-		 "kernel is %s", u.release);
+		 "kernel is %s", release);
 	return -1;
 }
 

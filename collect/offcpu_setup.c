@@ -24,7 +24,7 @@ offcpu_defaults(struct collect_opts *o)
 	o->offcpu_percent = RP_DEFAULT_OFFCPU_PROBABILITY;
 }
 
-/* cpu and off-cpu, in the order given, duplicates removed; heap is refused by name. */
+/* cpu, heap and off-cpu, in the order given, duplicates removed. */
 void
 offcpu_profiles(struct collect_opts *o, const char *list)
 {
@@ -33,13 +33,11 @@ offcpu_profiles(struct collect_opts *o, const char *list)
 	if (!copy)
 		errx(1, "out of memory");
 	int cpu = 0;
-	o->offcpu = 0;
+	o->offcpu = o->heap = 0;
 	kept[0] = 0;
 	for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
 		int *flag = strcmp(p, "cpu") == 0 ? &cpu : strcmp(p, "off-cpu") == 0 ?
-			    &o->offcpu : NULL;
-		if (strcmp(p, "heap") == 0)
-			errx(1, "profile 'heap' is not available in this build");
+			    &o->offcpu : strcmp(p, "heap") == 0 ? &o->heap : NULL;
 		if (!flag)
 			errx(1, "unknown profile '%s'", p);
 		if (!*flag)
@@ -48,7 +46,7 @@ offcpu_profiles(struct collect_opts *o, const char *list)
 		*flag = 1;
 	}
 	free(copy);
-	if (!cpu && !o->offcpu)
+	if (!cpu && !o->offcpu && !o->heap)
 		errx(1, "--profiles: empty list");
 	o->no_cpu = !cpu;
 	o->profiles = kept;
@@ -135,7 +133,7 @@ failed(struct collect *c)
 {
 	offcpu_close(c->offcpu.prog);
 	c->offcpu.prog = NULL;
-	if (!c->o.allow_partial || c->o.no_cpu)
+	if (!c->o.allow_partial || (c->o.no_cpu && !c->o.heap))
 		errx(1, "%s%s", c->offcpu.why, c->o.allow_partial ? "; no other profile "
 		     "was requested" : "");
 	warnx("%s; --allow-partial: recording without off-cpu", c->offcpu.why);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "defaults.h"
+#include "heap.h"
 #include "offcpu.h"
 #include "opts.h"
 #include "parse.h"
@@ -44,6 +45,8 @@ static const struct option longopts[] = {
 	{ "offcpu-ring-buffer", required_argument, NULL, OPT_OFFCPU_RING },
 	{ "offcpu-btf", required_argument, NULL, OPT_OFFCPU_BTF },
 	{ "offcpu-probability", required_argument, NULL, OPT_OFFCPU_PROBABILITY },
+	{ "alloc-interval", required_argument, NULL, OPT_ALLOC_INTERVAL },
+	{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -89,8 +92,12 @@ usage(void)
 	       RP_DEFAULT_WINDOW ");\n"
 	       "                        with auto, a window whose frame-pointer stacks are\n"
 	       "                        under 90%% usable switches to dwarf for good\n"
-	       "  --profiles LIST       comma-separated: cpu and/or off-cpu (default "
+	       "  --profiles LIST       comma-separated: cpu, heap and/or off-cpu (default "
 	       RP_DEFAULT_PROFILES ")\n"
+	       "  --alloc-interval BYTES  heap: mean bytes between allocation samples (4096,\n"
+	       "                        512KiB, 1MiB; default " RP_DEFAULT_ALLOC_INTERVAL ")\n"
+	       "  --allocator FAMILY    heap: auto, rust or system (default "
+	       RP_DEFAULT_ALLOCATOR ")\n"
 	       "  --offcpu-phase PHASE  blocked, runqueue or all (default " RP_DEFAULT_OFFCPU_PHASE
 	       ")\n"
 	       "  --offcpu-min-duration-us N  drop off-CPU intervals shorter than N us\n"
@@ -168,6 +175,10 @@ opt_value(struct collect_opts *o, int c, const char *arg)
 	case OPT_OFFCPU_PROBABILITY:
 		offcpu_option(o, c, arg);
 		break;
+	case OPT_ALLOC_INTERVAL:
+	case OPT_ALLOCATOR:
+		heap_option(o, c, arg);
+		break;
 	case OPT_KIND:
 		if (strcmp(arg, "pid") != 0 && strcmp(arg, "launch") != 0)
 			errx(1, "--kind: unknown kind '%s' (pid or launch)", arg);
@@ -228,6 +239,7 @@ opts_parse(int argc, char **argv, struct collect_opts *o)
 	/* The word defaults go through the options' own parsers. */
 	opt_value(o, OPT_UNWIND, RP_DEFAULT_UNWIND);
 	offcpu_defaults(o);
+	heap_defaults(o);
 	int launch = 0;
 	int c;
 	opterr = 0;

@@ -34,6 +34,9 @@ struct collect_opts {
 	uint64_t offcpu_ring_bytes;     /* --offcpu-ring-buffer */
 	unsigned offcpu_percent;        /* --offcpu-probability, 1..100 */
 	const char *offcpu_btf;         /* --offcpu-btf */
+	int heap;                       /* heap requested */
+	uint64_t alloc_interval;        /* --alloc-interval, bytes */
+	const char *allocator;          /* --allocator: auto, rust or system */
 };
 
 /* Fills o (defaults first); prints --help and exits 0, or exits 1 on a bad option. */

@@ -226,7 +226,7 @@ synth_target(struct collect *c, uint64_t since)
 		.unwind_mode = str_of(u->mode),
 		.unwind_reason = str_of(u->reason),
 		.profiles = str_of(c->o.profiles),
-		.flags = c->offcpu.prog ? TARGET_OFFCPU : 0,
+		.flags = (c->offcpu.prog ? TARGET_OFFCPU : 0) | (c->heap.prog ? TARGET_HEAP : 0),
 		.kernel_release = str_of(c->run.release),
 		.calib_samples = u->calib.samples,
 		.calib_mapped_permille = u->calib.mapped_permille,
@@ -249,5 +249,15 @@ synth_target(struct collect *c, uint64_t since)
 		.k8s_pod_name = str_of(c->ctr.pod),
 		.k8s_pod_uid = str_of(c->ctr.pod_uid),
 	};
+	const struct heap_probe *hp = &c->heap.probe;
+	if (c->o.heap) {
+		t.alloc_interval = c->o.alloc_interval;
+		t.allocator_requested = str_of(c->o.allocator);
+		t.allocator_detected = str_of(hp->detected ? hp->detected : "");
+		t.allocator_module = str_of(hp->module);
+		t.allocator_complete = (uint32_t)hp->complete;
+		t.allocator_reason = str_of(hp->detected ? "" : hp->reason);
+		t.heap_scope = str_of("process");
+	}
 	emit_target(&c->out, &t);
 }

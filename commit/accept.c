@@ -29,6 +29,9 @@ static const struct kind_rule {
 } kinds[] = {
 	{ "cpu", "emit-pprof", "cpu", { "pb.gz" }, FILE_REQUIRED },
 	{ "off-cpu", "emit-pprof", "off-cpu", { "pb.gz" }, FILE_REQUIRED },
+	{ "heap", "emit-pprof", "heap", { "pb.gz" }, FILE_REQUIRED },
+	{ "svg-heap", "emit-svg", "heap", { "svg" }, 0 },
+	{ "collapsed-heap", "emit-collapsed", "heap", { "collapsed" }, 0 },
 	{ "svg-cpu", "emit-svg", "cpu", { "svg" }, 0 },
 	{ "svg-off-cpu", "emit-svg", "off-cpu", { "svg" }, 0 },
 	{ "collapsed-cpu", "emit-collapsed", "cpu", { "collapsed" }, 0 },

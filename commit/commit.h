@@ -32,6 +32,12 @@ struct commit_target {
 	/* A container target's identity ("" otherwise): runtime, ID, name, start of the
 	 * current process, and a Pod's namespace, name and UID. */
 	char *ctr_runtime, *ctr_id, *ctr_name, *ctr_started_at, *k8s_ns, *k8s_pod, *k8s_uid;
+	/* The heap side: whether the probes run (TARGET_HEAP), whether heap was requested at
+	 * all (an alloc_interval), the allocator probe's report and the probes' scope. */
+	int heap, heap_requested;
+	char *allocator_requested, *allocator_detected, *allocator_module, *allocator_reason;
+	uint32_t allocator_complete;
+	char *heap_scope;
 };
 
 /* An accepted file: name derived by commit, temp open (fd) and identified by dev/ino so

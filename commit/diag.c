@@ -31,7 +31,15 @@ static const char *const reserved[] = {
 	"schema_version", "session_id", "window_index", "pid", "window_start_unix_nanos",
 	"window_end_unix_nanos", "duration_nanos", "final_window", "written_at_unix_nanos",
 	"target", "requested_profiles", "written_profiles", "output_paths", "warnings",
-	"allocator_probe", "cpu", "event_order", "scope", "output_backpressure",
+	"allocator_probe", "cpu", "event_order", "scope", "output_backpressure", "heap",
+};
+
+/* The heap members in the order readers see them (statistics "heap.x"), then the rest. */
+static const char *const heap_documented[] = {
+	"alloc_objects", "alloc_space", "inuse_objects", "inuse_space",
+	"aggregation_dropped_alloc_objects", "aggregation_dropped_alloc_space",
+	"aggregation_dropped_inuse_objects", "aggregation_dropped_inuse_space",
+	"ring_buffer_drops", "live_evictions", "unfinished_returns", "stack_failures",
 };
 
 /* Profile kinds, as opposed to derived outputs such as "svg-cpu". */
@@ -260,19 +268,6 @@ write_cpu(struct json *j, const struct commit *c, const struct fr_window_end *we
 	json_object_end(j);
 }
 
-static void
-write_allocator_probe(struct json *j)
-{
-	json_key(j, "allocator_probe");
-	json_object_begin(j);
-	json_kbool(j, "requested", false);
-	json_knull(j, "detected");
-	json_knull(j, "module");
-	json_kbool(j, "complete", false);
-	json_kstring(j, "reason", "heap profiling is not available in this build");
-	json_object_end(j);
-}
-
 /* A string of the target, null when empty or absent. */
 static void
 string_or_null(struct json *j, const char *key, const char *s)
@@ -281,6 +276,49 @@ string_or_null(struct json *j, const char *key, const char *s)
 		json_kstring(j, key, s);
 	else
 		json_knull(j, key);
+}
+
+/* What the heap probe found (manual: requested, detected, module, complete, reason). */
+static void
+write_allocator_probe(struct json *j, const struct commit_target *t)
+{
+	json_key(j, "allocator_probe");
+	json_object_begin(j);
+	/* The family asked for (--allocator), null when heap was not requested. */
+	string_or_null(j, "requested", t->heap_requested ? t->allocator_requested : NULL);
+	string_or_null(j, "detected", t->allocator_detected);
+	string_or_null(j, "module", t->allocator_module);
+	json_kbool(j, "complete", t->allocator_complete != 0);
+	if (t->heap_requested)
+		string_or_null(j, "reason", t->allocator_reason);
+	else
+		json_kstring(j, "reason", "heap was not requested (--profiles)");
+	json_object_end(j);
+}
+
+/* The heap object, with a heap profile: since_attach, the exported and dropped totals, the
+ * program's counters and the rest of the window's heap statistics, and the scope. */
+static void
+write_heap(struct json *j, const struct commit_target *t, const struct fr_window_end *we)
+{
+	char key[64];
+
+	if (!t->heap)
+		return;
+	json_key(j, "heap");
+	json_object_begin(j);
+	json_kbool(j, "since_attach", true);
+	for (size_t i = 0; i < LEN(heap_documented); i++) {
+		snprintf(key, sizeof(key), "heap.%s", heap_documented[i]);
+		json_ku64(j, heap_documented[i], stat_get(we, key));
+	}
+	write_group(j, we, "heap", 4, heap_documented, LEN(heap_documented));
+	/* Heap stays on the target process while CPU may follow a cgroup (manual). */
+	const char *scope = t->heap_scope && t->heap_scope[0] ? t->heap_scope : "process";
+	if (t->scope_effective && strcmp(t->scope_effective, "cgroup") == 0)
+		scope = "mixed_process_and_cgroup";
+	json_kstring(j, "scope", scope);
+	json_object_end(j);
 }
 
 /* The processes the window covers: requested and in effect ("process" or "cgroup"). */
@@ -378,7 +416,8 @@ commit_diag_write(FILE *f, const struct commit *c, const struct commit_batch *b,
 	json_object_begin(&j);
 	write_group(&j, b->end, "event_order", strlen("event_order"), NULL, 0);
 	json_object_end(&j);
-	write_allocator_probe(&j);
+	write_allocator_probe(&j, &c->target);
+	write_heap(&j, &c->target, b->end);
 	write_scope(&j, &c->target);
 	write_backpressure(&j, b->end);
 	write_other_groups(&j, b->end);

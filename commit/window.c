@@ -71,6 +71,11 @@ target_free(struct commit_target *t)
 	free(t->k8s_ns);
 	free(t->k8s_pod);
 	free(t->k8s_uid);
+	free(t->allocator_requested);
+	free(t->allocator_detected);
+	free(t->allocator_module);
+	free(t->allocator_reason);
+	free(t->heap_scope);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -109,6 +114,14 @@ commit_set_target(struct commit *c, const struct fr_target *t)
 	d->k8s_ns = commit_xstrdup(t->k8s_namespace);
 	d->k8s_pod = commit_xstrdup(t->k8s_pod_name);
 	d->k8s_uid = commit_xstrdup(t->k8s_pod_uid);
+	d->heap = (t->flags & TARGET_HEAP) != 0;
+	d->heap_requested = t->alloc_interval != 0;
+	d->allocator_requested = commit_xstrdup(t->allocator_requested);
+	d->allocator_detected = commit_xstrdup(t->allocator_detected);
+	d->allocator_module = commit_xstrdup(t->allocator_module);
+	d->allocator_reason = commit_xstrdup(t->allocator_reason);
+	d->allocator_complete = t->allocator_complete;
+	d->heap_scope = commit_xstrdup(t->heap_scope);
 }
 
 void

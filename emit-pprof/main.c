@@ -31,6 +31,7 @@
 struct state {
 	struct profile prof;
 	struct profile off;     /* the off-CPU profile of the same window */
+	struct profile heap;    /* the heap profile of the same window */
 	struct gzfile gz;
 	char err[200];
 };
@@ -61,7 +62,7 @@ gzfail:
 static void
 write_kind(struct emitter *e, const struct emitter_profile *k)
 {
-	struct profile *p = k->offcpu ? &s.off : &s.prof;
+	struct profile *p = k->heap ? &s.heap : k->offcpu ? &s.off : &s.prof;
 
 	if (profile_end(p, &e->we, e->hdr.clock_offset_ns) < 0)
 		emitter_give_up(e, "%s: %s", e->in.name, p->err);
@@ -74,9 +75,9 @@ write_kind(struct emitter *e, const struct emitter_profile *k)
 static void
 end_window(struct emitter *e, struct fr_window_end *we)
 {
-	const struct profile *written[2] = { &s.prof, &s.off };
+	const struct profile *written[3] = { &s.prof, &s.off, &s.heap };
 
-	if (modules_announce(&e->out, we->index, written, 2) < 0)
+	if (modules_announce(&e->out, we->index, written, 3) < 0)
 		emitter_give_up(e, "%s: %s", e->out.name,
 				e->out.err[0] ? e->out.err : "out of memory");
 }
@@ -87,6 +88,8 @@ init(struct emitter *e)
 	profile_init(&s.prof, &e->defs);
 	profile_init(&s.off, &e->defs);
 	s.off.offcpu = 1;
+	profile_init(&s.heap, &e->defs);
+	s.heap.heap = 1;
 }
 
 static void
@@ -96,14 +99,23 @@ release(struct emitter *e)
 	gzfile_release(&s.gz);
 	profile_release(&s.prof);
 	profile_release(&s.off);
+	profile_release(&s.heap);
 }
 
 static const char *
 begin(struct emitter *e, const struct fr_window_start *ws)
 {
-	if (profile_begin(&s.prof, ws) < 0 || (e->offcpu && profile_begin(&s.off, ws) < 0))
-		return s.prof.err[0] ? s.prof.err : s.off.err;
+	if (profile_begin(&s.prof, ws) < 0 || (e->offcpu && profile_begin(&s.off, ws) < 0) ||
+	    (e->heap && profile_begin(&s.heap, ws) < 0))
+		return s.prof.err[0] ? s.prof.err : s.off.err[0] ? s.off.err : s.heap.err;
 	return NULL;
+}
+
+static const char *
+heap_stack(struct emitter *e, const struct fr_window_heap_stack *st)
+{
+	(void)e;
+	return profile_add_heap_stack(&s.heap, st) < 0 ? s.heap.err : NULL;
 }
 
 static const char *
@@ -133,6 +145,7 @@ static const struct emitter_ops pprof_ops = {
 	.release = release,
 	.begin = begin,
 	.stack = stack,
+	.heap_stack = heap_stack,
 	.profile = write_kind,
 	.end = end_window,
 };

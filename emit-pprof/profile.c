@@ -8,8 +8,14 @@
 enum {
 	P_SAMPLE_TYPE = 1, P_SAMPLE = 2, P_MAPPING = 3, P_LOCATION = 4, P_FUNCTION = 5,
 	P_TIME_NANOS = 9, P_DURATION = 10, P_PERIOD_TYPE = 11, P_PERIOD = 12,
-	P_DEFAULT_SAMPLE_TYPE = 14,
+	P_COMMENT = 13, P_DEFAULT_SAMPLE_TYPE = 14,
 };
+
+/* The heap profile's comment (manual: in-use covers what was seen after the attach). */
+#define HEAP_COMMENT "inuse_objects and inuse_space cover only allocations observed since " \
+	"rustprofile attached (or since the last reset: an exec, a probe reattach); blocks " \
+	"already live at attach are unknown and excluded"
+
 
 void
 profile_init(struct profile *p, const struct defs *d)
@@ -114,22 +120,21 @@ str_label(struct profile *p, struct pb *b, int64_t key, struct pstr value)
 	return 0;
 }
 
-/* Window ids of the stack's locations, in p->scratch. */
+/* Window ids of the stack's n locations, in p->scratch. */
 static int
-renumber_stack(struct profile *p, const struct fr_window_stack *s)
+renumber_stack(struct profile *p, const uint32_t *locs, uint32_t n)
 {
 	uint32_t i, w;
 
-	for (i = 0; i < s->nlocs; i++) {
-		if (!idmap_get(&p->loc_ix, s->locs[i], &w)) {
-			if (!defs_location(p->defs, s->locs[i])) {
+	for (i = 0; i < n; i++) {
+		if (!idmap_get(&p->loc_ix, locs[i], &w)) {
+			if (!defs_location(p->defs, locs[i])) {
 				snprintf(p->err, sizeof(p->err),
 					 "window %u stack references undefined location %u",
-					 p->index, s->locs[i]);
+					 p->index, locs[i]);
 				return -1;
 			}
-			if (list_add(&p->locs, &p->nlocs, &p->cap_locs, &p->loc_ix,
-				     s->locs[i]) < 0)
+			if (list_add(&p->locs, &p->nlocs, &p->cap_locs, &p->loc_ix, locs[i]) < 0)
 				return oom(p);
 			w = (uint32_t)p->nlocs;
 		}
@@ -138,21 +143,18 @@ renumber_stack(struct profile *p, const struct fr_window_stack *s)
 	return 0;
 }
 
-int
-profile_add_stack(struct profile *p, const struct fr_window_stack *s)
+/* One Sample: the stack's locations, its values and the thread's labels. */
+static int
+add_sample(struct profile *p, uint32_t pid, uint32_t tid, const uint32_t *locs, uint32_t nlocs,
+	   const uint64_t *values, unsigned nvalues)
 {
 	struct pb *b = &p->samples;
 	const struct pstr *name;
 	size_t m, l;
-	uint32_t i, n = s->nlocs > STREAM_MAX_LOCS ? STREAM_MAX_LOCS : s->nlocs;
-	struct fr_window_stack clipped;
+	/* the decoder bounds nlocs; stay safe if it ever does not */
+	uint32_t i, n = nlocs > STREAM_MAX_LOCS ? STREAM_MAX_LOCS : nlocs;
 
-	if (n != s->nlocs) {    /* the decoder bounds nlocs; stay safe if it ever does not */
-		clipped = *s;
-		clipped.nlocs = (uint16_t)n;
-		s = &clipped;
-	}
-	if (renumber_stack(p, s) < 0)
+	if (renumber_stack(p, locs, n) < 0)
 		return -1;
 	m = pb_open(b, P_SAMPLE);
 	l = pb_open(b, 1);
@@ -160,17 +162,17 @@ profile_add_stack(struct profile *p, const struct fr_window_stack *s)
 		pb_varint(b, p->scratch[i]);
 	pb_close(b, l);
 	l = pb_open(b, 2);
-	pb_varint(b, s->count);
-	pb_varint(b, s->nanos);
+	for (i = 0; i < nvalues; i++)
+		pb_varint(b, values[i]);
 	pb_close(b, l);
-	num_label(b, p->k_pid, s->pid, p->u_pid);
-	num_label(b, p->k_tid, s->tid, p->u_tid);
+	num_label(b, p->k_pid, pid, p->u_pid);
+	num_label(b, p->k_tid, tid, p->u_tid);
 	/* A container target's identity on every sample. */
 	for (size_t i = 0; i < DEFS_LABELS; i++)
 		if (p->k_labels[i] >= 0 && str_label(p, b, p->k_labels[i], p->defs->labels[i]) < 0)
 			return oom(p);
 	/* An empty string label would vanish in pprof anyway: leave it out. */
-	if ((name = defs_comm(p->defs, s->tid)) && name->len) {
+	if ((name = defs_comm(p->defs, tid)) && name->len) {
 		int64_t v = strtab_add(&p->strs, defs_str(p->defs, *name), name->len);
 
 		if (v < 0)
@@ -183,6 +185,20 @@ profile_add_stack(struct profile *p, const struct fr_window_stack *s)
 	pb_close(b, m);
 	p->nstacks++;
 	return pb_failed(b) ? oom(p) : 0;
+}
+
+int
+profile_add_stack(struct profile *p, const struct fr_window_stack *s)
+{
+	uint64_t v[2] = { s->count, s->nanos };
+	return add_sample(p, s->pid, s->tid, s->locs, s->nlocs, v, 2);
+}
+
+int
+profile_add_heap_stack(struct profile *p, const struct fr_window_heap_stack *s)
+{
+	uint64_t v[4] = { s->alloc_objects, s->alloc_space, s->inuse_objects, s->inuse_space };
+	return add_sample(p, s->pid, s->tid, s->locs, s->nlocs, v, 4);
 }
 
 /* String index of s; on failure 0 and str_failed, checked once at the end. */
@@ -356,10 +372,33 @@ put_value_type(struct profile *p, uint32_t field, const char *type, const char *
 
 /* sample_type, period and times: samples/count first and cpu/nanoseconds last, so even a
  * reader ignoring default_sample_type picks the time column. */
+/* The heap profile: four values, in-use bytes the default, the interval as the period. */
+static void
+put_heap_header(struct profile *p, const struct fr_window_end *we, int64_t clock_offset_ns)
+{
+	struct pb *b = &p->rest;
+
+	put_value_type(p, P_SAMPLE_TYPE, "alloc_objects", "count");
+	put_value_type(p, P_SAMPLE_TYPE, "alloc_space", "bytes");
+	put_value_type(p, P_SAMPLE_TYPE, "inuse_objects", "count");
+	put_value_type(p, P_SAMPLE_TYPE, "inuse_space", "bytes");
+	pb_int(b, P_TIME_NANOS, stream_unix_ns(we->start, clock_offset_ns));
+	pb_int(b, P_DURATION, we->end > we->start ? (int64_t)(we->end - we->start) : 0);
+	put_value_type(p, P_PERIOD_TYPE, "space", "bytes");
+	pb_int(b, P_PERIOD, (int64_t)p->defs->alloc_interval);
+	pb_uint(b, P_COMMENT, str_ix(p, HEAP_COMMENT, strlen(HEAP_COMMENT)));
+	pb_uint(b, P_DEFAULT_SAMPLE_TYPE, str_ix(p, "inuse_space", 11));
+}
+
 static void
 put_header(struct profile *p, const struct fr_window_end *we, int64_t clock_offset_ns)
 {
 	struct pb *b = &p->rest;
+
+	if (p->heap) {
+		put_heap_header(p, we, clock_offset_ns);
+		return;
+	}
 
 	if (p->offcpu) {
 		/* Event-driven: no period; the time column is the default. */

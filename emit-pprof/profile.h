@@ -33,6 +33,7 @@ struct profile {
 	size_t nmaps, cap_maps;
 
 	int offcpu;             /* an off-CPU profile: intervals/count, off_cpu/nanoseconds */
+	int heap;               /* a heap profile: alloc_objects, alloc_space, inuse_* */
 	int open;               /* between profile_begin and profile_end */
 	int str_failed;         /* a string table insertion ran out of memory */
 	uint32_t index;
@@ -49,6 +50,7 @@ void profile_release(struct profile *p);
 /* All return 0, or -1 with p->err (a corrupt reference or out of memory). */
 int profile_begin(struct profile *p, const struct fr_window_start *ws);
 int profile_add_stack(struct profile *p, const struct fr_window_stack *s);
+int profile_add_heap_stack(struct profile *p, const struct fr_window_heap_stack *s);
 /* Completes the Profile: after this, samples, rest and strs.enc hold the encoding, in that
  * order.  clock_offset_ns converts event time to Unix time. */
 int profile_end(struct profile *p, const struct fr_window_end *we, int64_t clock_offset_ns);

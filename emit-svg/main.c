@@ -69,6 +69,14 @@ window_subtitle(char *buf, size_t len, const struct emitter *e, const struct wse
 	utc_time(to, sizeof(to), stream_unix_ns(we->end, e->hdr.clock_offset_ns));
 	/* The end's time of day; a time utc_time could not show as a date stays whole. */
 	const char *to_time = strlen(to) > 11 ? to + 11 : to;
+	if (m->heap) {
+		/* Widths are the in-use bytes at the window's end (since attach). */
+		snprintf(buf, len, "heap profile, window %u: %s to %s UTC, in use %" PRIu64
+			 " bytes (%.1f MiB) in %" PRIu64 " sampled objects, since attach",
+			 we->index, from, to_time, m->total_nanos,
+			 (double)m->total_nanos / 1048576.0, m->total_count);
+		return;
+	}
 	snprintf(buf, len, "%s profile, window %u: %s to %s UTC, total %" PRIu64 " ns "
 		 "(%.3f s) in %" PRIu64 " %s", m->offcpu ? "off-cpu" : "cpu", we->index, from,
 		 to_time, m->total_nanos, (double)m->total_nanos / 1e9, m->total_count,
@@ -83,7 +91,8 @@ write_svg(struct emitter *e, const struct emitter_profile *p)
 	const struct wset *m = p->set;
 	struct flame tree;
 	char sub[512];
-	struct svg_head h = { m->offcpu ? "Off-CPU flame graph" : "CPU flame graph", sub, "ns" };
+	struct svg_head h = { m->heap ? "Heap flame graph (in-use bytes)" : m->offcpu ?
+			      "Off-CPU flame graph" : "CPU flame graph", sub, m->heap ? "bytes" : "ns" };
 	struct emitter_file *f = emitter_create(e, p->prefix, "svg");
 	size_t i, n;
 

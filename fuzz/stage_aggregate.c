@@ -45,6 +45,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		reorder_release(&a.ro);
 		windows_release(&a.win);
 		offcpu_agg_release_all(&a.off);
+		heap_agg_release(&a.heap);
 		forget_release(&a.forget);
 		stream_writer_release(&a.out);
 	}

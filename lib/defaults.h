@@ -19,7 +19,9 @@
 #define RP_DEFAULT_WINDOW "60s"
 #define RP_DEFAULT_OUTPUT "."                   /* the driver's output directory */
 /* collect */
-#define RP_DEFAULT_PROFILES "cpu"
+#define RP_DEFAULT_PROFILES "cpu,heap"
+#define RP_DEFAULT_ALLOC_INTERVAL "512KiB"
+#define RP_DEFAULT_ALLOCATOR "auto"
 #define RP_DEFAULT_OFFCPU_PHASE "blocked"
 #define RP_DEFAULT_OFFCPU_MIN_DURATION_US 0
 #define RP_DEFAULT_OFFCPU_RING_BUFFER 4194304

@@ -102,6 +102,8 @@ defs_set_target(struct defs *d, const struct fr_target *t)
 		i = j + 1;
 	}
 	d->profile_offcpu = (t->flags & TARGET_OFFCPU) != 0;
+	d->profile_heap = (t->flags & TARGET_HEAP) != 0;
+	d->alloc_interval = t->alloc_interval;
 	if (pool_str(d, t->exe, &d->exe) < 0 || pool_str(d, t->sample_type, &d->sample_type) < 0 ||
 	    pool_str(d, t->sample_unit, &d->sample_unit) < 0 || set_labels(d, t) < 0)
 		return -1;

@@ -64,6 +64,8 @@ struct defs {
 	/* The profiles the windows have, from the latest target: cpu when requested (or when
 	 * the target names none), off-cpu when its collector runs (TARGET_OFFCPU). */
 	int profile_cpu, profile_offcpu;
+	int profile_heap;               /* the target is flagged TARGET_HEAP */
+	uint64_t alloc_interval;        /* the heap profile's period (bytes) */
 	struct pstr exe;
 	struct pstr comm;       /* the target's process name at start */
 	/* What the periods count (the target's sample type): empty for CPU nanoseconds. */

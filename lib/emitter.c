@@ -78,11 +78,14 @@ hand_over(struct emitter *e, const struct frame *f)
 
 /* ---- the window model ---- */
 
+/* kind: 0 CPU, 1 off-CPU, 2 heap. */
 static void
-end_profile(struct emitter *e, int offcpu)
+end_profile(struct emitter *e, int kind)
 {
-	struct emitter_profile p = { .offcpu = offcpu, .prefix = offcpu ? "off-cpu" : "cpu",
-				     .set = offcpu ? &e->wm.off : &e->wm.cpu };
+	static const char *const prefix[] = { "cpu", "off-cpu", "heap" };
+	const struct wset *set[] = { &e->wm.cpu, &e->wm.off, &e->wm.heap };
+	struct emitter_profile p = { .offcpu = kind == 1, .heap = kind == 2,
+				     .prefix = prefix[kind], .set = set[kind] };
 
 	if (!e->ops->profile)
 		return;
@@ -106,6 +109,8 @@ end_window(struct emitter *e, const struct frame *f)
 		end_profile(e, 0);
 	if (e->offcpu)
 		end_profile(e, 1);
+	if (e->heap)
+		end_profile(e, 2);
 	if (e->ops->end)
 		e->ops->end(e, &e->we);
 	e->open = 0;
@@ -128,7 +133,8 @@ begin_window(struct emitter *e, const struct frame *f)
 	e->open = 1;
 	e->index = ws.index;
 	e->offcpu = e->defs.profile_offcpu;
-	winmodel_begin(&e->wm, e->offcpu);
+	e->heap = e->defs.profile_heap;
+	winmodel_begin(&e->wm, e->offcpu, e->heap);
 	return e->ops->begin ? e->ops->begin(e, &ws) : NULL;
 }
 
@@ -151,6 +157,24 @@ take_stack(struct emitter *e, const struct frame *f)
 	return e->ops->stack ? e->ops->stack(e, off, &s) : NULL;
 }
 
+static const char *
+take_heap_stack(struct emitter *e, const struct frame *f)
+{
+	static struct fr_window_heap_stack s;   /* large: keep it off the stack */
+
+	if (stream_get_window_heap_stack(f, &s, e->why, sizeof(e->why)) < 0)
+		return e->why;
+	if (!e->open || s.index != e->index || !e->heap) {
+		snprintf(e->why, sizeof(e->why), "heap stack of window %u outside %s", s.index,
+			 e->open && s.index == e->index ? "a window with a heap profile" :
+			 "that window");
+		return e->why;
+	}
+	if (e->ops->keep_stacks && winmodel_heap_stack(&e->wm, &s) < 0)
+		return e->wm.err;
+	return e->ops->heap_stack ? e->ops->heap_stack(e, &s) : NULL;
+}
+
 /* One frame: a window end is handed over, anything else forwarded first. */
 static void
 on_frame(struct emitter *e, const struct frame *f)
@@ -170,6 +194,8 @@ on_frame(struct emitter *e, const struct frame *f)
 	else if ((f->type == FR_WINDOW_STACK || f->type == FR_WINDOW_OFFCPU_STACK) &&
 		 (e->ops->stack || e->ops->keep_stacks))
 		why = take_stack(e, f);
+	else if (f->type == FR_WINDOW_HEAP_STACK && (e->ops->heap_stack || e->ops->keep_stacks))
+		why = take_heap_stack(e, f);
 	if (!why && e->ops->keep_stacks && winmodel_frame(&e->wm, f) < 0)
 		why = e->wm.err;
 	if (!why && e->ops->frame)

@@ -50,7 +50,8 @@ struct emitter;
  * profiles name cpu), then off-CPU time (when its target collects it). */
 struct emitter_profile {
 	int offcpu;
-	const char *prefix;     /* of the file's name: "cpu", "off-cpu" */
+	int heap;               /* the heap profile (after the others, when its target has one) */
+	const char *prefix;     /* of the file's name: "cpu", "off-cpu", "heap" */
 	char kind[48];          /* of its file frame: emitter_ops.kind_prefix, then prefix */
 	const struct wset *set; /* with keep_stacks: its stacks */
 };
@@ -85,6 +86,9 @@ struct emitter_ops {
 	/* A window stack (offcpu: an FR_WINDOW_OFFCPU_STACK) of the open window.  Without
 	 * this callback or keep_stacks, window stacks are not even decoded. */
 	const char *(*stack)(struct emitter *e, int offcpu, const struct fr_window_stack *s);
+	/* An FR_WINDOW_HEAP_STACK of the open window (not decoded without this callback or
+	 * keep_stacks). */
+	const char *(*heap_stack)(struct emitter *e, const struct fr_window_heap_stack *s);
 	/* Every frame but window ends, after the definitions and the callbacks above. */
 	const char *(*frame)(struct emitter *e, const struct frame *f);
 	/* The window ends: profile writes the file of each of its profiles, then end the
@@ -112,6 +116,7 @@ struct emitter {
 	struct defs defs;
 	int open;               /* a window started and has not ended */
 	int offcpu;             /* it has off-CPU stacks: its target said so at its start */
+	int heap;               /* it has allocation stacks (the same) */
 	uint32_t index;
 	struct winmodel wm;     /* with keep_stacks: the open window's stacks */
 	struct fr_window_end we;        /* the window end being handled */

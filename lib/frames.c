@@ -692,6 +692,11 @@ TYPED(window_stack, fr_window_stack, FR_WINDOW_STACK)
 TYPED(window_end, fr_window_end, FR_WINDOW_END)
 TYPED(window_offcpu_stack, fr_window_stack, FR_WINDOW_OFFCPU_STACK)
 TYPED(file, fr_file, FR_FILE)
+TYPED(alloc, fr_alloc, FR_ALLOC)
+TYPED(heap_free, fr_heap_free, FR_HEAP_FREE)
+TYPED(heap_reset, fr_heap_reset, FR_HEAP_RESET)
+TYPED(heap_stack, fr_heap_stack, FR_HEAP_STACK)
+TYPED(window_heap_stack, fr_window_heap_stack, FR_WINDOW_HEAP_STACK)
 
 /* Fork and exit share a layout; a fork frame carries no flags. */
 int

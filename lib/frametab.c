@@ -134,6 +134,48 @@ offcpu_write(const void *p)
 	return NULL;
 }
 
+/* A sample's weight is a power of two (bpf/heap.bpf.c keeps a block of size s with
+ * probability 1/w, w the power of two that brings s * w to the interval). */
+static int
+power_of_two(uint64_t w)
+{
+	return w && !(w & (w - 1));
+}
+
+static const char *
+alloc_weight(const void *p)
+{
+	return power_of_two(((const struct fr_alloc *)p)->weight) ?
+		NULL : "allocation weight is not a power of two";
+}
+
+static const char *
+heap_weight(const void *p)
+{
+	return power_of_two(((const struct fr_heap_stack *)p)->weight) ?
+		NULL : "allocation weight is not a power of two";
+}
+
+static const char *
+alloc_regs(const void *p)
+{
+	const struct fr_alloc *v = p;
+	if (v->nregs > STREAM_MAX_REGS || v->stack_len > STREAM_MAX_STACK)
+		return "too many registers or stack bytes";
+	if ((unsigned)__builtin_popcountll(v->reg_mask) != v->nregs)
+		return "register count does not match the register mask";
+	return NULL;
+}
+
+static const char *
+alloc_write(const void *p)
+{
+	const struct fr_alloc *v = p;
+	if (alloc_weight(p) || v->nuser > STREAM_MAX_IPS)
+		return "allocation with a bad weight or more than " NUM(STREAM_MAX_IPS) " addresses";
+	return v->abi && alloc_regs(p) ? "allocation with inconsistent registers or stack" : NULL;
+}
+
 /* ---- the rows ---- */
 
 #define T struct fr_target
@@ -155,10 +197,13 @@ static const struct frame_field target_fields[] = {
 	U64(window_nanos),
 	APPENDED(1),
 	STR(sample_type), STR(sample_unit),
-	/* Only for a container target: the streams of other targets stay as they were. */
+	/* For a container target (empty when only the heap group after it is written). */
 	APPENDED_IF(2, container_runtime.len),
 	STR(container_runtime), STR(container_id), STR(container_name),
 	STR(container_started_at), STR(k8s_namespace), STR(k8s_pod_name), STR(k8s_pod_uid),
+	APPENDED_IF(8, alloc_interval),
+	U64(alloc_interval), STR(allocator_requested), STR(allocator_detected),
+	STR(allocator_module), U32(allocator_complete), STR(allocator_reason), STR(heap_scope),
 };
 #undef T
 
@@ -279,6 +324,32 @@ static const struct frame_field offcpu_fields[] = {
 };
 #undef T
 
+#define T struct fr_alloc
+static const struct frame_field alloc_fields[] = {
+	U64(time), U32(pid), U32(tid), X64(addr), U64(size), U64(weight), U32(flags),
+	U16(nuser), CHECK(alloc_weight),
+	ARRAY(FK_U64, ips, nuser, STREAM_MAX_IPS, "too many addresses", NULL, .hex = 1),
+	APPENDED_IF(18, abi),
+	U32(abi), U16(nregs), X64(reg_mask), U32(stack_len), CHECK(alloc_regs),
+	ARRAY(FK_U64, regs, nregs, STREAM_MAX_REGS, "too many registers", NULL, .hex = 1),
+	PACKED(FK_U8, stack, stack_len, STREAM_MAX_STACK, "too many stack bytes", NULL),
+};
+#undef T
+
+#define T struct fr_heap_free
+static const struct frame_field heap_free_fields[] = {
+	U64(time), U32(pid), U32(tid), X64(addr), X64(new_addr),
+	NONZERO(addr, "free of address 0"),
+};
+#undef T
+
+#define T struct fr_heap_reset
+static const struct frame_field heap_reset_fields[] = {
+	U64(time), U32(pid), U32(reason),
+	RANGE(reason, HEAP_RESET_EXEC, HEAP_RESET_REATTACH, "unknown heap reset reason"),
+};
+#undef T
+
 #define T struct fr_mapping
 static const struct frame_field mapping_fields[] = {
 	U32(id), U32(pid), X64(start), X64(limit), X64(offset), U32(flags), BID(build_id),
@@ -324,6 +395,20 @@ static const struct frame_field stack_fields[] = {
 static const struct frame_field offcpu_stack_fields[] = {
 	U64(start), U64(end), U32(pid), U32(tid), U32(cpu), U32(phase), U32(flags),
 	U32(stack_flags), INTERVAL, LOCS, SPANS,
+};
+#undef T
+
+#define T struct fr_heap_stack
+static const struct frame_field heap_stack_fields[] = {
+	U64(time), U32(pid), U32(tid), X64(addr), U64(size), U64(weight), U32(flags),
+	U32(stack_flags), CHECK(heap_weight), LOCS,
+};
+#undef T
+
+#define T struct fr_window_heap_stack
+static const struct frame_field window_heap_stack_fields[] = {
+	U32(index), U32(pid), U32(tid), U64(alloc_objects), U64(alloc_space),
+	U64(inuse_objects), U64(inuse_space), LOCS,
 };
 #undef T
 
@@ -393,17 +478,23 @@ static const struct frame_desc rows[] = {
 	ROW(FR_SAMPLE_REGS, "sample-regs", struct fr_sample_regs, sample_regs_fields,
 	    .write_check = regs_write),
 	ROW(FR_OFFCPU, "offcpu", struct fr_offcpu, offcpu_fields, .write_check = offcpu_write),
+	ROW(FR_ALLOC, "alloc", struct fr_alloc, alloc_fields, .write_check = alloc_write),
+	ROW(FR_HEAP_FREE, "heap-free", struct fr_heap_free, heap_free_fields),
+	ROW(FR_HEAP_RESET, "heap-reset", struct fr_heap_reset, heap_reset_fields),
 	ROW(FR_MAPPING, "mapping", struct fr_mapping, mapping_fields),
 	ROW(FR_FUNCTION, "function", struct fr_function, function_fields),
 	ROW(FR_LOCATION, "location", struct fr_location, location_fields),
 	ROW(FR_STACK, "stack", struct fr_stack, stack_fields),
 	ROW(FR_OFFCPU_STACK, "offcpu-stack", struct fr_offcpu_stack, offcpu_stack_fields),
+	ROW(FR_HEAP_STACK, "heap-stack", struct fr_heap_stack, heap_stack_fields),
 	ROW(FR_WINDOW_START, "window-start", struct fr_window_start, window_start_fields),
 	ROW(FR_WINDOW_STACK, "window-stack", struct fr_window_stack, window_stack_fields),
 	ROW(FR_WINDOW_END, "window-end", struct fr_window_end, window_end_fields),
 	ROW(FR_WINDOW_OFFCPU_STACK, "window-offcpu-stack", struct fr_window_stack,
 	    window_stack_fields),
 	ROW(FR_FORGET, "forget", struct fr_forget, forget_fields),
+	ROW(FR_WINDOW_HEAP_STACK, "window-heap-stack", struct fr_window_heap_stack,
+	    window_heap_stack_fields),
 	ROW(FR_FILE, "file", struct fr_file, file_fields),
 	ROW(FR_MODULES, "modules", struct fr_modules, modules_fields),
 };

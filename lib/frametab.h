@@ -137,6 +137,11 @@ union stream_any_frame {
 	struct fr_modules modules;
 	struct fr_offcpu offcpu;
 	struct fr_offcpu_stack offcpu_stack;
+	struct fr_alloc alloc;
+	struct fr_heap_free heap_free;
+	struct fr_heap_reset heap_reset;
+	struct fr_heap_stack heap_stack;
+	struct fr_window_heap_stack window_heap_stack;
 };
 
 /* Any known frame type, by its row: v is the type's struct (fr_task for fork and exit,

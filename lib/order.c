@@ -42,6 +42,7 @@ window_start(struct stream_order *o, const struct frame *f, char *err, size_t er
 	o->nkinds = 0;
 	stackset_clear(&o->stacks);
 	stackset_clear(&o->offcpu_stacks);
+	stackset_clear(&o->heap_stacks);
 	return 0;
 }
 
@@ -70,13 +71,17 @@ static int
 window_stack(struct stream_order *o, const struct frame *f, char *err, size_t errlen)
 {
 	static uint32_t locs[STREAM_MAX_LOCS];
-	struct stackset *set = f->type == FR_WINDOW_STACK ? &o->stacks : &o->offcpu_stacks;
+	int heap = f->type == FR_WINDOW_HEAP_STACK;
+	struct stackset *set = f->type == FR_WINDOW_STACK ? &o->stacks :
+			       heap ? &o->heap_stacks : &o->offcpu_stacks;
+	/* Where the location count sits: after two u64 values, or four in a heap stack. */
+	size_t at = heap ? 44 : 28;
 	uint32_t index;
 	uint16_t n;
 	char what[64];
 	int rc;
 
-	if (f->len < 30)
+	if (f->len < at + 2)
 		return 0;
 	index = rd32(f->data);
 	snprintf(what, sizeof(what), "of window %u", index);
@@ -84,11 +89,11 @@ window_stack(struct stream_order *o, const struct frame *f, char *err, size_t er
 		return fail(err, errlen, f, what, "a window's stacks come inside that window");
 	if (!(o->rules & ORDER_UNIQUE_STACKS))
 		return 0;
-	n = (uint16_t)(f->data[28] | f->data[29] << 8);
-	if (n > STREAM_MAX_LOCS || f->len < 30 + 4 * (size_t)n)
+	n = (uint16_t)(f->data[at] | f->data[at + 1] << 8);
+	if (n > STREAM_MAX_LOCS || f->len < at + 2 + 4 * (size_t)n)
 		return 0;
 	for (uint16_t i = 0; i < n; i++)
-		locs[i] = rd32(f->data + 30 + 4 * (size_t)i);
+		locs[i] = rd32(f->data + at + 2 + 4 * (size_t)i);
 	rc = stackset_add(set, rd32(f->data + 4), rd32(f->data + 8), locs, n);
 	if (rc < 0) {
 		snprintf(err, errlen, "out of memory");
@@ -131,7 +136,8 @@ int
 stream_order_check(struct stream_order *o, const struct frame *f, char *err, size_t errlen)
 {
 	int windowed = f->type == FR_WINDOW_START || f->type == FR_WINDOW_STACK ||
-		       f->type == FR_WINDOW_END || f->type == FR_WINDOW_OFFCPU_STACK;
+		       f->type == FR_WINDOW_END || f->type == FR_WINDOW_OFFCPU_STACK ||
+		       f->type == FR_WINDOW_HEAP_STACK;
 
 	if (o->rules & ORDER_NONE)
 		return 0;
@@ -154,6 +160,7 @@ stream_order_check(struct stream_order *o, const struct frame *f, char *err, siz
 		return window_end(o, f, err, errlen);
 	case FR_WINDOW_STACK:
 	case FR_WINDOW_OFFCPU_STACK:
+	case FR_WINDOW_HEAP_STACK:
 		return window_stack(o, f, err, errlen);
 	case FR_FILE:
 		return file(o, f, err, errlen);
@@ -166,4 +173,5 @@ stream_order_release(struct stream_order *o)
 {
 	stackset_release(&o->stacks);
 	stackset_release(&o->offcpu_stacks);
+	stackset_release(&o->heap_stacks);
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define SEC 1000000000ull
 
@@ -140,5 +141,54 @@ parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out, char *err, s
 		return -1;
 	}
 	*out = v;
+	return 0;
+}
+
+/* The byte-size units, case aside: decimal (k = 1000) and binary (ki = 1024). */
+static const struct {
+	const char *name;
+	uint64_t mult;
+} byte_units[] = {
+	{ "", 1 }, { "b", 1 },
+	{ "k", 1000ull }, { "kb", 1000ull }, { "ki", 1ull << 10 }, { "kib", 1ull << 10 },
+	{ "m", 1000000ull }, { "mb", 1000000ull }, { "mi", 1ull << 20 }, { "mib", 1ull << 20 },
+	{ "g", 1000000000ull }, { "gb", 1000000000ull }, { "gi", 1ull << 30 },
+	{ "gib", 1ull << 30 },
+	{ "t", 1000000000000ull }, { "tb", 1000000000000ull }, { "ti", 1ull << 40 },
+	{ "tib", 1ull << 40 },
+};
+
+int
+parse_bytes(const char *s, uint64_t min, uint64_t max, uint64_t *out, char *err,
+	    size_t errlen)
+{
+	char *end;
+	if (!s || !isdigit((unsigned char)*s)) {
+		snprintf(err, errlen, "'%s' is not a byte size (4096, 512KiB, 1.5 MiB)", s ? s : "");
+		return -1;
+	}
+	errno = 0;
+	long double v = strtold(s, &end);
+	if (errno || end == s) {
+		snprintf(err, errlen, "'%s' is not a byte size (4096, 512KiB, 1.5 MiB)", s);
+		return -1;
+	}
+	end += strspn(end, " \t");
+	size_t i = 0, n = sizeof(byte_units) / sizeof(byte_units[0]);
+	while (i < n && strcasecmp(end, byte_units[i].name) != 0)
+		i++;
+	if (i == n) {
+		snprintf(err, errlen, "'%s': unknown unit '%s' (B, KB, KiB, MB, MiB, GB, GiB, TB, "
+			 "TiB)", s, end);
+		return -1;
+	}
+	long double b = v * (long double)byte_units[i].mult;
+	if (b != b || b < (long double)min || b > (long double)max ||
+	    b != (long double)(uint64_t)b) {
+		snprintf(err, errlen, "%s is out of range %llu..%llu bytes, or not whole bytes", s,
+			 (unsigned long long)min, (unsigned long long)max);
+		return -1;
+	}
+	*out = (uint64_t)b;
 	return 0;
 }

@@ -19,4 +19,11 @@ int parse_duration(const char *s, uint64_t *ns, char *err, size_t errlen);
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out, char *err,
 	      size_t errlen);
 
+/* A byte size in [min, max]: a number, maybe with a fraction, and an optional unit,
+ * case aside and maybe after a space: B, K/KB (1000), Ki/KiB (1024), M/MB, Mi/MiB, G/GB,
+ * Gi/GiB, T/TB, Ti/TiB ("4096", "512KiB", "512 KiB", "1.5 MiB").  Fractions of a byte are
+ * refused. */
+int parse_bytes(const char *s, uint64_t min, uint64_t max, uint64_t *out, char *err,
+		size_t errlen);
+
 #endif

@@ -46,16 +46,21 @@ enum frame_type {
 	FR_USYM = 13,
 	FR_SAMPLE_REGS = 14,
 	FR_OFFCPU = 15,
+	FR_ALLOC = 16,
+	FR_HEAP_FREE = 17,
+	FR_HEAP_RESET = 18,
 	FR_MAPPING = 20,
 	FR_FUNCTION = 21,
 	FR_LOCATION = 22,
 	FR_STACK = 23,
 	FR_OFFCPU_STACK = 24,
+	FR_HEAP_STACK = 25,
 	FR_WINDOW_START = 30,
 	FR_WINDOW_STACK = 31,
 	FR_WINDOW_END = 32,
 	FR_WINDOW_OFFCPU_STACK = 33,
 	FR_FORGET = 34,
+	FR_WINDOW_HEAP_STACK = 35,
 	FR_FILE = 40,
 	FR_MODULES = 41,
 };
@@ -82,6 +87,7 @@ struct frame {
 };
 
 #define TARGET_OFFCPU 1u /* flags: the off-CPU collector runs */
+#define TARGET_HEAP 2u   /* flags: the allocator probes run (alloc, heap-free frames) */
 struct fr_target {
 	uint32_t pid;
 	uint32_t cpu_frequency;
@@ -121,6 +127,14 @@ struct fr_target {
 	 * and for a Pod its namespace, name and UID. */
 	struct str container_runtime, container_id, container_name, container_started_at;
 	struct str k8s_namespace, k8s_pod_name, k8s_pod_uid;
+	/* Appended: the heap profile.  The mean sampling interval in bytes (--alloc-interval,
+	 * the heap pprof's period; 0: no heap), the allocator probe (--allocator as asked,
+	 * the family found, its module, whether its family was complete, and why not) and the
+	 * processes the probes cover ("process"). */
+	uint64_t alloc_interval;
+	struct str allocator_requested, allocator_detected, allocator_module;
+	uint32_t allocator_complete;
+	struct str allocator_reason, heap_scope;
 };
 
 struct fr_mmap {
@@ -166,6 +180,10 @@ enum lost_kind {
 	LOST_OFFCPU_FILTERED = 6,   /* off-CPU intervals below --offcpu-min-duration-us */
 	LOST_OFFCPU_STACK = 7,      /* off-CPU stacks (kernel or user) that were not stored */
 	LOST_OFFCPU_UNSAMPLED = 8,  /* switch-outs left out by --offcpu-probability */
+	LOST_HEAP_RING = 9,         /* heap events lost: BPF ring buffer full */
+	LOST_HEAP_EVICTED = 10,     /* samples not tracked as live: the live map was full */
+	LOST_HEAP_UNFINISHED = 11,  /* allocator calls whose return never came */
+	LOST_HEAP_STACK = 12,       /* allocation stacks the kernel could not walk or copy */
 };
 struct fr_lost {
 	uint64_t time;
@@ -278,6 +296,61 @@ struct fr_offcpu {
 	uint32_t nstack;
 	const uint8_t *stack;
 };
+/* One sampled allocation (collect): the block at addr of size bytes, standing for weight
+ * allocations (a power of two), with its user stack: frame-pointer return addresses leaf
+ * first (ips[0] is where the allocator returned to) and, under DWARF, the registers and a
+ * copy of the user stack at that return (abi 0: none). */
+#define ALLOC_UNTRACKED 1u      /* the live map was full: its free will not be seen */
+#define ALLOC_NO_STACK 2u       /* the kernel could not walk the user stack */
+struct fr_alloc {
+	uint64_t time;
+	uint32_t pid, tid;
+	uint64_t addr, size, weight;
+	uint32_t flags;
+	uint16_t nuser;
+	uint64_t ips[STREAM_MAX_IPS];
+	uint32_t abi;
+	uint16_t nregs;
+	uint64_t reg_mask;
+	uint32_t stack_len;
+	uint64_t regs[STREAM_MAX_REGS];
+	const uint8_t *stack;
+};
+/* A sampled block was freed (new_addr 0) or moved to new_addr by a realloc. */
+struct fr_heap_free {
+	uint64_t time;
+	uint32_t pid, tid;
+	uint64_t addr, new_addr;
+};
+/* The heap state of pid restarts at time: the target executed a new image, or the probes
+ * were attached again (reason). */
+enum heap_reset_reason {
+	HEAP_RESET_EXEC = 1,
+	HEAP_RESET_REATTACH = 2,
+};
+struct fr_heap_reset {
+	uint64_t time;
+	uint32_t pid, reason;
+};
+/* FR_ALLOC resolved (unwind): location ids leaf first. */
+struct fr_heap_stack {
+	uint64_t time;
+	uint32_t pid, tid;
+	uint64_t addr, size, weight;
+	uint32_t flags, stack_flags;  /* ALLOC_*, STACK_* */
+	uint16_t nlocs;
+	uint32_t locs[STREAM_MAX_LOCS];
+};
+/* One distinct allocation stack of a window (aggregate): the weighted allocations of the
+ * window, and the weighted samples of it still live at the window's end (since attach). */
+struct fr_window_heap_stack {
+	uint32_t index;
+	uint32_t pid, tid;
+	uint64_t alloc_objects, alloc_space, inuse_objects, inuse_space;
+	uint16_t nlocs;
+	uint32_t locs[STREAM_MAX_LOCS];
+};
+
 #define STREAM_MAX_TOP 16       /* stack-top words per interval */
 #define STREAM_MAX_OFFCPU_STACK 4096 /* bytes of an off-CPU stack copy */
 /* Word w of the stack top of interval i (0 the frame's own, 1..nmore its spans). */
@@ -511,6 +584,11 @@ int stream_put_offcpu(struct stream_writer *w, const struct fr_offcpu *v);
 int stream_put_offcpu_stack(struct stream_writer *w, const struct fr_offcpu_stack *v);
 /* FR_WINDOW_OFFCPU_STACK: the layout of FR_WINDOW_STACK; count is intervals. */
 int stream_put_window_offcpu_stack(struct stream_writer *w, const struct fr_window_stack *v);
+int stream_put_alloc(struct stream_writer *w, const struct fr_alloc *v);
+int stream_put_heap_free(struct stream_writer *w, const struct fr_heap_free *v);
+int stream_put_heap_reset(struct stream_writer *w, const struct fr_heap_reset *v);
+int stream_put_heap_stack(struct stream_writer *w, const struct fr_heap_stack *v);
+int stream_put_window_heap_stack(struct stream_writer *w, const struct fr_window_heap_stack *v);
 
 /* Typed decoders: 0, or -1 with a reason in err (size errlen).  Strings point into the
  * frame.  Trailing bytes after the known fields are ignored, so fields can be appended. */
@@ -547,6 +625,15 @@ int stream_get_offcpu_stack(const struct frame *f, struct fr_offcpu_stack *v, ch
 			    size_t errlen);
 int stream_get_window_offcpu_stack(const struct frame *f, struct fr_window_stack *v,
 				   char *err, size_t errlen);
+int stream_get_alloc(const struct frame *f, struct fr_alloc *v, char *err, size_t errlen);
+int stream_get_heap_free(const struct frame *f, struct fr_heap_free *v, char *err,
+			 size_t errlen);
+int stream_get_heap_reset(const struct frame *f, struct fr_heap_reset *v, char *err,
+			  size_t errlen);
+int stream_get_heap_stack(const struct frame *f, struct fr_heap_stack *v, char *err,
+			  size_t errlen);
+int stream_get_window_heap_stack(const struct frame *f, struct fr_window_heap_stack *v,
+				 char *err, size_t errlen);
 
 /* Decodes any known frame type fully (for validation); unknown types succeed. */
 int stream_check_frame(const struct frame *f, char *err, size_t errlen);

@@ -11,6 +11,7 @@ winmodel_init(struct winmodel *w, const struct defs *d)
 	memset(w, 0, sizeof(*w));
 	w->defs = d;
 	w->off.offcpu = 1;
+	w->heap.heap = 1;
 	idmap_init(&w->label_ix);
 }
 
@@ -30,6 +31,7 @@ winmodel_release(struct winmodel *w)
 	free(w->labels);
 	set_release(&w->cpu);
 	set_release(&w->off);
+	set_release(&w->heap);
 	winmodel_init(w, d);
 }
 
@@ -73,7 +75,7 @@ check_loc(struct winmodel *w, uint32_t index, uint32_t id)
 int
 winmodel_stack(struct winmodel *w, int offcpu, const struct fr_window_stack *s)
 {
-	struct wset *set = offcpu ? &w->off : &w->cpu;
+	struct wset *set = offcpu == 2 ? &w->heap : offcpu ? &w->off : &w->cpu;
 	uint16_t n = s->nlocs > STREAM_MAX_LOCS ? STREAM_MAX_LOCS : s->nlocs;
 	uint16_t i;
 
@@ -105,16 +107,30 @@ set_begin(struct wset *set, int open)
 }
 
 void
-winmodel_begin(struct winmodel *w, int offcpu)
+winmodel_begin(struct winmodel *w, int offcpu, int heap)
 {
 	set_begin(&w->cpu, 1);
 	set_begin(&w->off, offcpu);
+	set_begin(&w->heap, heap);
 }
 
 void
 winmodel_end(struct winmodel *w)
 {
-	w->cpu.open = w->off.open = 0;
+	w->cpu.open = w->off.open = w->heap.open = 0;
+}
+
+int
+winmodel_heap_stack(struct winmodel *w, const struct fr_window_heap_stack *s)
+{
+	static struct fr_window_stack ws;
+	if (!w->heap.open || !s->inuse_space)
+		return 0;
+	ws = (struct fr_window_stack){ .index = s->index, .pid = s->pid, .tid = s->tid,
+				       .count = s->inuse_objects, .nanos = s->inuse_space,
+				       .nlocs = s->nlocs };
+	memcpy(ws.locs, s->locs, s->nlocs * sizeof(s->locs[0]));
+	return winmodel_stack(w, 2, &ws);
 }
 
 /* pprof's name for a location without lines, "[" + basename of its mapping + "]", made

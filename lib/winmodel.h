@@ -50,6 +50,7 @@ struct wstack {
  * (FR_WINDOW_OFFCPU_STACK). */
 struct wset {
 	int offcpu;
+	int heap;               /* allocation stacks: count is inuse_objects, nanos inuse_space */
 	int open;               /* it holds the open window's stacks */
 	struct wstack *stacks;
 	size_t nstacks, cap_stacks;
@@ -60,7 +61,7 @@ struct wset {
 
 struct winmodel {
 	const struct defs *defs;        /* the stream's (the emitter skeleton keeps them) */
-	struct wset cpu, off;
+	struct wset cpu, off, heap;
 	char *labels;           /* "[basename]" of each mapping, for unsymbolized frames */
 	size_t nlabels, cap_labels;
 	struct idmap label_ix;  /* mapping id -> offset in labels */
@@ -72,11 +73,15 @@ struct winmodel {
 void winmodel_init(struct winmodel *w, const struct defs *d);
 void winmodel_release(struct winmodel *w);
 
-/* A window starts: the CPU set holds its stacks, the off-CPU set too when offcpu. */
-void winmodel_begin(struct winmodel *w, int offcpu);
+/* A window starts: the CPU set holds its stacks, the off-CPU set too when offcpu, the heap
+ * set when heap. */
+void winmodel_begin(struct winmodel *w, int offcpu, int heap);
 /* Keeps a stack of the open window in its set (one for a set the window does not hold is
  * left out).  0, or -1 with w->err (an undefined reference, out of memory). */
 int winmodel_stack(struct winmodel *w, int offcpu, const struct fr_window_stack *s);
+/* Keeps an allocation stack of the open window in the heap set, weighed by its in-use
+ * bytes (a stack with none has no width and is left out).  0, or -1 with w->err. */
+int winmodel_heap_stack(struct winmodel *w, const struct fr_window_heap_stack *s);
 /* After the definitions took f: the label of a new mapping, or the labels anew once a
  * pass gave back what FR_FORGET named.  0, or -1 with w->err (out of memory). */
 int winmodel_frame(struct winmodel *w, const struct frame *f);

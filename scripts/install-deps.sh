@@ -29,12 +29,14 @@ set -eu
 # and the Kubernetes Pod API (TLS) for a container target and parse their JSON answers;
 # docker.io is the real engine tests/docker.bats and tests/k8s.bats start (own data root and
 # socket, no bridge), busybox-static the shell of the image they build, and openssl makes the
-# test CA of the Pod API stand-in.
+# test CA of the Pod API stand-in; musl-tools (musl-gcc) builds the statically linked heap
+# workload whose allocator is in the executable (tests/heap.bats); bpfcc-tools (memleak) and
+# heaptrack are the heap peers of bench/heap.sh.
 PKGS="build-essential pkg-config clang llvm libclang-rt-dev libelf-dev libdw-dev zlib1g-dev
 libiberty-dev libcap-ng-dev libzstd-dev libdeflate-dev elfutils binutils g++ rustc golang-go bats
 bats-support bats-assert linux-perf util-linux procps python3 jq xxd debuginfod time libxml2-utils
 bpftool libbpf-dev libbpf-tools shellcheck python3-jsonschema libyaml-dev libcurl4-openssl-dev
-libjansson-dev docker.io busybox-static openssl"
+libjansson-dev docker.io busybox-static openssl musl-tools bpfcc-tools heaptrack"
 
 # aarch64 (make check-aarch64, part of make check): the cross compiler, qemu-user and the
 # arm64 -dev packages of the libraries the stages link, which need arm64 as a foreign dpkg

@@ -64,7 +64,9 @@ index() {
 			[ -z "$svg" ]
 			# Shed behind the stalled window, or the stalled window itself when it
 			# was published without its SVG (--max-pending-windows, a warning).
-			run -0 jq -e '.output_backpressure.skipped_derived_files == 1
+			# One SVG per profile of the window (cpu and, by default, heap).
+			run -0 jq -e '.output_backpressure.skipped_derived_files ==
+				(.written_profiles | length)
 				and .output_backpressure.otlp_skipped == false
 				and (.output_backpressure.pending_windows >= 1
 				     or any(.warnings[]; startswith("emit-svg had not written")))' "$out/$d"
@@ -124,7 +126,8 @@ index() {
 			[ -z "$svg" ]
 			run -0 jq -e --arg i "$i" '.warnings | any(. == "emit-svg had not written window \($i) when 3 later windows had ended: its files for the window are skipped")' "$out/$d"
 			run -0 jq -e '.output_backpressure.derived_outputs_shed
-				and .output_backpressure.skipped_derived_files == 1' "$out/$d"
+				and .output_backpressure.skipped_derived_files ==
+				(.written_profiles | length)' "$out/$d"
 		fi
 	done
 	[ "$warned" -eq 1 ]

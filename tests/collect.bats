@@ -70,7 +70,9 @@ refuses() {
 }
 
 @test "collect: an unknown unwind mode is refused" { refuses --pid 1 --unwind lbr "--unwind: unknown mode 'lbr' (auto, fp or dwarf)"; }
-@test "collect: heap is refused by name"       { refuses --pid 1 --profiles cpu,heap "profile 'heap' is not available in this build"; }
+@test "collect: an unknown allocator family"  { refuses --pid 1 --allocator jemalloc "--allocator: unknown family 'jemalloc' (auto, rust or system)"; }
+@test "collect: a zero allocation interval"   { refuses --pid 1 --alloc-interval 0 "--alloc-interval: 0 is out of range 1..1099511627776 bytes, or not whole bytes"; }
+@test "collect: an allocation interval of no unit" { refuses --pid 1 --alloc-interval 4parsecs "--alloc-interval: '4parsecs': unknown unit 'parsecs' (B, KB, KiB, MB, MiB, GB, GiB, TB, TiB)"; }
 @test "collect: an unknown off-CPU phase"     { refuses --pid 1 --profiles off-cpu --offcpu-phase idle "--offcpu-phase: unknown phase 'idle' (blocked, runqueue or all)"; }
 @test "collect: unknown profile"               { refuses --pid 1 --profiles cpu,gpu "unknown profile 'gpu'"; }
 @test "collect: frequency above 999"           { refuses --pid 1 --cpu-frequency 1000 "--cpu-frequency: 1000 is out of range 1..999"; }

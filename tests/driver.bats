@@ -199,7 +199,7 @@ bad_value() {
 	cat "$log"
 	[ "$(sed -n 1p "$log")" = "line one" ]
 	[ "$(sed -n 2p "$log")" = "line two" ]
-	n=$(ls "$BATS_TEST_TMPDIR/out" | grep -c '^\(cpu\|diagnostics\)-')
+	n=$(ls "$BATS_TEST_TMPDIR/out" | grep -c '^\(cpu\|heap\|diagnostics\)-')
 	[ "$(grep -c '^wrote ' "$log")" -eq "$n" ]
 	for f in $(sed -n 's/^wrote //p' "$log"); do [ -f "$f" ]; done
 }

@@ -106,10 +106,14 @@ app;main;work;inlined_helper;memcpy 10000000"
 
 @test "emit-collapsed: live file is published with the window and named in diagnostics" {
 	require_live
+	# The CPU and the heap profile of the default profiles: one folded file each.
 	run grep -c '\.collapsed$' "$LIVE/commit.log"
-	assert_output 1
+	assert_output 2
 	run grep -o '"collapsed-cpu": *"[^"]*"' "$LIVE"/out/diagnostics-*-000000-*.json
 	assert_output --partial ".collapsed\""
+	run grep -o '"collapsed-heap": *"[^"]*heap-[^"]*\.collapsed"' \
+		"$LIVE"/out/diagnostics-*-000000-*.json
+	assert_success
 }
 
 @test "emit-collapsed: undefined location is refused" { fails missing-loc "stdin: window 0 stack references undefined location 99"; }

@@ -159,10 +159,13 @@ title_share() {
 
 @test "emit-svg: live file is published with the window and named in diagnostics" {
 	require_live
+	# The CPU and the heap profile of the default profiles: one SVG each.
 	run grep -c '\.svg$' "$LIVE/commit.log"
-	assert_output 1
+	assert_output 2
 	run grep -o '"svg-cpu": *"[^"]*"' "$LIVE"/out/diagnostics-*-000000-*.json
 	assert_output --partial ".svg\""
+	run grep -o '"svg-heap": *"[^"]*heap-[^"]*\.svg"' "$LIVE"/out/diagnostics-*-000000-*.json
+	assert_success
 }
 
 @test "emit-svg: undefined location is refused" {

@@ -34,7 +34,8 @@ rejects() {
 @test "options: unknown option"             { rejects "unknown option '--frobnicate'" record --pid 1 --frobnicate; }
 @test "options: bad duration"               { rejects "invalid duration" record --pid 1 --duration 10; }
 @test "options: keep-windows 0"             { rejects "keep-windows" record --pid 1 --keep-windows 0; }
-@test "options: heap is not available"      { require_root; rejects "heap" record --pid $$ --profiles cpu,heap --duration 1s; }
+@test "options: allocation interval 0"      { rejects "--alloc-interval" record --pid 1 --alloc-interval 0; }
+@test "options: unknown allocator"          { rejects "unknown family 'tcmalloc'" record --pid 1 --allocator tcmalloc; }
 @test "options: off-cpu ring buffer size"   { rejects "not a power of two" record --pid 1 --profiles off-cpu --offcpu-ring-buffer 5000; }
 @test "options: missing process"            { require_root; rejects "4194304" record --pid 4194304 --duration 1s; }
 @test "options: launch without a command"   { rejects "needs a command" launch; }

@@ -290,8 +290,8 @@ diag_sum() {
 		assert_output --partial "--offcpu-probability"
 		[ "${#lines[@]}" -eq 1 ]
 	done
-	run -1 "$RP" record --pid "$wpid" --profiles cpu,heap --output "$out"
-	assert_output --partial "'heap' is not available"
+	run -1 "$RP" record --pid "$wpid" --profiles cpu,off-cpu,gpu --output "$out"
+	assert_output --partial "unknown profile 'gpu'"
 	[ ! -e "$out" ]
 }
 

@@ -56,9 +56,11 @@ teardown() {
 	[ "$(echo "$diags" | wc -l)" -eq 3 ]
 	echo "$cpus" | awk -F- '{ print $3 }' | tr '\n' ' ' | grep -qx '000000 000001 000002 '
 	echo "$cpus" | sed 's/.*-\([0-9]*\)\.pb\.gz/\1/' | sort -c -n
-	# wrote lines name exactly the published files.
-	[ "$(echo "$output" | grep -c '^wrote ')" -eq 6 ]
-	for f in $cpus $diags; do echo "$output" | grep -qx "wrote $out/$f"; done
+	# wrote lines name exactly the published files: a heap profile too (the default).
+	heaps=$(outputs "$out" heap pb.gz)
+	[ "$(echo "$heaps" | wc -l)" -eq 3 ]
+	[ "$(echo "$output" | grep -c '^wrote ')" -eq 9 ]
+	for f in $cpus $heaps $diags; do echo "$output" | grep -qx "wrote $out/$f"; done
 }
 
 @test "record: --duration 4s --window 2s marks the second, whole window and only it final" {

@@ -38,7 +38,8 @@ cc_one() {	# cc_one NAME [extra flags...]: OUT/NAME from SRC/NAME.c
 	n=$((n + 1))
 }
 
-for w in cpu_split syscall_heavy busy2 fixedjob threads_later offcpu_pipe many_threads forkchurn; do
+for w in cpu_split syscall_heavy busy2 fixedjob threads_later offcpu_pipe many_threads forkchurn \
+	heap_mix alloc_rate; do
 	cc_one "$w"
 done
 
@@ -95,6 +96,21 @@ dir=$OUT/symdir/.build-id/$(echo "$id" | cut -c1-2)
 mkdir -p "$dir"
 objcopy --only-keep-debug "$B/stripped_bid" "$dir/$(echo "$id" | cut -c3-).debug"
 strip --strip-all "$B/stripped_bid"
+n=$((n + 1))
+
+# Heap: the same allocations in a static musl executable (its allocator is its own code, the
+# system family in the executable), when musl-gcc is there; and a static, stripped program
+# with an allocator of its own and no allocator symbol.
+if command -v musl-gcc >/dev/null 2>&1; then
+	musl-gcc -static -std=c17 -O1 -g $FP -D_GNU_SOURCE -Wall -Wextra -Werror -I"$SRC" \
+		-o "$OUT/heap_mix_musl" "$SRC/heap_mix.c"
+	n=$((n + 1))
+else
+	rm -f "$OUT/heap_mix_musl"
+	echo "workloads: no musl-gcc found, skipping heap_mix_musl" >&2
+fi
+$CC $CFLAGS_WL -static -I"$SRC" -o "$OUT/own_alloc" "$SRC/own_alloc.c"
+strip --strip-all "$OUT/own_alloc"
 n=$((n + 1))
 
 echo "workloads: built $n programs in $OUT"

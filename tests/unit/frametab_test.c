@@ -123,6 +123,16 @@ fix_rules(uint32_t type, union stream_any_frame *v, int variant)
 			stream_span_pack((uint8_t *)v->offcpu.more, i,
 					 &(struct offcpu_span){ 10 * i, 10 * i + 5, OFFCPU_CONTINUES });
 		break;
+	case FR_ALLOC:
+		v->alloc.weight = 4;              /* a power of two */
+		v->alloc.reg_mask = 0x1c0;        /* three registers */
+		break;
+	case FR_HEAP_STACK:
+		v->heap_stack.weight = 1024;
+		break;
+	case FR_HEAP_RESET:
+		v->heap_reset.reason = HEAP_RESET_REATTACH;
+		break;
 	case FR_OFFCPU_STACK:
 		v->offcpu_stack.phase = PHASE_BLOCKED;
 		for (uint32_t i = 0; i < v->offcpu_stack.nmore; i++)
@@ -289,7 +299,7 @@ main(void)
 			test_type(d, 1);
 		types++;
 	}
-	CHECK(types == 27);
+	CHECK(types == 32);
 	test_write_limits();
 	stream_writer_release(&w);
 	printf("frametab: %d passed, %d failed\n", passed, failed);

@@ -110,9 +110,31 @@ test_errors(void)
 	CHECK(refused("1h 2q", "invalid duration '1h 2q': unknown unit 'q'"));
 }
 
+/* --alloc-interval's byte sizes: plain bytes, decimal and binary units, a fraction. */
+static void
+test_bytes(void)
+{
+	uint64_t v;
+	char err[160];
+	CHECK(parse_bytes("4096", 1, 1ull << 40, &v, err, sizeof(err)) == 0 && v == 4096);
+	CHECK(parse_bytes("512KiB", 1, 1ull << 40, &v, err, sizeof(err)) == 0 && v == 524288);
+	CHECK(parse_bytes("512 kib", 1, 1ull << 40, &v, err, sizeof(err)) == 0 && v == 524288);
+	CHECK(parse_bytes("1.5 MiB", 1, 1ull << 40, &v, err, sizeof(err)) == 0 && v == 1572864);
+	CHECK(parse_bytes("2MB", 1, 1ull << 40, &v, err, sizeof(err)) == 0 && v == 2000000);
+	CHECK(parse_bytes("1k", 1, 1ull << 40, &v, err, sizeof(err)) == 0 && v == 1000);
+	CHECK(parse_bytes("0", 1, 1ull << 40, &v, err, sizeof(err)) < 0);
+	CHECK(parse_bytes("0.5", 1, 1ull << 40, &v, err, sizeof(err)) < 0);
+	CHECK(parse_bytes("12 parsecs", 1, 1ull << 40, &v, err, sizeof(err)) < 0 &&
+	      strstr(err, "unknown unit"));
+	CHECK(parse_bytes("KiB", 1, 1ull << 40, &v, err, sizeof(err)) < 0);
+	CHECK(parse_bytes("-5", 1, 1ull << 40, &v, err, sizeof(err)) < 0);
+	CHECK(parse_bytes("2TiB", 1, 1ull << 40, &v, err, sizeof(err)) < 0);
+}
+
 int
 main(void)
 {
+	test_bytes();
 	test_units();
 	test_terms();
 	test_errors();

@@ -1,0 +1,275 @@
+/*
+ * Loading the heap program, attaching its probes and draining its ring buffer.
+ */
+#include "heap.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpflog.h"
+#include "heap.skel.h"
+#include "heap_shared.h"
+#include "stream.h"
+
+_Static_assert(sizeof(struct heap_alloc_event) % 8 == 0, "ring records stay 8-byte aligned");
+_Static_assert(sizeof(struct heap_deep_event) % 8 == 0, "ring records stay 8-byte aligned");
+
+#define MAX_LINKS (2 * HF_MAX)
+
+struct heap {
+	struct heap_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link *links[MAX_LINKS];
+	int nlinks, ncpu, counters_fd;
+	uint32_t pid;
+	uint64_t counted[HEAP_C_MAX];   /* counter values already written as FR_LOST */
+	uint64_t malformed;
+	struct emit *out;               /* during a drain */
+	void (*judge)(void *arg, uint64_t time, const uint64_t *ips, unsigned n);
+	void *arg;
+	struct fr_alloc fr;             /* scratch */
+};
+
+static void
+reason(int rc, const char *step, const char *what, char *why, size_t whylen)
+{
+	const char *msg = bpflog_last();
+	snprintf(why, whylen, "heap: cannot %s %s: %s%s%s%s", step, what,
+		 strerror(rc < 0 ? -rc : rc ? rc : EINVAL), msg[0] ? " (libbpf: " : "", msg,
+		 msg[0] ? ")" : "");
+}
+
+/* The entry program of each role; the return program is heap_ret for all but
+ * posix_memalign's, and free has none. */
+static struct bpf_program *
+entry_prog(struct heap_bpf *s, enum heap_fn f, int empty)
+{
+	if (empty)
+		return s->progs.heap_empty;
+	switch (f) {
+	case HF_MALLOC: case HF_RUST_ALLOC: case HF_RUST_ALLOC_ZEROED: return s->progs.heap_malloc;
+	case HF_CALLOC: return s->progs.heap_calloc;
+	case HF_REALLOC: return s->progs.heap_realloc;
+	case HF_RUST_REALLOC: return s->progs.heap_rust_realloc;
+	case HF_ALIGNED_ALLOC: return s->progs.heap_aligned_alloc;
+	case HF_POSIX_MEMALIGN: return s->progs.heap_posix_memalign;
+	default: return s->progs.heap_free;
+	}
+}
+
+static int
+attach_one(struct heap *h, struct bpf_program *prog, const char *path, uint64_t off,
+	   int ret, const char *name, char *why, size_t whylen)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, o, .retprobe = ret);
+	struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, (pid_t)h->pid, path,
+							     (size_t)off, &o);
+	if (!l) {
+		reason(-errno, "attach", name, why, whylen);
+		return -1;
+	}
+	h->links[h->nlinks++] = l;
+	return 0;
+}
+
+static int
+attach_all(struct heap *h, const struct heap_probe *p, int empty, char *why, size_t whylen)
+{
+	for (int f = 0; f < HF_MAX; f++) {
+		if (!p->offset[f])
+			continue;
+		const char *nm = heapsym_name((enum heap_fn)f);
+		if (attach_one(h, entry_prog(h->skel, (enum heap_fn)f, empty), p->open_path,
+			       p->offset[f], 0, nm, why, whylen) < 0)
+			return -1;
+		if (f == HF_FREE || f == HF_RUST_DEALLOC)
+			continue;
+		struct bpf_program *ret = empty ? h->skel->progs.heap_empty :
+			f == HF_POSIX_MEMALIGN ? h->skel->progs.heap_ret_memalign :
+			h->skel->progs.heap_ret;
+		if (attach_one(h, ret, p->open_path, p->offset[f], 1, nm, why, whylen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int ring_event(void *ctx, void *data, size_t len);
+
+struct heap *
+heap_open(pid_t pid, const struct heap_probe *p, const struct heap_config *cfg, char *why,
+	  size_t whylen)
+{
+	struct heap *h = calloc(1, sizeof(*h));
+	if (!h) {
+		snprintf(why, whylen, "out of memory");
+		return NULL;
+	}
+	bpflog_reset(cfg->verbose);
+	h->pid = (uint32_t)pid;
+	h->judge = cfg->judge;
+	h->arg = cfg->arg;
+	int rc = -EINVAL;
+	if (!(h->skel = heap_bpf__open())) {
+		rc = -errno;
+		goto fail;
+	}
+	h->skel->rodata->target_tgid = (__u32)pid;
+	h->skel->rodata->interval = cfg->interval;
+	h->skel->bss->dwarf = cfg->dwarf != 0;
+	h->skel->rodata->wakeup_bytes = (1u << 22) / 2;
+	/* The probes are attached one by one below, to the offsets found. */
+	if ((rc = heap_bpf__load(h->skel)) != 0)
+		goto fail;
+	h->ncpu = libbpf_num_possible_cpus();
+	h->counters_fd = bpf_map__fd(h->skel->maps.counters);
+	h->rb = ring_buffer__new(bpf_map__fd(h->skel->maps.events), ring_event, h, NULL);
+	if (!h->rb || h->ncpu <= 0) {
+		rc = h->ncpu <= 0 ? h->ncpu : -errno;
+		goto fail;
+	}
+	if (attach_all(h, p, cfg->empty, why, whylen) < 0) {
+		heap_close(h);
+		return NULL;
+	}
+	return h;
+fail:
+	reason(rc, "load", "the allocator program", why, whylen);
+	heap_close(h);
+	return NULL;
+}
+
+int
+heap_fd(const struct heap *h)
+{
+	return bpf_map__fd(h->skel->maps.events);
+}
+
+static void
+put_alloc(struct heap *h, const struct heap_alloc_event *e, const struct heap_deep_event *d)
+{
+	struct fr_alloc *a = &h->fr;
+	uint32_t n = e->nips > HEAP_MAX_DEPTH ? HEAP_MAX_DEPTH : e->nips;
+	a->time = e->time;
+	a->pid = h->pid;
+	a->tid = e->tid;
+	a->addr = e->addr;
+	a->size = e->size;
+	a->weight = e->weight;
+	a->flags = e->flags & (ALLOC_UNTRACKED | ALLOC_NO_STACK);
+	a->nuser = (uint16_t)n;
+	memcpy(a->ips, e->ips, n * sizeof(a->ips[0]));
+	a->abi = 0;
+	a->nregs = 0;
+	a->reg_mask = 0;
+	a->stack_len = 0;
+	a->stack = NULL;
+	if (d) {
+		/* Only pc, sp and the frame pointer (aarch64: and lr) start unwind's walk. */
+#if defined(__x86_64__)
+		static const unsigned bits[] = { 8, 7, 6 };
+#else
+		static const unsigned bits[] = { 32, 31, 29, 30 };
+#endif
+		/* In ascending bit order, as the regs of a perf sample. */
+		uint64_t v[4] = { d->regs[0], d->regs[1], d->regs[2], d->regs[3] };
+		a->abi = 2;
+		for (unsigned i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
+			a->reg_mask |= 1ull << bits[i];
+		for (unsigned b = 0, k = 0; b < 64; b++)
+			for (unsigned i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
+				if (bits[i] == b)
+					a->regs[k++] = v[i];
+		a->nregs = (uint16_t)(sizeof(bits) / sizeof(bits[0]));
+		a->stack_len = d->stack_len > HEAP_DEEP_BYTES ? HEAP_DEEP_BYTES : d->stack_len;
+		a->stack = d->stack;
+	}
+	if (h->judge)
+		h->judge(h->arg, a->time, a->ips, a->nuser);
+	emit_alloc(h->out, a);
+}
+
+static int
+ring_event(void *ctx, void *data, size_t len)
+{
+	struct heap *h = ctx;
+	const struct heap_free_event *f = data;
+	if (len < sizeof(*f)) {
+		h->malformed++;
+		return 0;
+	}
+	if (f->kind == HEAP_EV_FREE || f->kind == HEAP_EV_MOVE) {
+		struct fr_heap_free v = { f->time, h->pid, f->tid, f->addr,
+					  f->kind == HEAP_EV_MOVE ? f->new_addr : 0 };
+		if (v.addr)
+			emit_heap_free(h->out, &v);
+		return 0;
+	}
+	if (f->kind != HEAP_EV_ALLOC || len < sizeof(struct heap_alloc_event) ||
+	    !((const struct heap_alloc_event *)data)->weight) {
+		h->malformed++;
+		return 0;
+	}
+	put_alloc(h, data, len >= sizeof(struct heap_deep_event) ? data : NULL);
+	return 0;
+}
+
+/* The program's counters, summed over the CPUs, as FR_LOST of what grew. */
+static void
+put_counters(struct heap *h, uint64_t now)
+{
+	static const uint32_t kinds[HEAP_C_MAX] = {
+		[HEAP_C_RING_DROPS] = LOST_HEAP_RING, [HEAP_C_EVICTED] = LOST_HEAP_EVICTED,
+		[HEAP_C_UNFINISHED] = LOST_HEAP_UNFINISHED, [HEAP_C_STACK_ERR] = LOST_HEAP_STACK,
+	};
+	uint64_t vals[512];
+	if (h->ncpu > 512)
+		return;
+	for (uint32_t c = 0; c < HEAP_C_MAX; c++) {
+		if (!kinds[c] || bpf_map_lookup_elem(h->counters_fd, &c, vals) < 0)
+			continue;
+		uint64_t sum = 0;
+		for (int i = 0; i < h->ncpu; i++)
+			sum += vals[i];
+		if (sum > h->counted[c]) {
+			struct fr_lost l = { now, sum - h->counted[c], kinds[c] };
+			emit_lost(h->out, &l);
+			h->counted[c] = sum;
+		}
+	}
+	if (h->malformed) {
+		struct fr_lost l = { now, h->malformed, LOST_HEAP_RING };
+		emit_lost(h->out, &l);
+		h->malformed = 0;
+	}
+}
+
+void
+heap_drain(struct heap *h, struct emit *out, uint64_t now)
+{
+	h->out = out;
+	ring_buffer__consume(h->rb);
+	put_counters(h, now);
+	h->out = NULL;
+}
+
+void
+heap_set_dwarf(struct heap *h, int on)
+{
+	h->skel->bss->dwarf = on != 0;
+}
+
+void
+heap_close(struct heap *h)
+{
+	if (!h)
+		return;
+	for (int i = 0; i < h->nlinks; i++)
+		bpf_link__destroy(h->links[i]);
+	ring_buffer__free(h->rb);
+	heap_bpf__destroy(h->skel);
+	free(h);
+}

@@ -1,0 +1,73 @@
+/*
+ * The heap collector: the allocator uprobes of bpf/heap.bpf.c, loaded from its skeleton
+ * and attached to the functions heapsym.h found, and the drain that turns its records into
+ * FR_ALLOC and FR_HEAP_FREE frames and its counters into FR_LOST (docs/heap.md).
+ */
+#ifndef COLLECT_HEAP_H
+#define COLLECT_HEAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "emit.h"
+#include "heapsym.h"
+
+struct heap_config {
+	uint64_t interval;      /* --alloc-interval, bytes */
+	int dwarf;              /* copy registers and stack for unwind's CFI walk */
+	int empty;              /* the benchmark's floor: the probes run an empty program */
+	int verbose;
+	/* Each allocation's frame-pointer stack (return addresses leaf first) before it is
+	 * written: auto's fallback judges them with the CPU stacks. */
+	void (*judge)(void *arg, uint64_t time, const uint64_t *ips, unsigned n);
+	void *arg;
+};
+
+struct heap;
+
+/* Loads the program for pid and attaches it to the functions of p; NULL with a one-line
+ * reason in why. */
+struct heap *heap_open(pid_t pid, const struct heap_probe *p, const struct heap_config *cfg,
+		       char *why, size_t whylen);
+/* An fd that becomes readable when the ring buffer asks for a drain (epoll). */
+int heap_fd(const struct heap *h);
+/* Writes what the ring holds, then what the program counted as lost since the last drain,
+ * stamped now. */
+void heap_drain(struct heap *h, struct emit *out, uint64_t now);
+/* From now on the allocations carry the registers and a stack copy (on) or not. */
+void heap_set_dwarf(struct heap *h, int on);
+void heap_close(struct heap *h);
+
+/* heap_setup.c: collect's use of the above. */
+struct collect;
+struct collect_opts;
+
+struct heap_run {
+	struct heap *prog;              /* the collector, NULL when not running */
+	struct heap_probe probe;        /* the allocator found (or why none) */
+	int dropped;                    /* it could not run: --allow-partial went on without
+					 * (1), or the target ended before it could (2) */
+	int watched_fd;                 /* the ring the loop watches (0: none yet) */
+	char why[560];
+};
+
+/* getopt values of --alloc-interval and --allocator, above those of opts.c. */
+enum { OPT_ALLOC_INTERVAL = 0x4e00, OPT_ALLOCATOR };
+void heap_defaults(struct collect_opts *o);
+/* One of those options; exits 1 on a bad value. */
+void heap_option(struct collect_opts *o, int opt, const char *arg);
+/* The preflight's allocator probe (--check, and before the recording): exits 1 when no
+ * family is available, unless --allow-partial keeps another profile. */
+void collect_heap_probe(struct collect *c);
+/* Attaches the probes once the unwind mode is chosen (the same exits). */
+void collect_heap_start(struct collect *c);
+/* After an exec at `at` (HEAP_RESET_EXEC; the new image's allocator is found again) or the
+ * fallback's switch to DWARF (HEAP_RESET_REATTACH, at 0: now): the heap state restarts,
+ * with a heap-reset frame and a warning. */
+void collect_heap_restart(struct collect *c, uint32_t why, uint64_t at);
+void collect_heap_announce(const struct heap_run *r, struct emit *out, uint64_t time);
+void collect_heap_drain(struct heap_run *r, struct emit *out, uint64_t now);
+void collect_heap_end(struct heap_run *r, struct emit *out, uint64_t end);
+
+#endif
