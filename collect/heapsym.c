@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <inttypes.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <string.h>
@@ -76,9 +77,11 @@ scan_file(const char *path, int first, int last, uint64_t *off)
 	return 0;
 }
 
-/* The mapped files of the target, the executable first, each once. */
+/* The mapped files of the target, the executable first, each once, with the range of its
+ * first executable mapping (0, 0 for a library not mapped yet). */
 struct modlist {
 	char paths[64][PATH_MAX];
+	uint64_t start[64], end[64];
 	int n;
 };
 
@@ -91,6 +94,8 @@ add_module(const struct procmap *m, void *arg)
 	for (int i = 0; i < l->n; i++)
 		if (strcmp(l->paths[i], m->path) == 0)
 			return 0;
+	l->start[l->n] = m->start;
+	l->end[l->n] = m->end;
 	snprintf(l->paths[l->n++], PATH_MAX, "%s", m->path);
 	return 0;
 }
@@ -159,7 +164,16 @@ try_module(pid_t pid, const struct modlist *l, int i, int first, int last_requir
 	if (have == 0)
 		return 0;
 	snprintf(p->module, sizeof(p->module), "%s", l->paths[i]);
-	snprintf(p->open_path, sizeof(p->open_path), "%s", path);
+	/* The probes go on the file the mapping holds: /proc/PID/map_files names it, where the
+	 * path through the target's root may name another inode.  A container's root is an
+	 * overlay: its files are mapped from the layer below, and a uprobe on the overlay's
+	 * inode of the same path never fires.  A library not mapped yet (a launched command
+	 * before its loader ran) has only its path. */
+	if (l->end[i])
+		snprintf(p->open_path, sizeof(p->open_path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+			 (int)pid, l->start[i], l->end[i]);
+	else
+		snprintf(p->open_path, sizeof(p->open_path), "%s", path);
 	memcpy(p->offset, off, sizeof(off));
 	p->complete = have == last_required - first + 1;
 	return p->complete ? 1 : -1;

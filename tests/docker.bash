@@ -52,6 +52,8 @@ build_image() {
 	for t in sh sleep true; do ln -s busybox "$root/bin/$t"; done
 	cc -static -O1 -g -D_GNU_SOURCE -fno-omit-frame-pointer -pthread -I"$ROOT/workloads" \
 		-o "$root/bin/cpu_split" "$ROOT/workloads/cpu_split.c" -lm
+	# A statically linked (musl) allocator workload: heap follows the container's init.
+	[ ! -x "$RP_WORKLOADS/heap_mix_musl" ] || cp "$RP_WORKLOADS/heap_mix_musl" "$root/bin/heap_mix"
 	tar -C "$root" -cf "$DK/image.tar" .
 	"$DOCKER_CLI" import "$DK/image.tar" "$RP_IMAGE" >/dev/null
 }

@@ -43,7 +43,7 @@ labels_everywhere() {
 
 @test "docker: record by name profiles every process of the container, with its identity" {
 	start_two
-	run -0 "$RP" record --docker-container "rp-$BATS_TEST_NUMBER" --duration 3s --window 3s \
+	run -0 "$RP" record --profiles cpu --docker-container "rp-$BATS_TEST_NUMBER" --duration 3s --window 3s \
 		--output "$out"
 	cpu=$out/$(outputs "$out" cpu pb.gz | head -n 1)
 	labels_everywhere "$cpu" "$cid" "rp-$BATS_TEST_NUMBER"
@@ -63,9 +63,9 @@ labels_everywhere() {
 
 @test "docker: record by ID (full and short) gives the same identity" {
 	start_two
-	run -0 "$RP" record --docker-container "$cid" --duration 2s --window 2s --output "$out"
+	run -0 "$RP" record --profiles cpu --docker-container "$cid" --duration 2s --window 2s --output "$out"
 	labels_everywhere "$out/$(outputs "$out" cpu pb.gz | head -n 1)" "$cid" "rp-$BATS_TEST_NUMBER"
-	run -0 "$RP" record --docker-container "${cid:0:12}" --duration 1s --window 1s \
+	run -0 "$RP" record --profiles cpu --docker-container "${cid:0:12}" --duration 1s --window 1s \
 		--output "$out/short"
 	d=$out/short/$(outputs "$out/short" diagnostics json | head -n 1)
 	run -0 jq -e --arg id "$cid" '.target.container.id == $id' "$d"
@@ -87,7 +87,7 @@ labels_everywhere() {
 @test "docker: a restart mid-recording is followed into a new window of the same session" {
 	start_two
 	old=$("$DOCKER_CLI" inspect -f '{{.State.Pid}} {{.State.StartedAt}}' "rp-$BATS_TEST_NUMBER")
-	"$RP" record --docker-container "rp-$BATS_TEST_NUMBER" --duration 9s --window 1s \
+	"$RP" record --profiles cpu --docker-container "rp-$BATS_TEST_NUMBER" --duration 9s --window 1s \
 		--output "$out" >"$BATS_TEST_TMPDIR/rec.log" 2>&1 &
 	rec=$!
 	sleep 3
@@ -130,7 +130,7 @@ labels_everywhere() {
 
 @test "docker: rm -f ends an open-ended recording cleanly" {
 	start_two
-	"$RP" record --docker-container "rp-$BATS_TEST_NUMBER" --duration 0 --window 1s \
+	"$RP" record --profiles cpu --docker-container "rp-$BATS_TEST_NUMBER" --duration 0 --window 1s \
 		--output "$out" >"$BATS_TEST_TMPDIR/rec.log" 2>&1 &
 	rec=$!
 	sleep 3
@@ -143,7 +143,7 @@ labels_everywhere() {
 }
 
 @test "docker: an unknown name fails with the API's reason in one line" {
-	run -1 "$RP" record --docker-container no-such-rp --duration 1s --output "$out"
+	run -1 "$RP" record --profiles cpu --docker-container no-such-rp --duration 1s --output "$out"
 	assert_output "collect: docker: No such container: no-such-rp"
 	[ ! -e "$out" ] || [ -z "$(ls "$out")" ]
 }
@@ -151,17 +151,35 @@ labels_everywhere() {
 @test "docker: a stopped container is refused, and a name that is no name" {
 	run_container "rp-$BATS_TEST_NUMBER" "$RP_IMAGE" /bin/true
 	"$DOCKER_CLI" wait "rp-$BATS_TEST_NUMBER" >/dev/null
-	run -1 "$RP" record --docker-container "rp-$BATS_TEST_NUMBER" --duration 1s --output "$out"
+	run -1 "$RP" record --profiles cpu --docker-container "rp-$BATS_TEST_NUMBER" --duration 1s --output "$out"
 	assert_output --regexp "^collect: docker container rp-$BATS_TEST_NUMBER \([0-9a-f]{12}\) is not running \(status exited\)\$"
-	run -1 "$RP" record --docker-container '../x' --duration 1s --output "$out"
+	run -1 "$RP" record --profiles cpu --docker-container '../x' --duration 1s --output "$out"
 	assert_output "collect: --docker-container '../x' is not a container ID or name"
 }
 
 @test "docker: no engine at the socket is one line naming the socket" {
-	DOCKER_HOST=unix://$BATS_TEST_TMPDIR/none.sock run -1 "$RP" record \
+	DOCKER_HOST=unix://$BATS_TEST_TMPDIR/none.sock run -1 "$RP" record --profiles cpu \
 		--docker-container x --duration 1s --output "$out"
 	assert_output --regexp "^collect: cannot reach the Docker Engine API at $BATS_TEST_TMPDIR/none.sock: .+\$"
 	[ "${#lines[@]}" -eq 1 ]
+}
+
+@test "docker: heap follows the container's init process (scope mixed_process_and_cgroup) with the default profiles" {
+	[ -x "$RP_WORKLOADS/heap_mix_musl" ] || skip "heap_mix_musl was not built (musl-tools)"
+	run_container "rp-$BATS_TEST_NUMBER" "$RP_IMAGE" /bin/heap_mix 120
+	sleep 0.5
+	# The probes attach when the unwind mode is known: no calibration (docs/heap.md).
+	run -0 "$RP" record --docker-container "rp-$BATS_TEST_NUMBER" --duration 3s --window 3s \
+		--unwind fp --alloc-interval 16KiB --output "$out"
+	heap=$out/$(outputs "$out" heap pb.gz | tail -n 1)
+	[ -f "$heap" ]
+	run -0 pprof -raw "$heap"
+	assert_output --partial "inuse_space/bytes"
+	labels_everywhere "$heap" "$cid" "rp-$BATS_TEST_NUMBER"
+	d=$out/$(outputs "$out" diagnostics json | tail -n 1)
+	run -0 jq -e '.heap.scope == "mixed_process_and_cgroup" and .scope.effective == "cgroup" and
+		.allocator_probe.detected == "system" and .allocator_probe.complete and
+		(.allocator_probe.module | endswith("heap_mix")) and .heap.alloc_objects > 0' "$d"
 }
 
 @test "docker: check --docker-container resolves the container, its init process and cgroup; the JSON validates" {

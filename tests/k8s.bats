@@ -125,7 +125,7 @@ pod_write() {
 @test "k8s: a Pod's container on this node is profiled with its Kubernetes identity" {
 	c=$(pod_container "$uid" app)
 	pod_write shop web "$uid" node-a "app:$c"
-	run -0 "$RP" record --k8s-pod shop/web --duration 3s --window 3s --output "$out"
+	run -0 "$RP" record --profiles cpu --k8s-pod shop/web --duration 3s --window 3s --output "$out"
 	cpu=$out/$(outputs "$out" cpu pb.gz | head -n 1)
 	n=$(pprof -raw "$cpu" | grep -c 'process.pid:')
 	m=$(pprof -raw "$cpu" | grep -c "container.id:\[$c\] k8s.container.name:\[app\] k8s.namespace.name:\[shop\] k8s.pod.name:\[web\] k8s.pod.uid:\[$uid\]")
@@ -163,9 +163,9 @@ pod_write() {
 @test "k8s: a Pod on another node is rejected" {
 	c=$(pod_container "$uid" app)
 	pod_write shop far "$uid" node-b "app:$c"
-	run -1 "$RP" record --k8s-pod shop/far --duration 1s --output "$out"
+	run -1 "$RP" record --profiles cpu --k8s-pod shop/far --duration 1s --output "$out"
 	assert_output "collect: Pod shop/far runs on node node-b, not on this node (node-a): cross-node targets are rejected"
-	NODE_NAME='' run -1 "$RP" record --k8s-pod shop/far --duration 1s --output "$out"
+	NODE_NAME='' run -1 "$RP" record --profiles cpu --k8s-pod shop/far --duration 1s --output "$out"
 	assert_output --partial "NODE_NAME is not set"
 }
 
@@ -173,17 +173,17 @@ pod_write() {
 	c1=$(pod_container "$uid" app)
 	c2=$(pod_container "$uid" sidecar)
 	pod_write shop two "$uid" node-a "app:$c1" "sidecar:$c2"
-	run -1 "$RP" record --k8s-pod shop/two --duration 1s --output "$out"
+	run -1 "$RP" record --profiles cpu --k8s-pod shop/two --duration 1s --output "$out"
 	assert_output "collect: kubernetes: Pod shop/two has 2 application containers (app, sidecar): pass --container NAME"
-	run -1 "$RP" record --k8s-pod shop/two --container init-db --duration 1s --output "$out"
+	run -1 "$RP" record --profiles cpu --k8s-pod shop/two --container init-db --duration 1s --output "$out"
 	assert_output "collect: kubernetes: container 'init-db' of Pod shop/two is an init container: init and ephemeral containers are not selected"
-	run -1 "$RP" record --k8s-pod shop/two --container debugger --duration 1s --output "$out"
+	run -1 "$RP" record --profiles cpu --k8s-pod shop/two --container debugger --duration 1s --output "$out"
 	assert_output "collect: kubernetes: container 'debugger' of Pod shop/two is an ephemeral container: init and ephemeral containers are not selected"
-	run -1 "$RP" record --k8s-pod shop/two --container nope --duration 1s --output "$out"
+	run -1 "$RP" record --profiles cpu --k8s-pod shop/two --container nope --duration 1s --output "$out"
 	assert_output "collect: kubernetes: Pod shop/two has no application container 'nope' (it has: app, sidecar)"
-	run -1 "$RP" record --pid 1 --container app --duration 1s --output "$out"
+	run -1 "$RP" record --profiles cpu --pid 1 --container app --duration 1s --output "$out"
 	assert_output "rustprofile: --container is only valid with --k8s-pod"
-	run -0 "$RP" record --k8s-pod shop/two --container sidecar --duration 2s --window 2s \
+	run -0 "$RP" record --profiles cpu --k8s-pod shop/two --container sidecar --duration 2s --window 2s \
 		--output "$out"
 	d=$out/$(outputs "$out" diagnostics json | head -n 1)
 	run -0 jq -e --arg c "$c2" '.target.container.id == $c and
@@ -193,7 +193,7 @@ pod_write() {
 @test "k8s: a restart of the same Pod UID is followed; a replaced Pod is not" {
 	c1=$(pod_container "$uid" app)
 	pod_write shop web "$uid" node-a "app:$c1"
-	"$RP" record --k8s-pod shop/web --duration 0 --window 1s --output "$out" \
+	"$RP" record --profiles cpu --k8s-pod shop/web --duration 0 --window 1s --output "$out" \
 		>"$BATS_TEST_TMPDIR/rec.log" 2>&1 &
 	rec=$!
 	sleep 3
@@ -223,26 +223,26 @@ pod_write() {
 }
 
 @test "k8s: a deleted Pod is refused with the API's reason; a wrong token too" {
-	run -1 "$RP" record --k8s-pod shop/gone --duration 1s --output "$out"
+	run -1 "$RP" record --profiles cpu --k8s-pod shop/gone --duration 1s --output "$out"
 	assert_output 'collect: kubernetes: pods "gone" not found (HTTP status 404)'
 	echo wrong >"$BATS_TEST_TMPDIR/token"
 	cp "$SA/ca.crt" "$BATS_TEST_TMPDIR/ca.crt"
-	RUSTPROFILE_K8S_SERVICEACCOUNT_DIR=$BATS_TEST_TMPDIR run -1 "$RP" record \
+	RUSTPROFILE_K8S_SERVICEACCOUNT_DIR=$BATS_TEST_TMPDIR run -1 "$RP" record --profiles cpu \
 		--k8s-pod shop/gone --duration 1s --output "$out"
 	assert_output 'collect: kubernetes: Unauthorized (HTTP status 401)'
-	KUBERNETES_SERVICE_HOST='' run -1 "$RP" record --k8s-pod shop/gone --duration 1s --output "$out"
+	KUBERNETES_SERVICE_HOST='' run -1 "$RP" record --profiles cpu --k8s-pod shop/gone --duration 1s --output "$out"
 	assert_output "collect: --k8s-pod needs in-cluster execution: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set"
-	run -1 "$RP" record --k8s-pod 'shop/../x' --duration 1s --output "$out"
+	run -1 "$RP" record --profiles cpu --k8s-pod 'shop/../x' --duration 1s --output "$out"
 	assert_output "collect: --k8s-pod 'shop/../x' is not NAMESPACE/NAME"
 }
 
 @test "k8s: an answer larger than 4 MiB and one later than 5 s are refused, each in one line" {
 	echo big >"$API/mode"
-	run -1 "$RP" record --k8s-pod shop/web --duration 1s --output "$out"
+	run -1 "$RP" record --profiles cpu --k8s-pod shop/web --duration 1s --output "$out"
 	assert_output "collect: kubernetes: GET pod shop/web: the answer is larger than 4194304 bytes (the limit of control-plane responses)"
 	echo slow >"$API/mode"
 	t0=$(date +%s%N)
-	run -1 "$RP" record --k8s-pod shop/web --duration 1s --output "$out"
+	run -1 "$RP" record --profiles cpu --k8s-pod shop/web --duration 1s --output "$out"
 	t1=$(date +%s%N)
 	assert_output "collect: kubernetes: GET pod shop/web: no complete answer within 5000 ms (the control-plane timeout)"
 	# Both collect --check (the driver's preflight) and nothing else waited: 5 s, not 7.
@@ -253,7 +253,7 @@ pod_write() {
 	openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=other -keyout /dev/null \
 		-out "$BATS_TEST_TMPDIR/ca.crt" 2>/dev/null
 	cp "$SA/token" "$BATS_TEST_TMPDIR/token"
-	RUSTPROFILE_K8S_SERVICEACCOUNT_DIR=$BATS_TEST_TMPDIR run -1 "$RP" record \
+	RUSTPROFILE_K8S_SERVICEACCOUNT_DIR=$BATS_TEST_TMPDIR run -1 "$RP" record --profiles cpu \
 		--k8s-pod shop/web --duration 1s --output "$out"
 	assert_output --regexp '^collect: kubernetes: GET pod shop/web: .*(certificate|SSL).*$'
 	[ "${#lines[@]}" -eq 1 ]
