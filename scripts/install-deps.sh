@@ -25,14 +25,15 @@ set -eu
 # and the shellcheck package keeps the shell scripts clean (tests/driver.bats);
 # python3-jsonschema validates check's JSON against docs/check-report.schema.json;
 # serve answers HTTP with libmicrohttpd-dev, parses request bodies with libjansson-dev,
-# disassembles for /asm/v1 with libcapstone-dev, and unwind and serve fetch debug files from
+# disassembles for /asm/v1 with libcapstone-dev, names profiles by SHA-256 with nettle-dev,
+# and unwind and serve fetch debug files from
 # an explicit --debuginfod URL with libdebuginfod-dev (the debuginfod server is the test's peer);
 # chromium renders serve's gallery page for tests/serve.bats (--headless --dump-dom).
 PKGS="build-essential pkg-config clang llvm libclang-rt-dev libelf-dev libdw-dev zlib1g-dev
 libiberty-dev libcap-ng-dev libzstd-dev libdeflate-dev elfutils binutils g++ rustc golang-go bats
 bats-support bats-assert linux-perf util-linux procps python3 jq xxd debuginfod time libxml2-utils
 bpftool libbpf-dev libbpf-tools shellcheck python3-jsonschema libmicrohttpd-dev libjansson-dev
-libcapstone-dev libdebuginfod-dev chromium"
+libcapstone-dev libdebuginfod-dev nettle-dev chromium"
 
 say() { printf 'install-deps: %s\n' "$*"; }
 die() { say "$*" >&2; exit 1; }
