@@ -168,7 +168,6 @@ static void
 confine(void)
 {
 	struct rp_confine_path p[MAX_SYMBOL_DIRS + SERVE_MAX_SOURCE_DIRS + RP_CONFINE_NET_PATHS + 8];
-	struct rp_confine_port port = { 0 };
 	struct rp_confine_spec spec = { p, 0, 0, NULL, 0 };
 	char why[PATH_MAX + 100];
 
@@ -186,14 +185,8 @@ confine(void)
 		p[spec.npaths++] = (struct rp_confine_path){ S.source_dirs[i], RP_CONFINE_READ };
 	p[spec.npaths++] = (struct rp_confine_path){ "/usr/lib/debug",
 						     RP_CONFINE_READ | RP_CONFINE_OPTIONAL };
-	if (fetch) {
-		p[spec.npaths++] = (struct rp_confine_path){ dbgfetch_cache_dir(fetch),
-					RP_CONFINE_READ | RP_CONFINE_WRITE };
-		spec.npaths += rp_confine_network_paths(p + spec.npaths);
-		port.port = debuginfod_url_port(opt.debuginfod);
-		spec.connect = &port;
-		spec.nconnect = 1;
-	}
+	if (fetch)
+		dbgfetch_confine(fetch, p, &spec);
 	if (rp_confine("serve", &spec, why, sizeof(why)) < 0)
 		errx(1, "%s", why);
 }

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "confine.h"
 #include "dbgurl.h"
 #include "debugfile.h"
 #include "errbuf.h"
@@ -23,6 +24,7 @@ struct dbgfetch {
 	uint64_t max_bytes;
 	int over, late;			/* why the progress callback stopped a transfer */
 	struct dbgfetch_stats st;
+	struct rp_confine_port port;	/* the server's, for Landlock */
 	void (*note)(void *, const char *);
 	void *ctx;
 };
@@ -75,6 +77,7 @@ dbgfetch_new(const char *url, void (*note)(void *, const char *), void *ctx, cha
 	}
 	f->note = note;
 	f->ctx = ctx;
+	f->port.port = debuginfod_url_port(url);
 	f->max_bytes = DBGFETCH_MAX_BYTES;
 	if (cap && strtoull(cap, NULL, 10) > 0 && strtoull(cap, NULL, 10) < f->max_bytes)
 		f->max_bytes = strtoull(cap, NULL, 10);
@@ -110,6 +113,15 @@ const char *
 dbgfetch_cache_dir(const struct dbgfetch *f)
 {
 	return f->cache;
+}
+
+void
+dbgfetch_confine(struct dbgfetch *f, struct rp_confine_path *p, struct rp_confine_spec *spec)
+{
+	p[spec->npaths++] = (struct rp_confine_path){ f->cache, RP_CONFINE_READ | RP_CONFINE_WRITE };
+	spec->npaths += rp_confine_network_paths(p + spec->npaths);
+	spec->connect = &f->port;
+	spec->nconnect = 1;
 }
 
 const struct dbgfetch_stats *

@@ -40,8 +40,16 @@ struct dbgfetch;
  * tests use it: a 512 MiB debug file is not something a test serves). */
 struct dbgfetch *dbgfetch_new(const char *url, void (*note)(void *ctx, const char *msg),
 			      void *ctx, char *err, size_t errlen);
-/* The private cache directory (Landlock rules name it). */
+/* The private cache directory. */
 const char *dbgfetch_cache_dir(const struct dbgfetch *);
+
+struct rp_confine_path;
+struct rp_confine_spec;
+/* What a confined stage that fetches needs (lib/confine.h), added to spec, whose paths
+ * array is p with room for RP_CONFINE_NET_PATHS + 1 more: writing the cache, reading what
+ * name resolution and TLS read, and a TCP connect to the URL's port. */
+void dbgfetch_confine(struct dbgfetch *, struct rp_confine_path *p,
+		      struct rp_confine_spec *spec);
 /* Fetches the debug file of this build id: its path (malloc'ed), or NULL. */
 char *dbgfetch_debuginfo(struct dbgfetch *, const uint8_t *build_id, size_t len);
 const struct dbgfetch_stats *dbgfetch_stats(const struct dbgfetch *);

@@ -151,7 +151,6 @@ static void
 confine(void)
 {
 	struct rp_confine_path p[MAX_SYMBOL_DIRS + 3 + RP_CONFINE_NET_PATHS];
-	struct rp_confine_port port = { 0 };
 	struct rp_confine_spec spec = { p, 0, 0, NULL, 0 };
 	char why[PATH_MAX + 100];
 
@@ -167,12 +166,7 @@ confine(void)
 	if (env.debuginfod) {
 		if (!(fetch = dbgfetch_new(env.debuginfod, fetch_note, NULL, why, sizeof(why))))
 			errx(1, "%s", why);
-		p[spec.npaths++] = (struct rp_confine_path){ dbgfetch_cache_dir(fetch),
-							     RP_CONFINE_READ | RP_CONFINE_WRITE };
-		spec.npaths += rp_confine_network_paths(p + spec.npaths);
-		port.port = debuginfod_url_port(env.debuginfod);
-		spec.connect = &port;
-		spec.nconnect = 1;
+		dbgfetch_confine(fetch, p, &spec);
 	}
 	if (rp_confine("unwind", &spec, why, sizeof(why)) < 0)
 		errx(1, "%s", why);
