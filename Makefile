@@ -111,10 +111,12 @@ $(OUT)/bin/defaults.sh: lib/defaults.h
 	} > $@.tmp && mv -f $@.tmp $@
 
 TOOL_ARCHIVES := $(foreach t,$(TOOLS),$(OUT)/$(t)/lib$(t).a)
+# (a unit test links them twice: a later stage's archive, serve's, uses an earlier one's)
 $(OUT)/tests/%: tests/unit/%.c $(TOOL_ARCHIVES) $(LIB_A)
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  TEST    $@")
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(TOOL_ARCHIVES) $(LIB_A) $(LDLIBS_ALL)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(TOOL_ARCHIVES) $(TOOL_ARCHIVES) \
+		$(LIB_A) $(LDLIBS_ALL)
 
 # A benchmark driver links the stages' archives like a unit test, with the same flags.
 $(OUT)/bench/%: bench/%.c $(TOOL_ARCHIVES) $(LIB_A)

@@ -165,6 +165,7 @@ route_get(struct serve *s, const char *url, struct answer *a)
 static void
 route_post(struct serve *s, const char *url, const struct req *q, struct answer *a)
 {
+	dbgfetch_new_budget(s->fetch);
 	if (strcmp(url, "/symbolicate/v5") == 0)
 		symapi_symbolicate(s, q->body ? q->body : "", q->len, a);
 	else if (strcmp(url, "/source/v1") == 0)

@@ -364,6 +364,26 @@ mkprofile() {
 	[ "$(curl -sf "$base/healthz" | jq .debuginfod.oversized)" -eq 1 ]
 }
 
+@test "serve: fetches from a debuginfod server that never answers stop at the 30 s budget" {
+	local hot hang
+	hot=$(addr_of stripped_hot) hang=$(free_port)
+	# accepts connections and never answers
+	python3 -c 'import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(8); c = s.accept(); time.sleep(90)' "$hang" 3>&- &
+	local lpid=$!
+	serve --profile "$profile" --debuginfod "http://127.0.0.1:$hang"
+	SECONDS=0
+	run -0 symbolicate "$((hot + 4))"
+	local took=$SECONDS
+	kill "$lpid" 2>/dev/null || true
+	[ "$(jq -r '.results[0].stacks[0][0].function // "none"' <<<"$output")" = none ]
+	[ "$took" -ge 29 ] && [ "$took" -le 40 ]
+	grep -q "debuginfod: no debug file for build id $bid: the 30 s budget is spent" \
+		"$BATS_TEST_TMPDIR/serve.log"
+	[ "$(curl -sf "$base/healthz" | jq .debuginfod.out_of_time)" -eq 1 ]
+}
+
 @test "serve: record --debuginfod names a stripped workload from the loopback server" {
 	local out=$BATS_TEST_TMPDIR/out
 	start_workload buildid/stripped_bid 30

@@ -95,7 +95,7 @@ dbgfetch_new(const char *url, void (*note)(void *, const char *), void *ctx, cha
 	setenv("DEBUGINFOD_CACHE_PATH", f->cache, 1);
 	setenv_u64("DEBUGINFOD_MAXSIZE", f->max_bytes);
 	setenv("DEBUGINFOD_RETRY_LIMIT", "0", 1);
-	setenv_u64("DEBUGINFOD_TIMEOUT", DBGFETCH_BUDGET_SECONDS);
+	setenv_u64("DEBUGINFOD_TIMEOUT", DBGFETCH_BUDGET_SECONDS + 5);	/* the budget decides */
 	unsetenv("DEBUGINFOD_PROGRESS");
 	unsetenv("DEBUGINFOD_VERBOSE");
 	if (!(f->c = debuginfod_begin())) {
@@ -122,6 +122,13 @@ dbgfetch_confine(struct dbgfetch *f, struct rp_confine_path *p, struct rp_confin
 	spec->npaths += rp_confine_network_paths(p + spec->npaths);
 	spec->connect = &f->port;
 	spec->nconnect = 1;
+}
+
+void
+dbgfetch_new_budget(struct dbgfetch *f)
+{
+	if (f)
+		f->deadline = now() + DBGFETCH_BUDGET_SECONDS;
 }
 
 const struct dbgfetch_stats *
@@ -180,7 +187,7 @@ dbgfetch_debuginfo(struct dbgfetch *f, const uint8_t *id, size_t len)
 		failed(f, hex, 0);
 		return NULL;
 	}
-	setenv_u64("DEBUGINFOD_MAXTIME", (uint64_t)left + 1);
+	setenv_u64("DEBUGINFOD_MAXTIME", (uint64_t)left + 5);
 	f->st.requests++;
 	fd = debuginfod_find_debuginfo(f->c, id, (int)len, &path);
 	if (fd < 0) {

@@ -53,6 +53,10 @@ void dbgfetch_confine(struct dbgfetch *, struct rp_confine_path *p,
 /* Fetches the debug file of this build id: its path (malloc'ed), or NULL. */
 char *dbgfetch_debuginfo(struct dbgfetch *, const uint8_t *build_id, size_t len);
 const struct dbgfetch_stats *dbgfetch_stats(const struct dbgfetch *);
+/* Starts a new budget: serve's symbolizer lives as long as the server, and each request of
+ * the symbol API is one lookup as a recording's unwind is (a module that failed is not
+ * asked again either way: the symbolizer remembers failures). */
+void dbgfetch_new_budget(struct dbgfetch *);
 void dbgfetch_free(struct dbgfetch *);	/* accepts NULL; removes the cache */
 
 #endif
