@@ -142,16 +142,23 @@ uri_component(const char *s, char *out, size_t outlen)
 
 /* The link that opens a served profile in the Firefox Profiler, with this server as its
  * symbol server. */
-static json_t *
-firefox_link(const struct serve *s, const char *profile_path)
+void
+gallery_firefox_url(const struct serve *s, const char *profile_path, char *link, size_t len)
 {
-	char url[1024], a[1200], b[600], link[2048];
+	char url[1024], a[3200], b[1600];
 
 	snprintf(url, sizeof(url), "%s%s", s->base_url, profile_path);
 	uri_component(url, a, sizeof(a));
 	uri_component(s->base_url, b, sizeof(b));
-	snprintf(link, sizeof(link), "https://profiler.firefox.com/from-url/%s/?symbolServer=%s",
-		 a, b);
+	snprintf(link, len, "https://profiler.firefox.com/from-url/%s/?symbolServer=%s", a, b);
+}
+
+static json_t *
+firefox_link(const struct serve *s, const char *profile_path)
+{
+	char link[5000];
+
+	gallery_firefox_url(s, profile_path, link, sizeof(link));
 	return json_string(link);
 }
 

@@ -8,6 +8,8 @@
 #ifndef RP_SERVE_GALLERY_H
 #define RP_SERVE_GALLERY_H
 
+#include <stddef.h>
+
 #include "serve.h"
 #include "symapi.h"
 
@@ -17,6 +19,10 @@ void gallery_list(struct serve *, struct answer *);
 void gallery_profile(struct serve *, const char *id, struct answer *);
 /* GET / */
 void gallery_page(struct serve *, struct answer *);
+/* The link that opens the profile at profile_path of this server in the Firefox Profiler,
+ * with this server as its symbol server. */
+void gallery_firefox_url(const struct serve *, const char *profile_path, char *link,
+			 size_t len);
 /* The id of a file name: 64 lower-case hex digits and a NUL. */
 void gallery_id(const char *name, char out[65]);
 /* 1 when name is a file name serve lists. */

@@ -150,12 +150,15 @@ route_get(struct serve *s, const char *url, struct answer *a)
 	else if (s->directory && strncmp(url, "/api/profile/", 13) == 0)
 		gallery_profile(s, url + 13, a);
 	else if (s->profile && strcmp(url, "/") == 0) {
-		char link[200];
-		snprintf(link, sizeof(link), "rustprofile serve: the profile is at "
-			 "%s/profile.json\n", s->base_url);
-		a->body = strdup(link);
-		a->len = a->body ? strlen(link) : 0;
-		a->status = 200;
+		char link[5000], *text = NULL;
+		gallery_firefox_url(s, "/profile.json", link, sizeof(link));
+		if (asprintf(&text, "rustprofile serve: the profile is at %s/profile.json\n"
+			     "Firefox Profiler (with --cors-origin https://profiler.firefox.com): "
+			     "%s\n", s->base_url, link) < 0)
+			text = NULL;
+		a->body = text;
+		a->len = text ? strlen(text) : 0;
+		a->status = text ? 200 : 500;
 		a->type = "text/plain; charset=utf-8";
 	} else
 		answer_error(a, 404, "no such resource: %.200s", url);
