@@ -41,8 +41,10 @@ die() { say "$*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || die "must run as root (apt-get install needs it)"
 command -v apt-get >/dev/null 2>&1 || die "apt-get not found: this script targets Debian 12"
 
+# One line per architecture the package is known for (a machine with a foreign
+# architecture, e.g. arm64 for cross builds, lists two): installed when one of them is.
 installed() {
-	[ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]
+	dpkg-query -W -f='${db:Status-Status}\n' "$1" 2>/dev/null | grep -qx installed
 }
 
 missing=""
