@@ -421,6 +421,20 @@ while True: kept.append(s.accept())' "$hang" 3>&- &
 	assert_output --partial "larger than 1000 bytes, not kept"
 }
 
+@test "serve: replay --debuginfod names a saved stream's stripped workload" {
+	local out=$BATS_TEST_TMPDIR/out
+	start_workload buildid/stripped_bid 30
+	"$RP" record --pid "$wpid" --duration 2s --window 2s --unwind fp --cpu-frequency 499 \
+		--save-stream "$BATS_TEST_TMPDIR/rec.stream" --output "$out" >/dev/null 3>&-
+	stop_workload
+	run -0 pprof -top "$out/$(outputs "$out" cpu pb.gz | tail -n 1)"
+	refute_output --partial stripped_hot
+	"$RP" replay --input "$BATS_TEST_TMPDIR/rec.stream" --module-cache "$out/.modules" \
+		--debuginfod "http://127.0.0.1:$dport" --output "$BATS_TEST_TMPDIR/re" >/dev/null
+	run -0 pprof -top "$BATS_TEST_TMPDIR/re/$(outputs "$BATS_TEST_TMPDIR/re" cpu pb.gz | tail -n 1)"
+	assert_output --partial stripped_hot
+}
+
 # debuginfo requests the loopback server has answered so far
 debuginfo_requests() {
 	curl -sf "http://127.0.0.1:$dport/metrics" |

@@ -12,7 +12,10 @@
  * paths, /usr/lib/debug and --symbol-dir.
  * Confined (lib/confine.h) to reading the module cache, the --symbol-dir directories and
  * /usr/lib/debug; the ELF files elsewhere (recorded paths, debug links beside them) come
- * through the module opener (opener.h), which hands out regular ELF files only.
+ * through the module opener (opener.h), which hands out regular ELF files only.  With
+ * --debuginfod URL, debug files no local search finds are fetched from that server
+ * (dbgfetch.h; the only network use of a stage, and only with the flag), each failure a
+ * warning frame that the window's diagnostics list.
  */
 #include <err.h>
 #include <errno.h>
