@@ -14,8 +14,9 @@ CC ?= cc
 OUT ?= .output
 PREFIX ?= /usr/local
 DESTDIR ?=
-PKGS := libelf libdw zlib libcap-ng libzstd libdebuginfod
-# serve's own: HTTP, JSON parsing, disassembly, SHA-256 (profile ids)
+PKGS := libelf libdw zlib libcap-ng libzstd
+# serve's own: HTTP, JSON parsing, disassembly, SHA-256 (profile ids).  (libdebuginfod, for
+# --debuginfod, is opened at run time by unwind/dbgfetch.c: only its header is needed here.)
 SERVE_PKGS := libmicrohttpd jansson capstone nettle
 
 ifeq ($(V),1)

@@ -2,6 +2,7 @@
 #include "dbgfetch.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <elfutils/debuginfod.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -29,6 +30,40 @@ struct dbgfetch {
 	void *ctx;
 };
 
+/* libdebuginfod is opened only with --debuginfod, as libdw itself does: a stage without the
+ * flag loads no HTTP or TLS library (libcurl and what it pulls in) at all. */
+static struct {
+	debuginfod_client *(*begin)(void);
+	int (*find_debuginfo)(debuginfod_client *, const unsigned char *, int, char **);
+	void (*set_progressfn)(debuginfod_client *, debuginfod_progressfn_t);
+	void (*set_user_data)(debuginfod_client *, void *);
+	void *(*get_user_data)(debuginfod_client *);
+	void (*end)(debuginfod_client *);
+} lib;
+
+static int
+load_lib(char *err, size_t errlen)
+{
+	void *h;
+
+	if (lib.begin)
+		return 0;
+	if (!(h = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL)))
+		return errbuf_fail(err, errlen, "--debuginfod needs libdebuginfod: %s", dlerror());
+	*(void **)&lib.find_debuginfo = dlsym(h, "debuginfod_find_debuginfo");
+	*(void **)&lib.set_progressfn = dlsym(h, "debuginfod_set_progressfn");
+	*(void **)&lib.set_user_data = dlsym(h, "debuginfod_set_user_data");
+	*(void **)&lib.get_user_data = dlsym(h, "debuginfod_get_user_data");
+	*(void **)&lib.end = dlsym(h, "debuginfod_end");
+	*(void **)&lib.begin = dlsym(h, "debuginfod_begin");
+	if (!lib.find_debuginfo || !lib.set_progressfn || !lib.set_user_data ||
+	    !lib.get_user_data || !lib.end || !lib.begin) {
+		lib.begin = NULL;
+		return errbuf_fail(err, errlen, "libdebuginfod.so.1 lacks a function it should have");
+	}
+	return 0;
+}
+
 static double
 now(void)
 {
@@ -42,7 +77,7 @@ now(void)
 static int
 progress(debuginfod_client *c, long a, long b)
 {
-	struct dbgfetch *f = debuginfod_get_user_data(c);
+	struct dbgfetch *f = lib.get_user_data(c);
 
 	if ((a > 0 && (uint64_t)a > f->max_bytes) || (b > 0 && (uint64_t)b > f->max_bytes))
 		f->over = 1;
@@ -98,13 +133,17 @@ dbgfetch_new(const char *url, void (*note)(void *, const char *), void *ctx, cha
 	setenv_u64("DEBUGINFOD_TIMEOUT", DBGFETCH_BUDGET_SECONDS + 5);	/* the budget decides */
 	unsetenv("DEBUGINFOD_PROGRESS");
 	unsetenv("DEBUGINFOD_VERBOSE");
-	if (!(f->c = debuginfod_begin())) {
+	if (load_lib(err, errlen) < 0) {
+		dbgfetch_free(f);
+		return NULL;
+	}
+	if (!(f->c = lib.begin())) {
 		errbuf_fail(err, errlen, "cannot start the debuginfod client");
 		dbgfetch_free(f);
 		return NULL;
 	}
-	debuginfod_set_user_data(f->c, f);
-	debuginfod_set_progressfn(f->c, progress);
+	lib.set_user_data(f->c, f);
+	lib.set_progressfn(f->c, progress);
 	f->deadline = now() + DBGFETCH_BUDGET_SECONDS;
 	return f;
 }
@@ -189,7 +228,7 @@ dbgfetch_debuginfo(struct dbgfetch *f, const uint8_t *id, size_t len)
 	}
 	setenv_u64("DEBUGINFOD_MAXTIME", (uint64_t)left + 5);
 	f->st.requests++;
-	fd = debuginfod_find_debuginfo(f->c, id, (int)len, &path);
+	fd = lib.find_debuginfo(f->c, id, (int)len, &path);
 	if (fd < 0) {
 		failed(f, hex, fd);
 		return NULL;
@@ -234,7 +273,7 @@ dbgfetch_free(struct dbgfetch *f)
 	if (!f)
 		return;
 	if (f->c)
-		debuginfod_end(f->c);
+		lib.end(f->c);
 	remove_tree(f->cache, 0);
 	free(f);
 }
