@@ -18,6 +18,9 @@ OUT ?= .output
 PREFIX ?= /usr/local
 DESTDIR ?=
 PKGS := libelf libdw zlib libcap-ng libzstd libcurl jansson
+# serve's own: HTTP, JSON parsing, disassembly, SHA-256 (profile ids).  (libdebuginfod, for
+# --debuginfod, is opened at run time by unwind/dbgfetch.c: only its header is needed here.)
+SERVE_PKGS := libmicrohttpd jansson capstone nettle
 
 ifeq ($(V),1)
 Q :=
@@ -48,6 +51,7 @@ TOOLS := \
 	import \
 	fanout \
 	check \
+	serve \
 	#
 
 LIB_SRCS := $(wildcard lib/*.c)
@@ -111,10 +115,12 @@ $(OUT)/bin/defaults.sh: lib/defaults.h
 	} > $@.tmp && mv -f $@.tmp $@
 
 TOOL_ARCHIVES := $(foreach t,$(TOOLS),$(OUT)/$(t)/lib$(t).a)
+# (a unit test links them twice: a later stage's archive, serve's, uses an earlier one's)
 $(OUT)/tests/%: tests/unit/%.c $(TOOL_ARCHIVES) $(LIB_A)
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  TEST    $@")
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(TOOL_ARCHIVES) $(LIB_A) $(LDLIBS_ALL)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(TOOL_ARCHIVES) $(TOOL_ARCHIVES) \
+		$(LIB_A) $(LDLIBS_ALL)
 
 # A benchmark driver links the stages' archives like a unit test, with the same flags.
 $(OUT)/bench/%: bench/%.c $(TOOL_ARCHIVES) $(LIB_A)
@@ -252,6 +258,14 @@ $(OUT)/check/%.o: ALL_CFLAGS += -Icollect -Iunwind -I$(OUT)/bpf -Ibpf
 $(OUT)/check/%.o: $(BPF_SKELS)
 # (the link line is the prerequisites with repeats, $+: lib/ once more after the stages')
 $(OUT)/bin/check: $(OUT)/collect/libcollect.a $(OUT)/unwind/libunwind.a $(LIB_A) $(LIBBPF_SO)
+# serve answers the symbol API with unwind's symbolizer (and its debuginfod client).
+SERVE_CFLAGS := -Iunwind $(shell pkg-config --cflags $(SERVE_PKGS))
+SERVE_LIBS := $(shell pkg-config --libs $(SERVE_PKGS))
+$(OUT)/serve/%.o: ALL_CFLAGS += $(SERVE_CFLAGS)
+# (its link line is its prerequisites: the libraries join it as files, like libbpf)
+SERVE_SOS := $(foreach p,$(SERVE_PKGS),$(shell pkg-config --variable=libdir $(p))/lib$(p:lib%=%).so)
+$(OUT)/bin/serve: $(OUT)/unwind/libunwind.a $(LIB_A) $(SERVE_SOS)
+$(UNIT_BINS) $(BENCH_BINS): LDLIBS_ALL += $(SERVE_LIBS)
 
 # ---- libFuzzer targets (fuzz/, clang) -----------------------------------------------------
 # Each fuzz/NAME.c is one target, linked with the sources of the stages FUZZ_STAGE_NAME names
@@ -286,6 +300,9 @@ FUZZ_STAGE_stage_firefox := emit-firefox
 FUZZ_STAGE_stage_fanout := fanout
 FUZZ_STAGE_stage_commit := commit
 FUZZ_STAGE_container_json := collect
+FUZZ_STAGE_serve_request := serve unwind
+$(OUT)/fuzzobj/serve/%.o $(OUT)/fuzzobj/fuzz/serve_request.o: FUZZ_CFLAGS += $(SERVE_CFLAGS)
+$(OUT)/fuzz/serve_request: LDLIBS_ALL += $(SERVE_LIBS)
 # One event may close WINDOWS_MAX_GAP empty windows, a few hundred bytes of input millions.
 $(OUT)/fuzzobj/aggregate/%.o $(OUT)/fuzzobj/fuzz/stage_aggregate.o: \
 	FUZZ_CFLAGS += -DWINDOWS_MAX_GAP=1000

@@ -77,6 +77,9 @@ usage: $prog record (--pid PID | --docker-container ID_OR_NAME |
        $prog check (--pid PID | --docker-container ID_OR_NAME |
               --k8s-pod NAMESPACE/NAME [--container NAME]) [--json]
               [--symbol-dir DIR]... [--debuginfod URL]
+       $prog serve (--profile FILE | --directory DIR) [--listen HOST:PORT]
+              [--symbol-dir DIR]... [--source-dir DIR]... [--debuginfod URL]
+              [--cors-origin ORIGIN] [--bearer-token-file FILE | --bearer-token TOKEN]
 
 Options (defaults in brackets):
   --pid PID                      process to profile (record)
@@ -110,6 +113,8 @@ Options (defaults in brackets):
   --max-pending-events N         reorder buffer bound [$RP_DEFAULT_MAX_PENDING_EVENTS]
   --event-reorder-window DUR     tolerated timestamp skew, <= window [$RP_DEFAULT_EVENT_REORDER_WINDOW]
   --symbol-dir DIR               extra debug-file directory, must exist (repeatable)
+  --debuginfod URL               fetch debug files missing locally from this debuginfod
+                                 server (http:// or https://); no network without it
   --svg                          also write a static SVG flame graph per window
   --collapsed                    also write folded stacks (FlameGraph format) per window
   --firefox-profile FORMAT       also write a Firefox Profiler profile per window: json or jslb
@@ -130,6 +135,10 @@ Durations (humantime): 500ms, 10s, 2m, 1h30m, '1h 30m', 2days, 1w.
 Exit status: 0 published, 1 failed, 3 published but derived files skipped (see README.md).
 check reports what record would find about the target (--json: the CheckReport, schema
 version 3; docs/check.md) and exits 1 when the report holds an error.
+serve answers the Firefox Profiler: GET /profile.json, the gallery at GET / of a
+--directory, and POST /symbolicate/v5, /source/v1, /asm/v1 (docs/serve.md); --listen
+defaults to 127.0.0.1:8080, and one that is not loopback needs a bearer token (a file, or
+RUSTPROFILE_BEARER_TOKEN, rather than --bearer-token, which ps shows).
 EOF
 }
 
@@ -143,9 +152,9 @@ cmd=${1:-}
 [ -n "$cmd" ] || { usage >&2; exit 2; }
 shift
 case $cmd in
-check | record | launch | replay | import) ;;
+check | record | launch | replay | import | serve) ;;
 -h | --help | help) usage; exit 0 ;;
-*) err "unknown command '$cmd' (expected check, record, launch, replay or import)" ;;
+*) err "unknown command '$cmd' (expected check, record, launch, replay, import or serve)" ;;
 esac
 
 # check: one target selector and check's own options, then the check stage reports (as
@@ -177,6 +186,38 @@ check_command() {
 }
 [ "$cmd" != check ] || check_command "$@"
 
+# serve: its options go to the serve stage as they are (it checks them).  As root it runs
+# as the owner of what it serves (behind sudo: the caller), with no capability.
+serve_command() {
+	local what='' a=("$@")
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--profile | --directory) [ $# -ge 2 ] || err "option '$1' needs a value"
+			what=$2; shift 2 ;;
+		--listen | --symbol-dir | --source-dir | --debuginfod | --cors-origin | \
+		--bearer-token | --bearer-token-file)
+			[ $# -ge 2 ] || err "option '$1' needs a value"; shift 2 ;;
+		-h | --help) usage; exit 0 ;;
+		*) err "serve: unknown option '$1'" ;;
+		esac
+	done
+	[ -n "$what" ] || err "serve needs --profile FILE or --directory DIR"
+	[ -e "$what" ] || err "serve: '$what' does not exist"
+	if [ "$(id -u)" -eq 0 ]; then
+		command -v setpriv >/dev/null || err "setpriv (util-linux) is needed to drop privileges"
+		local u g
+		if [ -n "${SUDO_UID:-}" ] && [ "$SUDO_UID" != 0 ]; then
+			u=$SUDO_UID g=${SUDO_GID:-$SUDO_UID}
+		else
+			u=$(stat -c %u -- "$what") g=$(stat -c %g -- "$what")
+		fi
+		exec setpriv --reuid="$u" --regid="$g" --clear-groups --inh-caps=-all \
+			--bounding-set=-all --no-new-privs -- "$bin/serve" "${a[@]}"
+	fi
+	exec "$bin/serve" "${a[@]}"
+}
+[ "$cmd" != serve ] || serve_command "$@"
+
 format=$RP_DEFAULT_FORMAT event='' kallsyms='' pid='' duration=$RP_DEFAULT_DURATION window=''
 output=$RP_DEFAULT_OUTPUT profiles=$RP_DEFAULT_PROFILES unwind=$RP_DEFAULT_UNWIND
 freq=$RP_DEFAULT_CPU_FREQUENCY keep=$RP_DEFAULT_KEEP_WINDOWS max_stacks=$RP_DEFAULT_MAX_STACKS
@@ -184,7 +225,7 @@ max_pending=$RP_DEFAULT_MAX_PENDING_EVENTS reorder=$RP_DEFAULT_EVENT_REORDER_WIN
 cache='' max_threads='' max_cache='' selectors=0 partial='' svg='' collapsed='' firefox=''
 timeline=$RP_DEFAULT_MAX_TIMELINE_SAMPLES budget=$RP_DEFAULT_COMPLETION_BUDGET
 docker='' k8s_pod='' k8s_container=''
-symdirs=() profile_opts=()
+symdirs=() profile_opts=() debuginfod=
 need() { [ $# -ge 2 ] || err "option '$1' needs a value"; }
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -207,6 +248,7 @@ while [ $# -gt 0 ]; do
 	--event-reorder-window) need "$@"; reorder=$2; shift 2 ;;
 	--max-threads) need "$@"; max_threads=$2; shift 2 ;;
 	--symbol-dir) need "$@"; symdirs+=("$2"); shift 2 ;;
+	--debuginfod) need "$@"; debuginfod=$2; shift 2 ;;
 	--save-stream) need "$@"; save=$2; shift 2 ;;
 	--svg) svg=1; shift ;;
 	--allow-partial) partial=--allow-partial; shift ;;
@@ -355,6 +397,7 @@ check_output
 # The symbol directories must be there for the stages' user (Landlock opens them).
 symargs=()
 for d in ${symdirs[@]+"${symdirs[@]}"}; do symargs+=(--symbol-dir "$d"); done
+[ -z "$debuginfod" ] || symargs+=(--debuginfod "$debuginfod")
 ${drop[@]+"${drop[@]}"} "$bin/unwind" --check ${symargs[@]+"${symargs[@]}"} || exit 1
 if [ ! -e "$output" ]; then
 	# The topmost directory created, so that the whole new tree can be given away.

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dbgurl.h"
 #include "parse.h"
 #include "report.h"
 
@@ -48,15 +49,6 @@ usage(FILE *f)
 	      "  --json             the CheckReport JSON (schema version 3) instead of text\n"
 	      "  --symbol-dir DIR   a directory of debug files (repeatable; must exist)\n"
 	      "  --debuginfod URL   a debuginfod server (http:// or https://; not fetched)\n", f);
-}
-
-/* The manual's rule for --debuginfod: an http:// or https:// URL with a host. */
-static int
-debuginfod_url_ok(const char *u)
-{
-	const char *rest = !strncmp(u, "http://", 7) ? u + 7 : !strncmp(u, "https://", 8) ?
-			   u + 8 : NULL;
-	return rest && rest[0] && rest[0] != '/' && !strpbrk(u, " \t\r\n");
 }
 
 int

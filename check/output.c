@@ -121,7 +121,7 @@ json_strings(struct json *j, const char *key, char *const *v, size_t n)
 	json_key(j, key);
 	json_array_begin(j);
 	for (size_t i = 0; i < n; i++)
-		json_string(j, v[i]);
+		json_str(j, v[i]);
 	json_array_end(j);
 }
 
@@ -153,7 +153,7 @@ json_container(struct json *j, const struct report *r)
 {
 	json_key(j, "container");
 	if (!r->resolved) {
-		json_null(j);
+		json_nil(j);
 		return;
 	}
 	const struct ctr_identity *c = &r->cid;

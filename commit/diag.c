@@ -141,7 +141,7 @@ write_target(struct json *j, const struct commit_target *t)
 	json_object_begin(j);
 	json_kstring(j, "kind", t->kind);
 	json_key(j, "pid");
-	t->have ? json_u64(j, t->pid) : json_null(j);
+	t->have ? json_u64(j, t->pid) : json_nil(j);
 	json_kstring(j, "executable", t->exe);
 	json_kstring(j, "comm", t->comm);
 	json_kstring(j, "kernel_release", t->kernel_release);
@@ -170,7 +170,7 @@ write_profiles(struct json *j, const struct commit *c, const struct commit_batch
 		if ((b->files[i].flags & FILE_REQUIRED) &&
 		    in_list(profile_kinds, LEN(profile_kinds), b->files[i].kind,
 			    strlen(b->files[i].kind)))
-			json_string(j, b->files[i].kind);
+			json_str(j, b->files[i].kind);
 	json_array_end(j);
 }
 
@@ -195,7 +195,7 @@ write_outputs(struct json *j, const struct commit *c, const struct commit_batch 
 	json_key(j, "warnings");
 	json_array_begin(j);
 	for (size_t i = 0; i < b->nwarnings; i++)
-		json_string(j, b->warnings[i]);
+		json_str(j, b->warnings[i]);
 	json_array_end(j);
 }
 
@@ -209,22 +209,22 @@ write_cpu_member(struct json *j, const struct commit *c, const struct fr_window_
 
 	json_key(j, key);
 	if (strcmp(key, "frequency_hz") == 0)
-		t->have ? json_u64(j, t->cpu_frequency) : json_null(j);
+		t->have ? json_u64(j, t->cpu_frequency) : json_nil(j);
 	else if (strcmp(key, "unwind_mode") == 0)
-		json_string(j, t->unwind_mode);
+		json_str(j, t->unwind_mode);
 	else if (strcmp(key, "unwind_requested") == 0)
-		json_string(j, t->unwind_requested);
+		json_str(j, t->unwind_requested);
 	else if (strcmp(key, "unwind_reason") == 0)
-		json_string(j, t->unwind_reason);
+		json_str(j, t->unwind_reason);
 	else if (strcmp(key, "usable_stack_ratio") == 0 && usable + unusable == 0)
-		json_null(j);
+		json_nil(j);
 	else if (strcmp(key, "usable_stack_ratio") == 0)
 		json_double(j, (double)usable / ((double)usable + (double)unusable));
 	else if (strcmp(key, "fallback_reason") == 0 && t->fallback_reason &&
 		 t->fallback_reason[0])
-		json_string(j, t->fallback_reason);
+		json_str(j, t->fallback_reason);
 	else if (strcmp(key, "fallback_reason") == 0)
-		json_null(j);
+		json_nil(j);
 	else
 		json_u64(j, stat_get(we, key));
 }
@@ -235,7 +235,7 @@ write_calibration(struct json *j, const struct commit_target *t)
 {
 	json_key(j, "calibration");
 	if (!t->calib_verdict || !t->calib_verdict[0]) {
-		json_null(j);
+		json_nil(j);
 		return;
 	}
 	json_object_begin(j);
@@ -248,9 +248,9 @@ write_calibration(struct json *j, const struct commit_target *t)
 	json_key(j, "cyclic_samples");
 	json_u64(j, t->calib_cycles);
 	json_key(j, "verdict");
-	json_string(j, t->calib_verdict);
+	json_str(j, t->calib_verdict);
 	json_key(j, "reason");
-	json_string(j, t->unwind_reason);
+	json_str(j, t->unwind_reason);
 	json_object_end(j);
 }
 
@@ -391,7 +391,7 @@ write_window(struct json *j, const struct commit *c, const struct commit_batch *
 	json_kstring(j, "session_id", session);
 	json_ku64(j, "window_index", we->index);
 	json_key(j, "pid");
-	c->target.have ? json_u64(j, c->target.pid) : json_null(j);
+	c->target.have ? json_u64(j, c->target.pid) : json_nil(j);
 	json_ki64(j, "window_start_unix_nanos", commit_unix(c, we->start));
 	json_ki64(j, "window_end_unix_nanos", commit_unix(c, we->end));
 	json_ku64(j, "duration_nanos", we->end >= we->start ? we->end - we->start : 0);

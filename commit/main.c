@@ -148,7 +148,7 @@ confine(void)
 		{ env.output, RP_CONFINE_READ | RP_CONFINE_WRITE },
 		{ env.input, RP_CONFINE_READ },
 	};
-	const struct rp_confine_spec spec = { p, env.input ? 2 : 1, 0 };
+	const struct rp_confine_spec spec = { p, env.input ? 2 : 1, 0, NULL, 0 };
 	char why[PATH_MAX + 100];
 
 	if (rp_confine("commit", &spec, why, sizeof(why)) < 0)

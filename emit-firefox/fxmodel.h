@@ -76,8 +76,5 @@ void fxmodel_release(struct fxmodel *m);
  * m->err (a reference to an undefined location or mapping, or out of memory). */
 int fxmodel_build(struct fxmodel *m, const struct timeline *t);
 
-/* The breakpad id of a lowercase-hex GNU build id (33 upper-case hex digits and a NUL), or
- * "" when there is none. */
-void fx_breakpad_id(const char *hex, char out[34]);
 
 #endif

@@ -1,4 +1,5 @@
 #include "fxwrite.h"
+#include "breakpad.h"
 #include "json.h"
 
 #include <inttypes.h>
@@ -96,7 +97,7 @@ col_same(struct fxw *w, const char *key, size_t n, int what)
 	json_array_begin(&w->j);
 	for (size_t i = 0; i < n; i++) {
 		if (what == 0)
-			json_null(&w->j);
+			json_nil(&w->j);
 		else if (what == 1 || what == 3)
 			json_u64(&w->j, what == 3);
 		else
@@ -129,7 +130,7 @@ category(struct fxw *w, const char *name, const char *color)
 	json_kstring(&w->j, "color", color);
 	json_key(&w->j, "subcategories");
 	json_array_begin(&w->j);
-	json_string(&w->j, "Other");
+	json_str(&w->j, "Other");
 	json_array_end(&w->j);
 	json_object_end(&w->j);
 }
@@ -185,7 +186,7 @@ write_lib(struct fxw *w, const struct fxlib *l)
 	const char *name = fxstr_at(&w->m->strs, (size_t)l->name, &nlen);
 	char breakpad[34];
 
-	fx_breakpad_id(bid, breakpad);
+	breakpad_id(bid, breakpad);
 	json_object_begin(&w->j);
 	json_key(&w->j, "name");
 	json_string_len(&w->j, name, nlen);
@@ -304,7 +305,7 @@ write_frames(struct fxw *w)
 	json_key(&w->j, "line");
 	json_array_begin(&w->j);
 	for (i = 0; i < n; i++)
-		m->frames[i].line ? json_u64(&w->j, m->frames[i].line) : json_null(&w->j);
+		m->frames[i].line ? json_u64(&w->j, m->frames[i].line) : json_nil(&w->j);
 	json_array_end(&w->j);
 	col_same(w, "column", n, 0);
 	col_same(w, "originalLocation", n, 0);
@@ -338,12 +339,12 @@ write_funcs(struct fxw *w)
 	json_key(j, "source");
 	json_array_begin(j);
 	for (i = 0; i < n; i++)
-		m->funcs[i].source < 0 ? json_null(j) : json_i64(j, m->funcs[i].source);
+		m->funcs[i].source < 0 ? json_nil(j) : json_i64(j, m->funcs[i].source);
 	json_array_end(j);
 	json_key(j, "lineNumber");
 	json_array_begin(j);
 	for (i = 0; i < n; i++)
-		m->funcs[i].line ? json_u64(j, m->funcs[i].line) : json_null(j);
+		m->funcs[i].line ? json_u64(j, m->funcs[i].line) : json_nil(j);
 	json_array_end(j);
 	col_same(w, "columnNumber", n, 0);
 	col_same(w, "originalLocation", n, 0);
@@ -448,7 +449,7 @@ write_samples(struct fxw *w, const struct fxthread *th, double *time)
 	json_key(j, "stack");
 	json_array_begin(j);
 	for (i = 0; i < n; i++)
-		m->sample_stack[o[i]] < 0 ? json_null(j) : json_i64(j, m->sample_stack[o[i]]);
+		m->sample_stack[o[i]] < 0 ? json_nil(j) : json_i64(j, m->sample_stack[o[i]]);
 	json_array_end(j);
 	/* A late event (before the window start) is shown at the start. */
 	for (i = 0; i < n; i++) {

@@ -186,7 +186,7 @@ static void
 confine(void)
 {
 	struct rp_confine_path p[2 * MAX_BRANCHES];
-	struct rp_confine_spec spec = { p, 0, 0 };
+	struct rp_confine_spec spec = { p, 0, 0, NULL, 0 };
 	char why[PATH_MAX + 100];
 
 	for (unsigned i = 0; i < F.nbr; i++) {

@@ -152,7 +152,7 @@ main(int argc, char **argv)
 	open_kallsyms(&m.ks);
 	/* It reads the capture (or stdin) and writes stdout: no other file. */
 	const struct rp_confine_path in[] = { { env.input, RP_CONFINE_READ } };
-	const struct rp_confine_spec spec = { in, strcmp(env.input, "-") != 0, 0 };
+	const struct rp_confine_spec spec = { in, strcmp(env.input, "-") != 0, 0, NULL, 0 };
 	char why[PATH_MAX + 100];
 	if (rp_confine("import", &spec, why, sizeof(why)) < 0)
 		errx(1, "%s", why);

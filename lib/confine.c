@@ -29,6 +29,7 @@
 #endif
 #define LL_CREATE_RULESET_VERSION (1u << 0)
 #define LL_RULE_PATH_BENEATH 1
+#define LL_RULE_NET_PORT 2
 
 #define LL_FS_EXECUTE (1ull << 0)
 #define LL_FS_WRITE_FILE (1ull << 1)
@@ -211,6 +212,37 @@ add_rules(int rfd, uint64_t handled, const struct rp_confine_spec *spec, char *e
 	return 0;
 }
 
+struct ll_net_port_attr {
+	uint64_t allowed_access;
+	uint64_t port;
+};
+
+static int
+add_ports(int rfd, const struct rp_confine_spec *spec, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < spec->nconnect; i++) {
+		struct ll_net_port_attr a = { LL_NET_CONNECT_TCP, spec->connect[i].port };
+		if (syscall(__NR_landlock_add_rule, rfd, LL_RULE_NET_PORT, &a, 0) < 0)
+			return errbuf_fail(err, errlen, "cannot confine: TCP port %u: %s",
+					   spec->connect[i].port, strerror(errno));
+	}
+	return 0;
+}
+
+size_t
+rp_confine_network_paths(struct rp_confine_path *p)
+{
+	static const char *const files[RP_CONFINE_NET_PATHS] = {
+		"/etc/hosts", "/etc/resolv.conf", "/etc/nsswitch.conf", "/etc/host.conf",
+		"/etc/gai.conf", "/etc/ssl", "/usr/lib/ssl", "/usr/share/ca-certificates",
+		"/etc/os-release", "/usr/lib/os-release",
+	};
+
+	for (size_t i = 0; i < RP_CONFINE_NET_PATHS; i++)
+		p[i] = (struct rp_confine_path){ files[i], RP_CONFINE_READ | RP_CONFINE_OPTIONAL };
+	return RP_CONFINE_NET_PATHS;
+}
+
 /* 0 when confined; 1 when Landlock is not available; -1 on an error. */
 static int
 landlock(const struct rp_confine_spec *spec, char *err, size_t errlen)
@@ -232,6 +264,8 @@ landlock(const struct rp_confine_spec *spec, char *err, size_t errlen)
 		return errbuf_fail(err, errlen, "cannot confine: landlock_create_ruleset: %s",
 			    strerror(errno));
 	int rc = add_rules(rfd, attr.handled_access_fs, spec, err, errlen);
+	if (rc == 0 && abi >= 4)
+		rc = add_ports(rfd, spec, err, errlen);
 	if (rc == 0 && syscall(__NR_landlock_restrict_self, rfd, 0) < 0)
 		rc = errbuf_fail(err, errlen, "cannot confine: landlock_restrict_self: %s",
 			  strerror(errno));

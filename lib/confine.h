@@ -8,7 +8,8 @@
  *      bounding set when CAP_SETPCAP allows it);
  *   3. PR_SET_NO_NEW_PRIVS;
  *   4. a Landlock ruleset handling every file-system right the kernel knows, TCP bind and
- *      connect (no rule: stages never use the network) and, from ABI 6, signals and
+ *      connect (no rule but the spec's connect ports: only a --debuginfod fetch uses the
+ *      network) and, from ABI 6, signals and
  *      abstract unix sockets outside the stage.  It allows the paths of the spec, read and
  *      execute of the shared-library directories (glibc may dlopen libgcc_s), and nothing
  *      else.
@@ -39,11 +40,26 @@ struct rp_confine_path {
 	unsigned access;        /* RP_CONFINE_* */
 };
 
+/* A TCP port the stage may connect to (from Landlock ABI 4; older kernels do not restrict
+ * TCP at all).  Only a stage that fetches over the network names one: unwind and serve
+ * with --debuginfod. */
+struct rp_confine_port {
+	unsigned port;
+};
+
 struct rp_confine_spec {
 	const struct rp_confine_path *paths;
 	size_t npaths;
 	int no_selftest;        /* a helper process: the stage itself runs the selftest */
+	const struct rp_confine_port *connect;  /* may be NULL */
+	size_t nconnect;
 };
+
+/* What name resolution and TLS read (resolver and NSS configuration, CA certificates):
+ * writes up to RP_CONFINE_NET_PATHS optional read rules into p and returns how many; a stage
+ * that connects to a --debuginfod URL adds them. */
+#define RP_CONFINE_NET_PATHS 10
+size_t rp_confine_network_paths(struct rp_confine_path *p);
 
 /* Confines the calling process (which must still have a single thread) as described
  * above; prog prefixes the selftest lines.  0, or -1 with a one-line reason in err

@@ -97,7 +97,7 @@ static void
 confine(const struct emitter *e, const char *alone)
 {
 	struct rp_confine_path p[] = { { e->output, RP_CONFINE_READ | RP_CONFINE_WRITE } };
-	struct rp_confine_spec spec = { p, 1, 0 };
+	struct rp_confine_spec spec = { p, 1, 0, NULL, 0 };
 	char why[PATH_MAX + 100];
 
 	if (alone)

@@ -237,9 +237,9 @@ json_string_len(struct json *j, const char *s, size_t len)
 }
 
 int
-json_string(struct json *j, const char *s)
+json_str(struct json *j, const char *s)
 {
-	return s ? json_string_len(j, s, strlen(s)) : json_null(j);
+	return s ? json_string_len(j, s, strlen(s)) : json_nil(j);
 }
 
 static int
@@ -276,7 +276,7 @@ json_double(struct json *j, double v)
 	int prec;
 
 	if (!isfinite(v))
-		return json_null(j);
+		return json_nil(j);
 	for (prec = 15; prec <= 17; prec++) {
 		snprintf(buf, sizeof(buf), "%.*g", prec, v);
 		if (strtod(buf, NULL) == v)
@@ -286,12 +286,12 @@ json_double(struct json *j, double v)
 }
 
 int json_bool(struct json *j, bool v) { return raw_value(j, v ? "true" : "false"); }
-int json_null(struct json *j) { return raw_value(j, "null"); }
+int json_nil(struct json *j) { return raw_value(j, "null"); }
 
 int
 json_kstring(struct json *j, const char *key, const char *s)
 {
-	return json_key(j, key) < 0 ? -1 : json_string(j, s);
+	return json_key(j, key) < 0 ? -1 : json_str(j, s);
 }
 
 int
@@ -315,7 +315,7 @@ json_kbool(struct json *j, const char *key, bool v)
 int
 json_knull(struct json *j, const char *key)
 {
-	return json_key(j, key) < 0 ? -1 : json_null(j);
+	return json_key(j, key) < 0 ? -1 : json_nil(j);
 }
 
 int

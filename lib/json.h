@@ -15,6 +15,9 @@
  *	json_key(&j, "pid"); json_u64(&j, 42);
  *	json_object_end(&j);
  *	if (json_finish(&j) < 0) ... j.err ...
+ *
+ * No function here shares a name with jansson's (json_str, json_nil): serve links both,
+ * and a name defined twice would take the library's own calls.
  */
 #ifndef RP_JSON_H
 #define RP_JSON_H
@@ -47,13 +50,13 @@ int json_array_end(struct json *j);
 /* A member name inside an object; the next call must write its value. */
 int json_key(struct json *j, const char *key);
 
-int json_string(struct json *j, const char *s);          /* NULL writes null */
+int json_str(struct json *j, const char *s);          /* NULL writes null */
 int json_string_len(struct json *j, const char *s, size_t len); /* may hold NUL bytes */
 int json_i64(struct json *j, int64_t v);
 int json_u64(struct json *j, uint64_t v);
 int json_double(struct json *j, double v);              /* NaN and infinities: null */
 int json_bool(struct json *j, bool v);
-int json_null(struct json *j);
+int json_nil(struct json *j);
 
 /* key + value in one call, for the common object member. */
 int json_kstring(struct json *j, const char *key, const char *s);

@@ -31,19 +31,25 @@ set -eu
 # socket, no bridge), busybox-static the shell of the image they build, and openssl makes the
 # test CA of the Pod API stand-in; musl-tools (musl-gcc) builds the statically linked heap
 # workload whose allocator is in the executable (tests/heap.bats); bpfcc-tools (memleak) and
-# heaptrack are the heap peers of bench/heap.sh.
+# heaptrack are the heap peers of bench/heap.sh; serve answers HTTP with libmicrohttpd-dev,
+# disassembles for /asm/v1 with libcapstone-dev, names profiles by SHA-256 with nettle-dev,
+# and unwind and serve fetch debug files from an explicit --debuginfod URL with
+# libdebuginfod-dev (the debuginfod server is the test's peer); chromium renders serve's
+# gallery page for tests/serve.bats (--headless --dump-dom).
 PKGS="build-essential pkg-config clang llvm libclang-rt-dev libelf-dev libdw-dev zlib1g-dev
 libiberty-dev libcap-ng-dev libzstd-dev libdeflate-dev elfutils binutils g++ rustc golang-go bats
 bats-support bats-assert linux-perf util-linux procps python3 jq xxd debuginfod time libxml2-utils
 bpftool libbpf-dev libbpf-tools shellcheck python3-jsonschema libyaml-dev libcurl4-openssl-dev
-libjansson-dev docker.io busybox-static openssl musl-tools bpfcc-tools heaptrack"
+libjansson-dev docker.io busybox-static openssl musl-tools bpfcc-tools heaptrack
+libmicrohttpd-dev libcapstone-dev libdebuginfod-dev nettle-dev chromium"
 
 # aarch64 (make check-aarch64, part of make check): the cross compiler, qemu-user and the
 # arm64 -dev packages of the libraries the stages link, which need arm64 as a foreign dpkg
 # architecture.
 CROSS_PKGS="gcc-aarch64-linux-gnu qemu-user libelf-dev:arm64 libdw-dev:arm64 zlib1g-dev:arm64
 libcap-ng-dev:arm64 libzstd-dev:arm64 libbpf-dev:arm64 libiberty-dev:arm64
-libcurl4-openssl-dev:arm64 libjansson-dev:arm64"
+libcurl4-openssl-dev:arm64 libjansson-dev:arm64 libmicrohttpd-dev:arm64 libcapstone-dev:arm64
+libdebuginfod-dev:arm64 nettle-dev:arm64"
 
 say() { printf 'install-deps: %s\n' "$*"; }
 die() { say "$*" >&2; exit 1; }

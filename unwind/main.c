@@ -12,7 +12,10 @@
  * paths, /usr/lib/debug and --symbol-dir.
  * Confined (lib/confine.h) to reading the module cache, the --symbol-dir directories and
  * /usr/lib/debug; the ELF files elsewhere (recorded paths, debug links beside them) come
- * through the module opener (opener.h), which hands out regular ELF files only.
+ * through the module opener (opener.h), which hands out regular ELF files only.  With
+ * --debuginfod URL, debug files no local search finds are fetched from that server
+ * (dbgfetch.h; the only network use of a stage, and only with the flag), each failure a
+ * warning frame that the window's diagnostics list.
  */
 #include <err.h>
 #include <errno.h>
@@ -25,6 +28,8 @@
 #include <sys/stat.h>
 
 #include "confine.h"
+#include "dbgfetch.h"
+#include "dbgurl.h"
 #include "dwarfstack.h"
 #include "fpstack.h"
 #include "heapstack.h"
@@ -40,8 +45,12 @@ static struct {
 	const char *symbol_dirs[MAX_SYMBOL_DIRS + 1];	/* + the module cache */
 	size_t nsymbol_dirs;
 	const char *module_cache;
+	const char *debuginfod;
 	int allow_partial;
 } env;
+
+static struct dbgfetch *fetch;		/* --debuginfod */
+static struct stream_writer out;
 
 static struct dwarfstack dw;	/* FR_SAMPLE_REGS: CFI tables by module */
 
@@ -49,8 +58,8 @@ static void
 usage(FILE *f, int status)
 {
 	fprintf(f,
-		"usage: unwind [--symbol-dir DIR]... [--module-cache DIR] [--allow-partial]\n"
-		"              [--check] < stream > stream\n"
+		"usage: unwind [--symbol-dir DIR]... [--module-cache DIR] [--debuginfod URL]\n"
+		"              [--allow-partial] [--check] < stream > stream\n"
 		"\n"
 		"Validates frame-pointer stacks against executable mappings, unwinds DWARF samples\n"
 		"(registers and stack copies) with the modules' CFI, and symbolizes them.\n"
@@ -58,6 +67,7 @@ usage(FILE *f, int status)
 		"  --symbol-dir DIR    extra debug-file directory (repeatable): DIR/<name>,\n"
 		"                      DIR/<name>.debug and DIR/.build-id/xx/rest.debug\n"
 		"  --module-cache DIR  build-id keyed copies of the target's ELF files\n"
+		"  --debuginfod URL    fetch debug files missing locally from this server\n"
 		"  --check             validate the options (each --symbol-dir must exist) and exit\n");
 	exit(status);
 }
@@ -81,6 +91,7 @@ parse_options(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "symbol-dir", required_argument, NULL, 'd' },
 		{ "module-cache", required_argument, NULL, 'c' },
+		{ "debuginfod", required_argument, NULL, 'g' },
 		{ "allow-partial", no_argument, NULL, 'p' },
 		{ "check", no_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
@@ -105,6 +116,11 @@ parse_options(int argc, char **argv)
 		case 'p':
 			env.allow_partial = 1;
 			break;
+		case 'g':
+			if (!debuginfod_url_ok(optarg))
+				errx(1, "--debuginfod '%s': not an http:// or https:// URL", optarg);
+			env.debuginfod = optarg;
+			break;
 		case 'h':
 			usage(stdout, 0);
 			break;
@@ -118,14 +134,28 @@ parse_options(int argc, char **argv)
 		exit(0);
 }
 
+/* A failed fetch is told in the windows' diagnostics: a warning frame, taken by the next
+ * window that ends (commit gives a window every warning older than its end). */
+static void
+fetch_note(void *ctx, const char *msg)
+{
+	struct fr_warning w = { 0, { msg, (uint16_t)strlen(msg) } };
+
+	(void)ctx;
+	if (stream_put_warning(&out, &w) < 0)
+		errx(stream_writer_status(&out), "%s", out.err[0] ? out.err : "out of memory");
+}
+
 /* Reads beneath each --symbol-dir, the module cache and /usr/lib/debug, and writes nothing.
  * A missing cache is no error: an import has none, and collect may create it only after
- * this stage started; its files then come through the module opener like any ELF file. */
+ * this stage started; its files then come through the module opener like any ELF file.
+ * With --debuginfod it also writes its private debuginfod cache, reads what name
+ * resolution and TLS need, and connects to the server's port, and nowhere else. */
 static void
 confine(void)
 {
-	struct rp_confine_path p[MAX_SYMBOL_DIRS + 2];
-	struct rp_confine_spec spec = { p, 0, 0 };
+	struct rp_confine_path p[MAX_SYMBOL_DIRS + 3 + RP_CONFINE_NET_PATHS];
+	struct rp_confine_spec spec = { p, 0, 0, NULL, 0 };
 	char why[PATH_MAX + 100];
 
 	if (opener_start(why, sizeof(why)) < 0)
@@ -137,6 +167,11 @@ confine(void)
 							     RP_CONFINE_READ | RP_CONFINE_OPTIONAL };
 	p[spec.npaths++] = (struct rp_confine_path){ "/usr/lib/debug",
 						     RP_CONFINE_READ | RP_CONFINE_OPTIONAL };
+	if (env.debuginfod) {
+		if (!(fetch = dbgfetch_new(env.debuginfod, fetch_note, NULL, why, sizeof(why))))
+			errx(1, "%s", why);
+		dbgfetch_confine(fetch, p, &spec);
+	}
 	if (rp_confine("unwind", &spec, why, sizeof(why)) < 0)
 		errx(1, "%s", why);
 }
@@ -225,7 +260,6 @@ int
 main(int argc, char **argv)
 {
 	static struct stream_reader in;
-	static struct stream_writer out;
 	static struct resolver r;
 	struct stream_header h;
 	struct frame f;
@@ -239,6 +273,7 @@ main(int argc, char **argv)
 						env.module_cache);
 	if (!sym)
 		errx(1, "out of memory");
+	symbolizer_set_fetch(sym, fetch);
 	if (stream_reader_open(&in, 0, "stdin", &h) < 0)
 		errx(stream_reader_status(&in), "stdin: %s", in.err);
 	in.order.rules = ORDER_BEFORE_WINDOWS; /* a collect stream: no windows, no files */
@@ -261,6 +296,7 @@ main(int argc, char **argv)
 	resolver_release(&r);
 	dwarfstack_release(&dw);
 	symbolizer_free(sym);
+	dbgfetch_free(fetch);
 	stream_reader_release(&in);
 	stream_writer_release(&out);
 	return 0;

@@ -94,7 +94,7 @@ static void __attribute__((noreturn))
 serve(int s)
 {
 	static const struct rp_confine_path root[] = { { "/", RP_CONFINE_READ } };
-	struct rp_confine_spec spec = { root, 1, 1 };
+	struct rp_confine_spec spec = { root, 1, 1, NULL, 0 };
 	char path[PATH_MAX + 1], why[PATH_MAX + 100];
 
 	/* Only the socket and stderr: the stage's pipes must close when the stage ends. */

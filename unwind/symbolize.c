@@ -25,6 +25,7 @@ struct symbolizer {
 	struct cache_ent *ents;
 	size_t nents, cap;
 	char err[512];
+	struct dbgfetch *fetch;
 };
 
 struct symbolizer *symbolizer_new(const char *const *symbol_dirs, size_t ndirs,
@@ -64,6 +65,11 @@ void symbolizer_free(struct symbolizer *s)
 	free(s->dirs);
 	free(s->cache_dir);
 	free(s);
+}
+
+void symbolizer_set_fetch(struct symbolizer *s, struct dbgfetch *f)
+{
+	s->fetch = f;
 }
 
 const char *symbolizer_error(struct symbolizer *s)
@@ -168,7 +174,7 @@ struct symmod *symbolizer_module(struct symbolizer *s, const char *path,
 	struct symmod_req r = { .path = path, .build_id = build_id,
 				.build_id_len = build_id ? build_id_len : 0,
 				.cache_dir = s->cache_dir, .dirs = (const char *const *)s->dirs,
-				.ndirs = s->ndirs };
+				.ndirs = s->ndirs, .fetch = s->fetch };
 	struct cache_ent *e = &s->ents[j];
 	e->key = key;
 	e->hash = h;
@@ -260,4 +266,32 @@ int symmod_lookup(struct symmod *m, uint64_t vaddr, struct symframe *out, int ma
 		out[n].name = out[n].system_name = "??";
 	}
 	return n + 1;
+}
+
+int symmod_func_range(struct symmod *m, uint64_t vaddr, uint64_t *lo, uint64_t *hi)
+{
+	struct symfunc *sym;
+
+	if (!m || dwindex_prepare(&m->dw, vaddr) < 0)
+		return -1;
+	/* The symbol's start first: the profiler takes it as the function's address. */
+	if ((sym = symtab_index_find(&m->syms, vaddr))) {
+		*lo = sym->lo;
+		*hi = sym->hi;
+		return 0;
+	}
+	return dwindex_func_range(&m->dw, vaddr, lo, hi) >= 0 ? 0 : -1;
+}
+
+int symmod_vaddr_to_offset(struct symmod *m, uint64_t vaddr, uint64_t *off, uint64_t *avail)
+{
+	for (int i = 0; i < m->nsegs; i++) {
+		const struct symseg *g = &m->segs[i];
+		if (vaddr >= g->vaddr && vaddr - g->vaddr < g->size) {
+			*off = vaddr - g->vaddr + g->offset;
+			*avail = g->size - (vaddr - g->vaddr);
+			return 0;
+		}
+	}
+	return -1;
 }

@@ -22,6 +22,11 @@ struct symbolizer *symbolizer_new(const char *const *symbol_dirs, size_t ndirs,
 				  const char *module_cache_dir);
 void symbolizer_free(struct symbolizer *);	/* accepts NULL; frees every module */
 
+struct dbgfetch;
+/* Debug files not found locally are then asked of this debuginfod client (dbgfetch.h;
+ * borrowed, NULL: none, the default: no network without --debuginfod). */
+void symbolizer_set_fetch(struct symbolizer *, struct dbgfetch *);
+
 struct symmod;		/* one ELF module, opened once, owned by the symbolizer */
 
 /* Opens (or returns the cached) module for this path and build id.  Looks for the ELF itself
@@ -49,6 +54,14 @@ struct symframe {
  * physical function last; returns n (0 when no function is known there).  At most max
  * frames: a deeper inline chain loses its outer inlined frames, never the physical one. */
 int symmod_lookup(struct symmod *, uint64_t vaddr, struct symframe *out, int max);
+
+/* The address range [lo, hi) of the function holding vaddr (the symbol table's, else the
+ * DWARF's): 0, or -1 when no function is known there. */
+int symmod_func_range(struct symmod *, uint64_t vaddr, uint64_t *lo, uint64_t *hi);
+
+/* ELF virtual address to file offset, and how many bytes of file backing follow it in its
+ * segment: 0, or -1 when no PT_LOAD segment holds it. */
+int symmod_vaddr_to_offset(struct symmod *, uint64_t vaddr, uint64_t *off, uint64_t *avail);
 
 /* The reason the last symbolizer_module call returned NULL. */
 const char *symbolizer_error(struct symbolizer *);

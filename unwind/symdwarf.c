@@ -710,6 +710,21 @@ int64_t dwindex_func(const struct dwindex *idx, uint64_t addr)
 	return -1;
 }
 
+int64_t dwindex_func_range(const struct dwindex *idx, uint64_t addr, uint64_t *lo,
+			   uint64_t *hi)
+{
+	int64_t i = addrix_floor(&idx->xfuncs, idx->funcs, idx->nfuncs, sizeof(*idx->funcs), addr);
+
+	for (int64_t stop = i - OVERLAP_SCAN; i >= 0 && i > stop; i--) {
+		if (addr < idx->funcs[i].hi) {
+			*lo = idx->funcs[i].lo;
+			*hi = idx->funcs[i].hi;
+			return idx->funcs[i].id;
+		}
+	}
+	return -1;
+}
+
 int64_t dwindex_inline(const struct dwindex *idx, uint64_t addr)
 {
 	int64_t i = addrix_floor(&idx->xsegs, idx->segs, idx->nsegs, sizeof(*idx->segs), addr);

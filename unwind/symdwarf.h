@@ -89,6 +89,9 @@ void dwindex_free(struct dwindex *);
 
 /* Descriptor index of the function containing addr, or -1. */
 int64_t dwindex_func(const struct dwindex *, uint64_t addr);
+/* The same, with the address range of the function that holds addr. */
+int64_t dwindex_func_range(const struct dwindex *, uint64_t addr, uint64_t *lo,
+			   uint64_t *hi);
 /* Innermost inline node containing addr, or -1. */
 int64_t dwindex_inline(const struct dwindex *, uint64_t addr);
 /* File and line of addr from the line table, and the address of the row giving them; 0 when

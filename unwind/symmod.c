@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dbgfetch.h"
 #include "debugfile.h"
 
 void symmod_free(struct symmod *m)
@@ -47,6 +48,24 @@ static int open_checked(const struct symmod_req *r, const char *path, struct elf
 	return 0;
 }
 
+/* After the local searches failed: the debuginfod server's debug file, when --debuginfod
+ * was given and the module has a build id. */
+static int
+open_fetched(const struct symmod_req *r, const uint8_t *id, size_t len, struct elffile *f)
+{
+	struct symmod_req want = *r;
+	char *path, err[300];
+	int rc;
+
+	if (!r->fetch || len < 2 || !(path = dbgfetch_debuginfo(r->fetch, id, len)))
+		return -1;
+	want.build_id = id;
+	want.build_id_len = len;
+	rc = open_checked(&want, path, f, err, sizeof(err));
+	free(path);
+	return rc;
+}
+
 /* The module's own ELF: the build-id cache, the path, or (by build id) a debug file. */
 static int open_main(const struct symmod_req *r, struct elffile *f, char *err, size_t errlen)
 {
@@ -66,7 +85,8 @@ static int open_main(const struct symmod_req *r, struct elffile *f, char *err, s
 		struct debugfile_query q = { .path = r->path, .build_id = r->build_id,
 					     .build_id_len = r->build_id_len, .dirs = r->dirs,
 					     .ndirs = r->ndirs };
-		if (debugfile_find(&q, f) == 0)
+		if (debugfile_find(&q, f) == 0 ||
+		    open_fetched(r, r->build_id, r->build_id_len, f) == 0)
 			return 0;
 	}
 	if (!r->path && !have_id)
@@ -85,7 +105,8 @@ static int index_debugfile(const struct symmod_req *r, struct symmod *m, Elf *ma
 	int rc = 0;
 
 	q.debuglink = symelf_debuglink(main_elf, &q.crc);
-	if (debugfile_find(&q, &dbg) < 0)
+	if (debugfile_find(&q, &dbg) < 0 &&
+	    open_fetched(r, m->build_id, m->build_id_len, &dbg) < 0)
 		return 0;	/* not finding one is normal: stay with what we have */
 	if (need_dwarf && has_dwarf(dbg.elf))
 		rc = dwindex_build(&m->dw, dbg.elf, &m->pool);

@@ -29,6 +29,7 @@ struct symmod_req {
 	const char *cache_dir;		/* may be NULL */
 	const char *const *dirs;	/* symbol dirs */
 	size_t ndirs;
+	struct dbgfetch *fetch;		/* --debuginfod, else NULL */
 };
 
 /* Opens and indexes a module; NULL with a reason in err when nothing usable is found. */

@@ -94,7 +94,7 @@ status_hex(const char *name)
 static int
 confine(const struct rp_confine_path *p, size_t n, char *err, size_t errlen)
 {
-	struct rp_confine_spec spec = { p, n, 0 };
+	struct rp_confine_spec spec = { p, n, 0, NULL, 0 };
 	return rp_confine("confine_test", &spec, err, errlen);
 }
 

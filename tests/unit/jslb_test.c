@@ -8,6 +8,7 @@
 
 #include "../../emit-firefox/fxmodel.h"
 #include "../../emit-firefox/fxstr.h"
+#include "breakpad.h"
 #include "jslb.h"
 
 #include "check.h"
@@ -169,12 +170,12 @@ test_breakpad(void)
 	char id[34];
 
 	/* the reference's example */
-	fx_breakpad_id("4f1c2e9a7b3d5e6f8091a2b3c4d5e6f708192a3b", id);
+	breakpad_id("4f1c2e9a7b3d5e6f8091a2b3c4d5e6f708192a3b", id);
 	CHECK(!strcmp(id, "9A2E1C4F3D7B6F5E8091A2B3C4D5E6F70"));
 	/* a short build id is zero-padded to 16 bytes */
-	fx_breakpad_id("01020304", id);
+	breakpad_id("01020304", id);
 	CHECK(!strcmp(id, "04030201000000000000000000000000" "0"));
-	fx_breakpad_id("", id);
+	breakpad_id("", id);
 	CHECK(!strcmp(id, ""));
 }
 

@@ -106,7 +106,7 @@ test_nesting(void)
 	json_array_end(&b.j);
 	json_object_begin(&b.j);
 	json_object_end(&b.j);
-	json_string(&b.j, "x");
+	json_str(&b.j, "x");
 	json_array_end(&b.j);
 	json_key(&b.j, "o");
 	json_object_begin(&b.j);

@@ -31,7 +31,7 @@ static void
 confined(void)
 {
 	char err[512];
-	struct rp_confine_spec none = { NULL, 0, 0 };
+	struct rp_confine_spec none = { NULL, 0, 0, NULL, 0 };
 
 	CHECK(opener_start(err, sizeof(err)) == 0);
 	if (rp_confine("opener_test", &none, err, sizeof(err)) < 0) {
