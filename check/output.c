@@ -91,6 +91,11 @@ report_print_text(const struct report *r)
 	text_cap("perf access", &r->perf);
 	text_cap("lifecycle eBPF", &r->lifecycle);
 	text_cap("off-CPU eBPF", &r->offcpu);
+	if (r->alloc_checked)
+		printf("allocator          %s%s%s%s\n", r->alloc.detected ? r->alloc.detected : "none",
+		       r->alloc.detected ? " in " : "", r->alloc.detected ? r->alloc.module : "",
+		       r->alloc.detected && !r->alloc.complete ? " (incomplete)" : "");
+	text_cap("heap eBPF", &r->heap);
 	text_cap("container cgroup", &r->container);
 	for (size_t i = 0; i < r->nperf_maps; i++)
 		printf("perf map           %s\n", r->perf_maps[i]);
@@ -174,6 +179,25 @@ json_container(struct json *j, const struct report *r)
 	json_object_end(j);
 }
 
+/* As diagnostics' allocator_probe: requested, detected, module, complete, reason. */
+static void
+json_allocator(struct json *j, const struct report *r)
+{
+	json_key(j, "allocator");
+	if (!r->alloc_checked) {
+		json_nil(j);
+		return;
+	}
+	const struct heap_probe *p = &r->alloc;
+	json_object_begin(j);
+	json_kstring(j, "requested", p->requested[0] ? p->requested : "auto");
+	json_kstring(j, "detected", p->detected);
+	json_kstring(j, "module", p->detected && p->module[0] ? p->module : NULL);
+	json_kbool(j, "complete", p->detected && p->complete);
+	json_kstring(j, "reason", p->reason[0] ? p->reason : NULL);
+	json_object_end(j);
+}
+
 static void
 json_target(struct json *j, const struct report *r)
 {
@@ -202,6 +226,7 @@ json_target(struct json *j, const struct report *r)
 		json_module(j, &r->mods[i]);
 	json_array_end(j);
 	json_ku64(j, "modules_omitted", r->mods_omitted);
+	json_allocator(j, r);
 	json_object_end(j);
 }
 
@@ -221,6 +246,7 @@ json_capabilities(struct json *j, const struct report *r)
 	json_cap(j, "perf", &r->perf);
 	json_cap(j, "lifecycle_ebpf", &r->lifecycle);
 	json_cap(j, "off_cpu_ebpf", &r->offcpu);
+	json_cap(j, "heap_ebpf", &r->heap);
 	json_cap(j, "container_cgroup", &r->container);
 	json_strings(j, "perf_map_files", r->perf_maps, r->nperf_maps);
 	json_strings(j, "jitdump_files", r->jitdumps, r->njitdumps);

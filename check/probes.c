@@ -9,6 +9,7 @@
 #include <linux/types.h>
 
 #include "defaults.h"
+#include "heap.h"
 #include "lifecycle.h"
 #include "offcpu.h"
 #include "offcpu_shared.h"
@@ -65,16 +66,48 @@ offcpu_probe(struct report *r)
 			   "would fail", why);
 }
 
+/* The family record's default (auto) would probe, then the program loaded without any
+ * uprobe attached: eligible only with Linux 5.12+ and a family found. */
+static void
+heap_probe(struct report *r)
+{
+	r->alloc_checked = 1;
+	if (heapsym_detect(r->pid, RP_DEFAULT_ALLOCATOR, &r->alloc) < 0) {
+		r->heap.status = CAP_NOT_APPLICABLE;
+		snprintf(r->heap.detail, sizeof(r->heap.detail), "no supported allocator");
+		report_msg(&r->warnings, "heap: no supported allocator (%s): the default --profiles "
+			   "cpu,heap fails; record with --profiles cpu or --allow-partial",
+			   r->alloc.reason);
+		return;
+	}
+	if (!preflight_kernel_at_least(&r->pf, 5, 12)) {
+		r->heap.status = CAP_UNAVAILABLE;
+		snprintf(r->heap.detail, sizeof(r->heap.detail), "Linux %s is older than 5.12",
+			 r->pf.release);
+		report_msg(&r->warnings, "heap: Linux %s is older than 5.12: the default --profiles "
+			   "cpu,heap fails; record with --profiles cpu or --allow-partial",
+			   r->pf.release);
+		return;
+	}
+	r->heap.status = heap_load_probe(r->pid, r->heap.detail, sizeof(r->heap.detail)) == 0 ?
+			 CAP_OK : CAP_UNAVAILABLE;
+	if (r->heap.status != CAP_OK)
+		report_msg(&r->warnings, "heap eBPF unavailable: %s", r->heap.detail);
+}
+
 void
 report_probes(struct report *r)
 {
 	if (!r->root || r->executable[0] == 0) {
 		const char *why = !r->root ? "not root" : "no target";
-		r->lifecycle.status = r->offcpu.status = CAP_UNAVAILABLE;
-		snprintf(r->lifecycle.detail, sizeof(r->lifecycle.detail), "not probed: %s", why);
-		snprintf(r->offcpu.detail, sizeof(r->offcpu.detail), "not probed: %s", why);
+		struct cap *caps[] = { &r->lifecycle, &r->offcpu, &r->heap };
+		for (size_t i = 0; i < sizeof(caps) / sizeof(*caps); i++) {
+			caps[i]->status = CAP_UNAVAILABLE;
+			snprintf(caps[i]->detail, sizeof(caps[i]->detail), "not probed: %s", why);
+		}
 		return;
 	}
 	lifecycle_probe(r);
 	offcpu_probe(r);
+	heap_probe(r);
 }

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "ctarget.h"
+#include "heapsym.h"
 #include "preflight.h"
 
 #define CHECK_SCHEMA_VERSION 3
@@ -56,8 +57,11 @@ struct report {
 	struct preflight pf;
 	int root;
 	int kernel_known;
+	/* the allocator family heap would probe (as record's preflight finds it) */
+	struct heap_probe alloc;
+	int alloc_checked;
 	/* probes */
-	struct cap perf, lifecycle, offcpu, container;
+	struct cap perf, lifecycle, offcpu, heap, container;
 	char *perf_maps[CHECK_MAX_FILES], *jitdumps[CHECK_MAX_FILES];
 	size_t nperf_maps, njitdumps;
 	/* options checked */
@@ -77,7 +81,8 @@ void report_container(struct report *r);
 void report_target(struct report *r);
 /* modules.c: every mapped ELF module with its build id, unwind sections and symbols. */
 void report_modules(struct report *r);
-/* probes.c: the lifecycle and off-CPU eBPF load probes. */
+/* probes.c: the allocator family, and the lifecycle, off-CPU and (for a target with an
+ * allocator) heap eBPF load probes. */
 void report_probes(struct report *r);
 
 /* output.c */

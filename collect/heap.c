@@ -143,6 +143,22 @@ fail:
 }
 
 int
+heap_load_probe(pid_t pid, char *why, size_t whylen)
+{
+	bpflog_reset(0);
+	struct heap_bpf *skel = heap_bpf__open();
+	int rc = skel ? 0 : -errno;
+	if (skel) {
+		skel->rodata->target_tgid = (__u32)pid;
+		rc = heap_bpf__load(skel);
+	}
+	if (rc != 0)
+		reason(rc, "load", "the allocator program", why, whylen);
+	heap_bpf__destroy(skel);
+	return rc != 0 ? -1 : 0;
+}
+
+int
 heap_fd(const struct heap *h)
 {
 	return bpf_map__fd(h->skel->maps.events);

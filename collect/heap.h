@@ -30,6 +30,9 @@ struct heap;
  * reason in why. */
 struct heap *heap_open(pid_t pid, const struct heap_probe *p, const struct heap_config *cfg,
 		       char *why, size_t whylen);
+/* check's load probe: the program loads (the verifier accepts it) for pid, and is removed
+ * again without any probe attached.  0, or -1 with a one-line reason in why. */
+int heap_load_probe(pid_t pid, char *why, size_t whylen);
 /* An fd that becomes readable when the ring buffer asks for a drain (epoll). */
 int heap_fd(const struct heap *h);
 /* Writes what the ring holds, then what the program counted as lost since the last drain,

@@ -58,6 +58,29 @@ check_json() {
 	assert_output "$n_maps"
 }
 
+@test "check: the allocator family heap would probe, and the heap eBPF load probe, with no uprobe attached" {
+	require_root
+	start_workload heap_mix 30
+	sleep 0.3
+	check_json --pid "$wpid"
+	[ "$check_rc" -eq 0 ]
+	libc=$(awk '$2 ~ /x/ && $6 ~ /libc\.so/ { print $6; exit }' "/proc/$wpid/maps")
+	run -0 jq -e --arg libc "$libc" '.target.allocator == {requested: "auto", detected: "system",
+		module: $libc, complete: true, reason: null} and
+		.capabilities.heap_ebpf.status == "ok"' "$j"
+	# Loaded, never attached: an allocator uprobe hit would have mapped the [uprobes] page.
+	sleep 0.3
+	run -1 grep -q '\[uprobes\]' "/proc/$wpid/maps"
+	# A program with an allocator of its own: no family, a warning, and no load probe.
+	stop_workload
+	start_workload own_alloc 30
+	check_json --pid "$wpid"
+	[ "$check_rc" -eq 0 ]
+	run -0 jq -e '.target.allocator.detected == null and (.target.allocator.reason | length > 0)
+		and .capabilities.heap_ebpf.status == "not_applicable"
+		and (.warnings | map(startswith("heap: no supported allocator")) | any)' "$j"
+}
+
 @test "check: the text report names the executable, the modules and the probes; exit 0" {
 	require_root
 	start_workload cpu_split 30
@@ -66,6 +89,8 @@ check_json() {
 	assert_line --regexp "^architecture +$(uname -m)\$"
 	assert_line --regexp "^perf access +ok\$"
 	assert_line --regexp "^off-CPU eBPF +ok\$"
+	assert_line --regexp "^heap eBPF +ok\$"
+	assert_line --regexp "^allocator +system in .*libc\.so\.6\$"
 	assert_line --regexp "^module +$RP_WORKLOADS/cpu_split\$"
 	refute_line --partial "error:"
 }
