@@ -44,6 +44,7 @@ TOOLS := \
 	commit \
 	import \
 	fanout \
+	emit-otlp \
 	#
 
 LIB_SRCS := $(wildcard lib/*.c)
@@ -240,6 +241,7 @@ FUZZ_STAGE_stage_collapsed := emit-collapsed
 FUZZ_STAGE_stage_firefox := emit-firefox
 FUZZ_STAGE_stage_fanout := fanout
 FUZZ_STAGE_stage_commit := commit
+FUZZ_STAGE_otlp_response := emit-otlp
 # One event may close WINDOWS_MAX_GAP empty windows, a few hundred bytes of input millions.
 $(OUT)/fuzzobj/aggregate/%.o $(OUT)/fuzzobj/fuzz/stage_aggregate.o: \
 	FUZZ_CFLAGS += -DWINDOWS_MAX_GAP=1000
@@ -261,7 +263,8 @@ $(OUT)/fuzz/%: $(OUT)/fuzzobj/fuzz/%.o $$(call fuzz_objs,$$*)
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  FUZZLD  $@")
 	$(Q)clang -fsanitize=fuzzer,address,undefined -o $@ $^ $(LDLIBS_ALL) \
-		$(if $(filter collect,$(FUZZ_STAGE_$*)),-lbpf)
+		$(if $(filter collect,$(FUZZ_STAGE_$*)),-lbpf) \
+		$(if $(filter emit-otlp,$(FUZZ_STAGE_$*)),$(PROTO_FUZZ_OBJS) $(OTLP_LIBS))
 fuzz: $(FUZZ_BINS)
 	$(Q)set -e; for n in $(FUZZ_TARGETS); do mkdir -p $(OUT)/corpus/$$n; \
 		echo "fuzz: $$n for $${FUZZ_SECONDS:-20} s"; \
@@ -271,3 +274,35 @@ fuzz: $(FUZZ_BINS)
 $(OUT)/fuzz-tools/%: fuzz/tools/%.c $(TOOL_ARCHIVES) $(LIB_A)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -Ibpf -o $@ $< $(TOOL_ARCHIVES) $(LIB_A) $(LDLIBS_ALL) -lbpf
+
+# ---- OTLP messages (proto/, protoc-c) ------------------------------------------------------
+# proto/ holds the project's own description of the opentelemetry-proto v1.11.0 messages
+# emit-otlp sends and reads; protoc-c makes their C code in $(OUT)/gen at build time (never
+# committed), compiled with the stages' flags into one archive emit-otlp links.
+PROTO_SRCS := $(shell find proto -name '*.proto' | LC_ALL=C sort)
+PROTO_GEN := $(PROTO_SRCS:proto/%.proto=$(OUT)/gen/%.pb-c.c)
+PROTO_HDRS := $(PROTO_GEN:%.c=%.h)
+PROTO_OBJS := $(PROTO_GEN:%.c=%.o)
+PROTO_FUZZ_OBJS := $(PROTO_GEN:$(OUT)/gen/%.c=$(OUT)/fuzzobj/gen/%.o)
+OTLP_LIBS := -lprotobuf-c -lcurl -lcrypto -lz
+$(OUT)/gen/%.pb-c.c $(OUT)/gen/%.pb-c.h: proto/%.proto
+	@mkdir -p $(OUT)/gen
+	$(if $(Q),@echo "  PROTOC  $<")
+	$(Q)protoc-c -Iproto --c_out=$(OUT)/gen $<
+$(OUT)/gen/%.o: $(OUT)/gen/%.c $(PROTO_HDRS)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -I$(OUT)/gen -c -o $@ $<
+$(OUT)/gen/libotlppb.a: $(PROTO_OBJS)
+	$(Q)rm -f $@ && ar rcs $@ $^
+OTLP_OBJS := $(emit-otlp_OBJS) $(OUT)/emit-otlp/main.o
+$(OTLP_OBJS) $(OTLP_OBJS:$(OUT)/%=$(OUT)/fuzzobj/%) $(OUT)/fuzzobj/fuzz/otlp_response.o: \
+	$(PROTO_HDRS)
+$(OUT)/emit-otlp/%.o: ALL_CFLAGS += -I$(OUT)/gen
+$(OUT)/fuzzobj/emit-otlp/%.o: FUZZ_CFLAGS += -I$(OUT)/gen
+$(OUT)/fuzzobj/fuzz/otlp_response.o: FUZZ_CFLAGS += -I$(OUT)/gen -Iemit-otlp
+$(OUT)/fuzzobj/gen/%.o: $(OUT)/gen/%.c $(PROTO_HDRS)
+	@mkdir -p $(@D)
+	$(Q)clang $(FUZZ_CFLAGS) -I$(OUT)/gen -c -o $@ $<
+# As collect's libbpf: the stage's link line is its prerequisites, so the libraries join it.
+OTLP_SOS := $(foreach l,libprotobuf-c libcurl libcrypto,$(shell pkg-config --variable=libdir $(l))/$(l).so)
+$(OUT)/bin/emit-otlp: $(OUT)/gen/libotlppb.a $(OTLP_SOS)

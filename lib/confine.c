@@ -54,6 +54,21 @@ struct ll_ruleset_attr {
 	uint64_t scoped;                /* ABI 6; the same */
 };
 
+#define LL_RULE_NET_PORT 2
+
+static uint16_t connect_port;   /* rp_confine_allow_connect */
+
+void
+rp_confine_allow_connect(uint16_t port)
+{
+	connect_port = port;
+}
+
+struct ll_net_port_attr {
+	uint64_t allowed_access;
+	uint64_t port;
+};
+
 struct ll_path_beneath_attr {
 	uint64_t allowed_access;
 	int32_t parent_fd;
@@ -232,6 +247,13 @@ landlock(const struct rp_confine_spec *spec, char *err, size_t errlen)
 		return errbuf_fail(err, errlen, "cannot confine: landlock_create_ruleset: %s",
 			    strerror(errno));
 	int rc = add_rules(rfd, attr.handled_access_fs, spec, err, errlen);
+	if (rc == 0 && abi >= 4 && connect_port) {
+		struct ll_net_port_attr np = { LL_NET_CONNECT_TCP, connect_port };
+
+		if (syscall(__NR_landlock_add_rule, rfd, LL_RULE_NET_PORT, &np, 0) < 0)
+			rc = errbuf_fail(err, errlen, "cannot confine: landlock_add_rule port %u: %s",
+					 connect_port, strerror(errno));
+	}
 	if (rc == 0 && syscall(__NR_landlock_restrict_self, rfd, 0) < 0)
 		rc = errbuf_fail(err, errlen, "cannot confine: landlock_restrict_self: %s",
 			  strerror(errno));

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "bufout.h"
+#include "confine.h"
 #include "defs.h"
 #include "stream.h"
 #include "tmpfile.h"
@@ -77,6 +78,10 @@ struct emitter_ops {
 	const char *(*alone)(void);
 	int (*run_alone)(void);
 
+	/* Before the confinement: may list more paths in spec (the output directory first) and
+	 * allow a TCP port (emit-otlp); NULL: the output directory only. */
+	void (*confine)(const char *output, struct rp_confine_spec *spec);
+
 	/* Before the first frame and after the last (or after a failure, the fuzz targets). */
 	void (*init)(struct emitter *e);
 	void (*release)(struct emitter *e);
@@ -85,6 +90,9 @@ struct emitter_ops {
 	/* A window stack (offcpu: an FR_WINDOW_OFFCPU_STACK) of the open window.  Without
 	 * this callback or keep_stacks, window stacks are not even decoded. */
 	const char *(*stack)(struct emitter *e, int offcpu, const struct fr_window_stack *s);
+	/* Before a frame other than a window end is forwarded: may write frames of its own to
+	 * e->out ahead of it (emit-otlp's export results, which must precede the end frame). */
+	const char *(*before)(struct emitter *e, const struct frame *f);
 	/* Every frame but window ends, after the definitions and the callbacks above. */
 	const char *(*frame)(struct emitter *e, const struct frame *f);
 	/* The window ends: profile writes the file of each of its profiles, then end the

@@ -23,10 +23,16 @@ set -eu
 # bpftool (vmlinux.h, skeletons) and libbpf-dev build the eBPF programs of bpf/ with clang, and
 # libbpf-tools has offcputime, the off-CPU peer of tests/offcpu.bats and bench/offcpu.sh;
 # shellcheck keeps the driver clean (tests/driver.bats).
+# emit-otlp: protobuf-c-compiler (protoc-c generates C from proto/ at build time) and
+# libprotobuf-c-dev (its runtime); libcurl4-openssl-dev for the HTTP(S) POST, the OpenSSL
+# flavour so --otlp-ca (CURLOPT_CAINFO beside the system roots) and libssl-dev's RAND_bytes
+# (profile ids) use one TLS library; protobuf-compiler gives `protoc --decode`, the
+# independent reader of the requests in tests/otlp.bats; openssl makes its test CA.
 PKGS="build-essential pkg-config clang llvm libclang-rt-dev libelf-dev libdw-dev zlib1g-dev
 libiberty-dev libcap-ng-dev libzstd-dev libdeflate-dev elfutils binutils g++ rustc golang-go bats
 bats-support bats-assert linux-perf util-linux procps python3 jq xxd debuginfod time libxml2-utils
-bpftool libbpf-dev libbpf-tools shellcheck"
+bpftool libbpf-dev libbpf-tools shellcheck protobuf-c-compiler libprotobuf-c-dev
+libcurl4-openssl-dev libssl-dev protobuf-compiler openssl"
 
 say() { printf 'install-deps: %s\n' "$*"; }
 die() { say "$*" >&2; exit 1; }
