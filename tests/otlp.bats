@@ -126,3 +126,139 @@ same_as_pprof() {
 	assert_output --partial "profile 0 samples/count"
 	assert_output --partial "profile 1 cpu/nanoseconds"
 }
+
+@test "otlp: 503 twice then 200: the window is exported at its third attempt" {
+	receiver --answers 503,503,200
+	run replay fp --otlp-endpoint "http://127.0.0.1:$PORT"
+	assert_success
+	[ "$(otlp_of 0)" = '{"status":"exported","attempts":3,"rejected_profiles":0,"error":null}' ]
+	[ "$(otlp_of 1)" = '{"status":"exported","attempts":1,"rejected_profiles":0,"error":null}' ]
+	# the same body each time: prepared once, sent again
+	cmp "$RECV/req-0.pb" "$RECV/req-2.pb"
+	[ "$(ls "$RECV"/req-*.pb | wc -l)" -eq 4 ]
+}
+
+@test "otlp: 429 with Retry-After: 2 waits two seconds, then exports" {
+	receiver --answers 429ra:2,200
+	run replay fp --window 5s --otlp-endpoint "http://127.0.0.1:$PORT"
+	assert_success
+	[ "$(otlp_of 0)" = '{"status":"exported","attempts":2,"rejected_profiles":0,"error":null}' ]
+	t0=$(awk '/^time/ { print $2 }' "$RECV/req-0.meta")
+	t1=$(awk '/^time/ { print $2 }' "$RECV/req-1.meta")
+	awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a >= 1.9 && b - a < 5) }'
+}
+
+@test "otlp: 400 is not retried: the window fails with the receiver's message" {
+	receiver --answers 400
+	run replay fp --otlp-endpoint "http://127.0.0.1:$PORT"
+	assert_success
+	[ "$(otlp_of 0)" = '{"status":"failed","attempts":1,"rejected_profiles":0,"error":"HTTP 400: receiver says 400"}' ]
+	[ "$(ls "$RECV"/req-*.pb | wc -l)" -eq 2 ]
+	assert_output --partial "emit-otlp: 2 of 2 windows could not be exported"
+	# the local files stay
+	[ "$(outputs "$OUT" cpu pb.gz | wc -l)" -eq 2 ]
+	[ "$(outputs "$OUT" diagnostics json | wc -l)" -eq 2 ]
+}
+
+@test "otlp: a success with rejected profiles is partial, with the count and the message" {
+	receiver --answers partial:1
+	run replay fp --window 5s --otlp-endpoint "http://127.0.0.1:$PORT"
+	assert_success
+	[ "$(otlp_of 0)" = '{"status":"partial","attempts":1,"rejected_profiles":1,"error":"some profiles were rejected"}' ]
+}
+
+@test "otlp: an answer over 1 MiB ends the window's export, not retried" {
+	receiver --answers big
+	run replay fp --window 5s --otlp-endpoint "http://127.0.0.1:$PORT"
+	assert_success
+	[ "$(otlp_of 0)" = '{"status":"failed","attempts":1,"rejected_profiles":0,"error":"HTTP 200 with a body over 1 MiB"}' ]
+	[ "$(ls "$RECV"/req-*.pb | wc -l)" -eq 1 ]
+}
+
+@test "otlp: a receiver that hangs past --otlp-timeout: that attempt times out, the next exports" {
+	receiver --answers hang:4,200
+	SECONDS=0
+	run replay fp --window 5s --otlp-endpoint "http://127.0.0.1:$PORT" --otlp-timeout 1s
+	assert_success
+	[ "$(otlp_of 0)" = '{"status":"exported","attempts":2,"rejected_profiles":0,"error":null}' ]
+	[ "$SECONDS" -lt 4 ]
+	[ "$(outputs "$OUT" cpu pb.gz | wc -l)" -eq 1 ]
+}
+
+@test "otlp: a closed port: five attempts, then failed; the local files stay" {
+	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	run replay fp --window 5s --otlp-endpoint "http://127.0.0.1:$port"
+	assert_success
+	run otlp_of 0
+	[[ "$output" == '{"status":"failed","attempts":5,"rejected_profiles":0,"error":"Couldn'"'"'t connect to server: '* ]]
+	[ "$(outputs "$OUT" cpu pb.gz | wc -l)" -eq 1 ]
+}
+
+# tls_certs DIR: a test CA and a server certificate for 127.0.0.1 signed by it (openssl).
+tls_certs() {
+	local d=$1
+	mkdir -p "$d"
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=rustprofile test CA" \
+		-keyout "$d/ca.key" -out "$d/ca.pem" 2>/dev/null
+	openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" -keyout "$d/srv.key" \
+		-out "$d/srv.csr" 2>/dev/null
+	printf 'subjectAltName=IP:127.0.0.1\n' >"$d/ext"
+	openssl x509 -req -in "$d/srv.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial \
+		-days 2 -extfile "$d/ext" -out "$d/srv.pem" 2>/dev/null
+	chmod a+r "$d"/*
+}
+
+@test "otlp: https with the test CA through --otlp-ca exports; without it, fails at once" {
+	tls_certs "$BATS_TEST_TMPDIR/tls"
+	receiver --tls "$BATS_TEST_TMPDIR/tls/srv.pem" "$BATS_TEST_TMPDIR/tls/srv.key"
+	run replay fp --window 5s --otlp-endpoint "https://127.0.0.1:$PORT" \
+		--otlp-ca "$BATS_TEST_TMPDIR/tls/ca.pem"
+	assert_success
+	[ "$(otlp_of 0)" = '{"status":"exported","attempts":1,"rejected_profiles":0,"error":null}' ]
+	run same_as_pprof 0 "$(outputs "$OUT" cpu pb.gz | sed "s|^|$OUT/|")"
+	assert_success
+	# the generic variable names the CA when no option does
+	rm -rf "$OUT"/*
+	OTEL_EXPORTER_OTLP_CERTIFICATE=$BATS_TEST_TMPDIR/tls/ca.pem \
+		run replay fp --window 5s --otlp-endpoint "https://127.0.0.1:$PORT"
+	assert_success
+	[ "$(jq -r .otlp.status "$OUT"/diagnostics-*.json)" = exported ]
+	# without the CA the certificate is not trusted: a TLS error, not retried
+	rm -rf "$OUT"/*
+	run replay fp --window 5s --otlp-endpoint "https://127.0.0.1:$PORT"
+	assert_success
+	run otlp_of 0
+	assert_output --partial '"status":"failed","attempts":1,'
+	assert_output --partial 'certificate'
+	# a CA file that is no PEM certificate is refused before anything starts
+	echo nonsense >"$BATS_TEST_TMPDIR/bad.pem"
+	rm -rf "$OUT"/*
+	run replay fp --otlp-endpoint "https://127.0.0.1:$PORT" --otlp-ca "$BATS_TEST_TMPDIR/bad.pem"
+	assert_failure 1
+	assert_output "emit-otlp: --otlp-ca: '$BATS_TEST_TMPDIR/bad.pem' holds no PEM certificate"
+	[ -z "$(ls "$OUT")" ]
+}
+
+@test "otlp: a receiver slower than the windows fills the queue: later windows dropped, every local file written" {
+	receiver --answers slow:1.5
+	run replay fp --window 200ms --otlp-endpoint "http://127.0.0.1:$PORT"
+	assert_success
+	n=$(outputs "$OUT" diagnostics json | wc -l)
+	[ "$n" -ge 8 ]
+	[ "$(outputs "$OUT" cpu pb.gz | wc -l)" -eq "$n" ]
+	exported=0 dropped=0
+	for d in $(outputs "$OUT" diagnostics json); do
+		case $(jq -r .otlp.status "$OUT/$d") in
+		exported) exported=$((exported + 1)) ;;
+		dropped) dropped=$((dropped + 1))
+			[ "$(jq -c .otlp "$OUT/$d")" = '{"status":"dropped","attempts":0,"rejected_profiles":0,"error":null}' ] ;;
+		*) false ;;
+		esac
+	done
+	echo "exported $exported dropped $dropped of $n"
+	[ "$dropped" -ge 1 ]
+	[ "$exported" -ge 4 ]
+	[ "$(ls "$RECV"/req-*.pb | wc -l)" -eq "$exported" ]
+	# the first four windows are the ones the queue took
+	for i in 0 1 2 3; do [ "$(jq -r .otlp.status "$OUT"/diagnostics-*-00000$i-*.json)" = exported ]; done
+}

@@ -15,6 +15,8 @@ are taken from LIST in order (comma separated; the last one repeats):
   big           200 with a 2 MiB body
   hang:S        waits S seconds before answering 200 (past a client's timeout)
   slow:S        the same, for a receiver slower than the windows
+  echo400       400 whose google.rpc.Status message repeats the request's headers (a
+                receiver that leaks them: the client must not write them anywhere)
 
 SIGTERM ends it.
 """
@@ -80,6 +82,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             f.write("path %s\n" % self.path)
             f.write("encoding %s\n" % (enc or "none"))
             f.write("wire-bytes %d\n" % len(body))
+            f.write("time %.3f\n" % time.time())
             for k, v in self.headers.items():
                 f.write("header %s: %s\n" % (k, v))
         with open(os.path.join(st.dir, "req-%d.pb" % n), "wb") as f:
@@ -111,6 +114,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.send(200, b"")
             except OSError:
                 pass
+        elif a == "echo400":
+            text = "; ".join("%s: %s" % kv for kv in self.headers.items())
+            self.send(400, rpc_status(3, "bad request with " + text))
         else:
             code = int(a)
             self.send(code, rpc_status(3 if code == 400 else 14, "receiver says %d" % code))
