@@ -60,9 +60,29 @@ parse_retry_after(const char *s)
 	return *s ? -1 : (int)v;
 }
 
+struct redactor {
+	void (*fn)(void *arg, char *s);
+	void *arg;
+};
+
+/* The receiver's text m, redacted whole (in a copy: the decoded message is not ours to
+ * change), then sanitized into out. */
+static void
+take_text(const struct redactor *r, const char *m, char *out, size_t size)
+{
+	char *copy = r->fn ? strdup(m) : NULL;
+
+	if (copy)
+		r->fn(r->arg, copy);
+	response_sanitize(out, size, copy ? copy : r->fn ? "(out of memory)" : m,
+			  strlen(copy ? copy : r->fn ? "(out of memory)" : m));
+	free(copy);
+}
+
 /* The message of a google.rpc.Status body, or "" when the body is not one. */
 static void
-status_message(const uint8_t *body, size_t len, char *out, size_t size)
+status_message(const struct redactor *rd, const uint8_t *body, size_t len, char *out,
+	       size_t size)
 {
 	RpcStatus *st;
 
@@ -70,12 +90,12 @@ status_message(const uint8_t *body, size_t len, char *out, size_t size)
 	if (!len || !(st = google__rpc__status__unpack(NULL, len, body)))
 		return;
 	if (st->message)
-		response_sanitize(out, size, st->message, strlen(st->message));
+		take_text(rd, st->message, out, size);
 	google__rpc__status__free_unpacked(st, NULL);
 }
 
 static void
-judge_success(const uint8_t *body, size_t len, struct verdict *v)
+judge_success(const struct redactor *rd, const uint8_t *body, size_t len, struct verdict *v)
 {
 	OtResponse *r = len ? RESPONSE_FN(unpack)(NULL, len, body) : NULL;
 
@@ -93,7 +113,7 @@ judge_success(const uint8_t *body, size_t len, struct verdict *v)
 			v->rejected = r->partial_success->rejected_profiles;
 		}
 		if (m && m[0])
-			response_sanitize(v->error, sizeof(v->error), m, strlen(m));
+			take_text(rd, m, v->error, sizeof(v->error));
 	}
 	if (r)
 		RESPONSE_FN(free_unpacked)(r, NULL);
@@ -101,8 +121,10 @@ judge_success(const uint8_t *body, size_t len, struct verdict *v)
 
 void
 response_judge(long http, const uint8_t *body, size_t len, int oversized,
-	       const char *retry_after, struct verdict *v)
+	       const char *retry_after, void (*redact)(void *arg, char *s), void *arg,
+	       struct verdict *v)
 {
+	const struct redactor rd = { redact, arg };
 	char msg[RESPONSE_MAX_ERROR + 1];
 
 	memset(v, 0, sizeof(*v));
@@ -113,10 +135,10 @@ response_judge(long http, const uint8_t *body, size_t len, int oversized,
 		return;
 	}
 	if (http >= 200 && http < 300) {
-		judge_success(body, len, v);
+		judge_success(&rd, body, len, v);
 		return;
 	}
-	status_message(body, len, msg, sizeof(msg));
+	status_message(&rd, body, len, msg, sizeof(msg));
 	v->retry = http == 408 || http == 429 || http == 502 || http == 503 || http == 504;
 	v->status = OTLP_FAILED;
 	if (v->retry)

@@ -38,9 +38,11 @@ struct verdict {
 };
 
 /* Judges an answer: its HTTP status, its body (at most RESPONSE_MAX_BODY bytes kept;
- * oversized when more came) and its Retry-After header value (NULL when none). */
+ * oversized when more came) and its Retry-After header value (NULL when none).  The
+ * receiver's text goes through redact (when not NULL) whole, before it is cut. */
 void response_judge(long http, const uint8_t *body, size_t len, int oversized,
-		    const char *retry_after, struct verdict *v);
+		    const char *retry_after, void (*redact)(void *arg, char *s), void *arg,
+		    struct verdict *v);
 
 /* s as printable ASCII on one line into out (size > 0): other bytes become '?', runs of
  * white space one space, and the text is cut at size - 1 bytes. */

@@ -63,6 +63,12 @@ on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t u
 }
 
 static void
+redact(void *cfg, char *s)
+{
+	config_redact(cfg, s);
+}
+
+static void
 set_options(struct exporter *x, CURL *c, const uint8_t *body, size_t len, struct answer *a,
 	    char *errbuf)
 {
@@ -137,7 +143,7 @@ transport_attempt(struct exporter *x, const uint8_t *body, size_t len, struct ve
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &http);
 	if (rc == CURLE_OK || (rc == CURLE_WRITE_ERROR && a.oversized && http)) {
 		response_judge(http, a.body, a.len, a.oversized,
-			       a.have_retry_after ? a.retry_after : NULL, v);
+			       a.have_retry_after ? a.retry_after : NULL, redact, (void *)x->cfg, v);
 	} else {
 		memset(v, 0, sizeof(*v));
 		v->status = OTLP_FAILED;
@@ -145,8 +151,8 @@ transport_attempt(struct exporter *x, const uint8_t *body, size_t len, struct ve
 		v->retry = transient(rc);
 		snprintf(msg, sizeof(msg), "%s%s%s", curl_easy_strerror(rc), errbuf[0] ? ": " : "",
 			 errbuf);
+		config_redact(x->cfg, msg);
 		response_sanitize(v->error, sizeof(v->error), msg, strlen(msg));
 	}
-	config_redact(x->cfg, v->error);
 	free(a.body);
 }

@@ -262,3 +262,172 @@ tls_certs() {
 	# the first four windows are the ones the queue took
 	for i in 0 1 2 3; do [ "$(jq -r .otlp.status "$OUT"/diagnostics-*-00000$i-*.json)" = exported ]; done
 }
+
+# path_of N: the path request N was sent to.
+path_of() {
+	awk '/^path / { print $2 }' "$RECV/req-$1.meta"
+}
+
+@test "otlp: endpoint precedence: option, then the Profiles variable as is, then the generic one plus the Profiles path" {
+	receiver
+	local u=http://127.0.0.1:$PORT
+	OTEL_EXPORTER_OTLP_ENDPOINT=$u/gen run replay fp --window 5s
+	assert_success
+	[ "$(path_of 0)" = /gen/v1development/profiles ]
+	rm -rf "$OUT"/*
+	OTEL_EXPORTER_OTLP_ENDPOINT=$u/ run replay fp --window 5s
+	assert_success
+	[ "$(path_of 1)" = /v1development/profiles ]
+	rm -rf "$OUT"/*
+	OTEL_EXPORTER_OTLP_ENDPOINT=$u/gen OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT=$u/prof/x \
+		run replay fp --window 5s
+	assert_success
+	[ "$(path_of 2)" = /prof/x ]
+	rm -rf "$OUT"/*
+	OTEL_EXPORTER_OTLP_ENDPOINT=$u/gen OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT=$u/prof/x \
+		run replay fp --window 5s --otlp-endpoint "$u/cli"
+	assert_success
+	[ "$(path_of 3)" = /cli ]
+	rm -rf "$OUT"/*
+	run replay fp --window 5s --otlp-endpoint "$u"
+	assert_success
+	[ "$(path_of 4)" = /v1development/profiles ]
+	# no endpoint anywhere: no export, no otlp object, no request
+	rm -rf "$OUT"/*
+	run replay fp --window 5s --otlp-header a=b --otlp-timeout 1s
+	assert_success
+	[ "$(otlp_of 0)" = null ]
+	[ "$(ls "$RECV"/req-*.pb | wc -l)" -eq 5 ]
+}
+
+@test "otlp: endpoints must be http(s) URLs without credentials; the protocol only http/protobuf" {
+	run replay fp --otlp-endpoint ftp://127.0.0.1:1/
+	assert_failure 1
+	assert_output "emit-otlp: --otlp-endpoint: 'ftp://127.0.0.1:1/' is not an http:// or https:// URL"
+	run replay fp --otlp-endpoint http://user:hunter22@127.0.0.1:1/
+	assert_failure 1
+	assert_output "emit-otlp: --otlp-endpoint: the URL must not include credentials"
+	OTEL_EXPORTER_OTLP_ENDPOINT=http://u:hunter22@127.0.0.1:1 run replay fp
+	assert_failure 1
+	assert_output "emit-otlp: OTEL_EXPORTER_OTLP_ENDPOINT: the URL must not include credentials"
+	OTEL_EXPORTER_OTLP_PROTOCOL=grpc run replay fp --otlp-endpoint http://127.0.0.1:1
+	assert_failure 1
+	assert_output "emit-otlp: OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' is not supported (only http/protobuf)"
+	OTEL_EXPORTER_OTLP_PROFILES_PROTOCOL=http/json OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf \
+		run replay fp --otlp-endpoint http://127.0.0.1:1
+	assert_failure 1
+	assert_output "emit-otlp: OTEL_EXPORTER_OTLP_PROFILES_PROTOCOL: 'http/json' is not supported (only http/protobuf)"
+	run replay fp --otlp-endpoint http://127.0.0.1:1 --otlp-compression zstd
+	assert_failure 1
+	assert_output "emit-otlp: --otlp-compression: 'zstd' is not none or gzip"
+	OTEL_EXPORTER_OTLP_TIMEOUT=10s run replay fp --otlp-endpoint http://127.0.0.1:1
+	assert_failure 1
+	assert_output "emit-otlp: OTEL_EXPORTER_OTLP_TIMEOUT: '10s' is not a number of milliseconds from 1 to 86400000"
+	[ -z "$(ls "$OUT")" ]
+	# the Profiles protocol wins over a generic one meant for other signals
+	receiver
+	OTEL_EXPORTER_OTLP_PROFILES_PROTOCOL=http/protobuf OTEL_EXPORTER_OTLP_PROTOCOL=grpc \
+		run replay fp --window 5s --otlp-endpoint "http://127.0.0.1:$PORT"
+	assert_success
+	[ "$(otlp_of 0 | jq -r .status)" = exported ]
+}
+
+@test "otlp: headers, compression and timeout: option, then the Profiles variable, then the generic one" {
+	receiver --answers 200,200,200,200,hang:2,200,hang:2
+	OTEL_EXPORTER_OTLP_HEADERS="x-who=generic,x-other=g" OTEL_EXPORTER_OTLP_COMPRESSION=none \
+		run replay fp --window 5s --otlp-endpoint "http://127.0.0.1:$PORT"
+	assert_success
+	grep -qx "header x-who: generic" "$RECV/req-0.meta"
+	grep -qx "header x-other: g" "$RECV/req-0.meta"
+	grep -qx "encoding none" "$RECV/req-0.meta"
+	rm -rf "$OUT"/*
+	OTEL_EXPORTER_OTLP_HEADERS="x-who=generic,x-other=g" \
+	OTEL_EXPORTER_OTLP_PROFILES_HEADERS="x-who=profiles%20env" \
+	OTEL_EXPORTER_OTLP_COMPRESSION=none OTEL_EXPORTER_OTLP_PROFILES_COMPRESSION=gzip \
+		run replay fp --window 5s --otlp-endpoint "http://127.0.0.1:$PORT"
+	assert_success
+	grep -qx "header x-who: profiles env" "$RECV/req-1.meta"
+	! grep -q "x-other" "$RECV/req-1.meta"
+	grep -qx "encoding gzip" "$RECV/req-1.meta"
+	rm -rf "$OUT"/*
+	OTEL_EXPORTER_OTLP_PROFILES_HEADERS="x-who=profiles" OTEL_EXPORTER_OTLP_PROFILES_COMPRESSION=gzip \
+		run replay fp --window 5s --otlp-endpoint "http://127.0.0.1:$PORT" \
+		--otlp-header x-who=cli --otlp-header "x-two=2" --otlp-compression none
+	assert_success
+	grep -qx "header x-who: cli" "$RECV/req-2.meta"
+	grep -qx "header x-two: 2" "$RECV/req-2.meta"
+	grep -qx "encoding none" "$RECV/req-2.meta"
+	# the generic default: gzip
+	rm -rf "$OUT"/*
+	run replay fp --window 5s --otlp-endpoint "http://127.0.0.1:$PORT"
+	grep -qx "encoding gzip" "$RECV/req-3.meta"
+	# timeout: the variables count milliseconds; the option wins over them
+	rm -rf "$OUT"/*
+	OTEL_EXPORTER_OTLP_TIMEOUT=30000 OTEL_EXPORTER_OTLP_PROFILES_TIMEOUT=500 \
+		run replay fp --window 5s --otlp-endpoint "http://127.0.0.1:$PORT"
+	assert_success
+	[ "$(otlp_of 0 | jq -r .attempts)" = 2 ]  # req-4 hung past 500 ms, req-5 answered
+	rm -rf "$OUT"/*
+	OTEL_EXPORTER_OTLP_PROFILES_TIMEOUT=500 \
+		run replay fp --window 5s --otlp-endpoint "http://127.0.0.1:$PORT" --otlp-timeout 5s
+	assert_success
+	[ "$(otlp_of 0 | jq -c '[.status, .attempts]')" = '["exported",1]' ]  # req-6 waited for
+}
+
+@test "otlp: resource attributes: detected, OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME, then the option" {
+	receiver
+	run replay fp --window 5s --otlp-endpoint "http://127.0.0.1:$PORT"
+	assert_success
+	run decode 0
+	assert_line "resource service.name=cpu_split"
+	assert_line "resource process.executable.name=cpu_split"
+	assert_line --regexp '^resource process.pid=[0-9]+$'
+	assert_line "resource rustprofile.target.kind=pid"
+	rm -rf "$OUT"/*
+	OTEL_RESOURCE_ATTRIBUTES="service.name=from-attrs,deployment.environment=stag%2Cing" \
+		run replay fp --window 5s --otlp-endpoint "http://127.0.0.1:$PORT"
+	run decode 1
+	assert_line "resource service.name=from-attrs"
+	assert_line "resource deployment.environment=stag,ing"
+	rm -rf "$OUT"/*
+	OTEL_RESOURCE_ATTRIBUTES="service.name=from-attrs,team=a" OTEL_SERVICE_NAME=svc \
+		run replay fp --window 5s --otlp-endpoint "http://127.0.0.1:$PORT" \
+		--resource-attribute team=b --resource-attribute "host.name=h 1"
+	run decode 2
+	assert_line "resource service.name=svc"
+	assert_line "resource team=b"
+	assert_line "resource host.name=h 1"
+	rm -rf "$OUT"/*
+	OTEL_SERVICE_NAME=svc run replay fp --window 5s --otlp-endpoint "http://127.0.0.1:$PORT" \
+		--resource-attribute service.name=cli
+	run decode 3
+	assert_line "resource service.name=cli"
+}
+
+@test "otlp: a header value given by option or environment is in no file written and on no stderr line" {
+	local cli=cli-secret-7f3a9 envs=env-secret-51c2e
+	receiver --answers echo400
+	run replay fp --otlp-endpoint "http://127.0.0.1:$PORT" --otlp-header "Authorization=Bearer $cli"
+	assert_success
+	grep -q "Bearer $cli" "$RECV/req-0.meta"     # it was sent
+	refute_output --partial "$cli"
+	! grep -rq "$cli" "$OUT"
+	jq -r .otlp.error "$OUT"/diagnostics-*-000000-*.json | grep -qx 'HTTP 400: bad request with Authorization: \*\*\*'
+	rm -rf "$OUT"/*
+	OTEL_EXPORTER_OTLP_PROFILES_HEADERS="x-api-key=$envs" \
+		run replay fp --otlp-endpoint "http://127.0.0.1:$PORT"
+	assert_success
+	grep -q "x-api-key: $envs" "$RECV/req-2.meta"
+	refute_output --partial "$envs"
+	! grep -rq "$envs" "$OUT"
+	# a bad header is named by its key, never by its value
+	rm -rf "$OUT"/*
+	OTEL_EXPORTER_OTLP_HEADERS="x-api-key=$envs%0A" run replay fp --otlp-endpoint "http://127.0.0.1:$PORT"
+	assert_failure 1
+	assert_output "emit-otlp: OTEL_EXPORTER_OTLP_HEADERS: the value of 'x-api-key' has a control character"
+	run replay fp --otlp-endpoint "http://127.0.0.1:$PORT" --otlp-header "bad key=$cli"
+	assert_failure 1
+	assert_output "emit-otlp: --otlp-header: 'bad key' is not a header name"
+	# the stages' own stderr files are gone with the run; the emitter's command line is
+	# the driver's: nothing else holds the value
+}

@@ -15,7 +15,7 @@ are taken from LIST in order (comma separated; the last one repeats):
   big           200 with a 2 MiB body
   hang:S        waits S seconds before answering 200 (past a client's timeout)
   slow:S        the same, for a receiver slower than the windows
-  echo400       400 whose google.rpc.Status message repeats the request's headers (a
+  echo400       400 whose google.rpc.Status message repeats the request's own headers (a
                 receiver that leaks them: the client must not write them anywhere)
 
 SIGTERM ends it.
@@ -115,7 +115,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             except OSError:
                 pass
         elif a == "echo400":
-            text = "; ".join("%s: %s" % kv for kv in self.headers.items())
+            std = ("host", "user-agent", "accept", "accept-encoding", "content-type",
+                   "content-encoding", "content-length")
+            text = "; ".join("%s: %s" % kv for kv in self.headers.items()
+                             if kv[0].lower() not in std)
             self.send(400, rpc_status(3, "bad request with " + text))
         else:
             code = int(a)
