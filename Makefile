@@ -264,7 +264,7 @@ $(OUT)/fuzz/%: $(OUT)/fuzzobj/fuzz/%.o $$(call fuzz_objs,$$*)
 	$(if $(Q),@echo "  FUZZLD  $@")
 	$(Q)clang -fsanitize=fuzzer,address,undefined -o $@ $^ $(LDLIBS_ALL) \
 		$(if $(filter collect,$(FUZZ_STAGE_$*)),-lbpf) \
-		$(if $(filter emit-otlp,$(FUZZ_STAGE_$*)),$(PROTO_FUZZ_OBJS) $(OTLP_LIBS))
+		$(if $(filter emit-otlp,$(FUZZ_STAGE_$*)),$(OTLP_LIBS))
 fuzz: $(FUZZ_BINS)
 	$(Q)set -e; for n in $(FUZZ_TARGETS); do mkdir -p $(OUT)/corpus/$$n; \
 		echo "fuzz: $$n for $${FUZZ_SECONDS:-20} s"; \
@@ -306,3 +306,4 @@ $(OUT)/fuzzobj/gen/%.o: $(OUT)/gen/%.c $(PROTO_HDRS)
 # As collect's libbpf: the stage's link line is its prerequisites, so the libraries join it.
 OTLP_SOS := $(foreach l,libprotobuf-c libcurl libcrypto,$(shell pkg-config --variable=libdir $(l))/$(l).so)
 $(OUT)/bin/emit-otlp: $(OUT)/gen/libotlppb.a $(OTLP_SOS)
+$(OUT)/fuzz/otlp_response: $(PROTO_FUZZ_OBJS)

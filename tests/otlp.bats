@@ -431,3 +431,37 @@ path_of() {
 	# the stages' own stderr files are gone with the run; the emitter's command line is
 	# the driver's: nothing else holds the value
 }
+
+@test "otlp: --otlp-timeline sends one cpu/nanoseconds profile of timestamped samples; --max-timeline-samples bounds it" {
+	receiver
+	run replay fp --otlp-endpoint "http://127.0.0.1:$PORT" --otlp-timeline
+	assert_success
+	i=0
+	for d in $(outputs "$OUT" diagnostics json); do
+		n=$(jq .otlp.timeline_samples "$OUT/$d")
+		[ "$(jq -c '.otlp | [.status, .timeline_enabled, .timeline_dropped_samples, .timeline_timestamp_errors]' "$OUT/$d")" = '["exported",true,0,0]' ]
+		run decode "$i"
+		assert_success
+		# the aggregated CPU source is not sent a second time
+		[ "$(grep -c '^profile ' <<<"$output")" -eq 1 ]
+		assert_line --regexp "^profile 0 cpu/nanoseconds samples=[0-9]+ total=[0-9]+ period=[0-9]+/cpu/nanoseconds timestamps=$n "
+		assert_output --partial " thread.name=rp-worker "
+		# every timestamp inside the window
+		t0=$(jq .window_start_unix_nanos "$OUT/$d") t1=$(jq .window_end_unix_nanos "$OUT/$d")
+		grep '^point ' <<<"$output" | awk -v a="$t0" -v b="$t1" '$3 < a || $3 >= b { bad = 1 } END { exit bad }'
+		# the pprof's time per stack is the sum of the points; its sample count theirs
+		run same_as_pprof "$i" "$OUT/$(jq -r .output_paths.cpu "$OUT/$d" | xargs basename)" --timeline
+		assert_success
+		echo "window $i: $output"
+		i=$((i + 1))
+	done
+	rm -rf "$OUT"/*
+	run replay fp --window 5s --otlp-endpoint "http://127.0.0.1:$PORT" --otlp-timeline \
+		--max-timeline-samples 16
+	assert_success
+	run otlp_of 0
+	[ "$(jq .timeline_samples <<<"$output")" -eq 16 ]
+	[ "$(jq .timeline_dropped_samples <<<"$output")" -gt 0 ]
+	run decode "$i"
+	assert_line --regexp '^profile 0 cpu/nanoseconds .* timestamps=16 '
+}
