@@ -498,8 +498,9 @@ stop() {
 		kill -TERM "${spid[fanout]}" 2>/dev/null || true
 		end_branches
 	fi
-	# An abnormal teardown of the export: its retries stop, what it holds fails.
-	if [ "$stops" -gt 1 ] || [ -n "${rc[collect]+x}" ]; then
+	# An abnormal teardown of the export (a second signal, or one after collect has gone;
+	# replay and import have none): its retries stop, what it holds fails.
+	if [ "$stops" -gt 1 ] || [ -z "${spid[collect]:-}" ] || [ -n "${rc[collect]+x}" ]; then
 		[ -z "${spid[emit-otlp]:-}" ] || [ -n "${rc[emit-otlp]+x}" ] ||
 			kill -TERM "${spid[emit-otlp]}" 2>/dev/null || true
 	fi

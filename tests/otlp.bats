@@ -465,3 +465,42 @@ path_of() {
 	run decode "$i"
 	assert_line --regexp '^profile 0 cpu/nanoseconds .* timestamps=16 '
 }
+
+@test "otlp: import exports too; an imported event keeps its own sample type" {
+	local perfgen=$BATS_TEST_TMPDIR/perfgen cap=$BATS_TEST_TMPDIR/hybrid.data
+	${CC:-cc} -std=c17 -D_GNU_SOURCE -o "$perfgen" "$TOOLS/perfgen.c" -lelf
+	"$perfgen" hybrid "$cap" "$RP_WORKLOADS/cpu_split" 0
+	receiver
+	run "$RP" import --input "$cap" --output "$OUT" --otlp-endpoint "http://127.0.0.1:$PORT"
+	assert_success
+	[ "$(otlp_of 0 | jq -r .status)" = exported ]
+	run decode 0
+	assert_success
+	assert_line --regexp '^profile 0 samples/count samples=[0-9]+ total=9 '
+	assert_line --regexp '^profile 1 cycles/count samples=[0-9]+ total=[0-9]+ period=0/cycles/count '
+	run same_as_pprof 0 "$OUT/$(outputs "$OUT" cpu pb.gz | head -n 1)"
+	assert_success
+}
+
+@test "otlp: SIGTERM to the driver while exports wait: they fail at once as cancelled, local files stay" {
+	receiver --answers slow:4
+	"$RP" replay --input "$GOLDEN/fp.stream" --output "$OUT" --window 200ms \
+		--otlp-endpoint "http://127.0.0.1:$PORT" >"$BATS_TEST_TMPDIR/log" 2>&1 &
+	local drv=$!
+	# the replay itself is quick: then the exports wait for the slow receiver
+	for _ in $(seq 100); do [ -s "$RECV/req-0.meta" ] && break; sleep 0.05; done
+	sleep 0.5
+	SECONDS=0
+	kill -TERM "$drv"
+	wait "$drv"
+	[ "$SECONDS" -lt 3 ]
+	n=$(outputs "$OUT" diagnostics json | wc -l)
+	[ "$n" -ge 8 ]
+	[ "$(outputs "$OUT" cpu pb.gz | wc -l)" -eq "$n" ]
+	[ "$(otlp_of 0)" = '{"status":"failed","attempts":1,"rejected_profiles":0,"error":"export cancelled at teardown"}' ]
+	for i in 1 2 3; do
+		[ "$(otlp_of "$i")" = '{"status":"failed","attempts":0,"rejected_profiles":0,"error":"export cancelled at teardown"}' ]
+	done
+	[ "$(otlp_of 4 | jq -r .status)" = dropped ]
+	grep -q "emit-otlp: 4 of 4 windows could not be exported" "$BATS_TEST_TMPDIR/log"
+}
