@@ -504,3 +504,41 @@ path_of() {
 	[ "$(otlp_of 4 | jq -r .status)" = dropped ]
 	grep -q "emit-otlp: 4 of 4 windows could not be exported" "$BATS_TEST_TMPDIR/log"
 }
+
+@test "otlp: a window without any sample is skipped: nothing is sent" {
+	local gen=$BATS_TEST_TMPDIR/streamgen
+	${CC:-cc} -std=c17 -D_GNU_SOURCE -I"$BATS_TEST_DIRNAME/../lib" -o "$gen" \
+		"$TOOLS/streamgen.c" "$RP_BIN/../lib/librp.a" -lz -lm
+	receiver
+	"$gen" empty | "$RP_BIN/emit-otlp" --output "$OUT" --endpoint "http://127.0.0.1:$PORT" |
+		"$RP_BIN/commit" --output "$OUT" >/dev/null
+	[ "$(otlp_of 0)" = '{"status":"skipped","attempts":0,"rejected_profiles":0,"error":null}' ]
+	[ ! -e "$RECV/req-0.pb" ]
+	# and the stage on its own, through the skeleton: --check resolves, says enabled or not
+	run -0 "$RP_BIN/emit-otlp" --check
+	assert_output disabled
+	OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:1 run -0 "$RP_BIN/emit-otlp" --check
+	assert_output enabled
+}
+
+@test "otlp: a live record exports its windows, confined, as the stages' user" {
+	require_root
+	receiver
+	start_workload cpu_split 10
+	open_tmpdirs
+	run "$RP" record --pid "$wpid" --duration 2s --window 1s --otlp-endpoint "http://127.0.0.1:$PORT" \
+		--output "$OUT"
+	stop_workload
+	assert_success
+	n=$(outputs "$OUT" diagnostics json | wc -l)
+	[ "$n" -ge 2 ]
+	i=0
+	for d in $(outputs "$OUT" diagnostics json); do
+		[ "$(jq -r .otlp.status "$OUT/$d")" = exported ]
+		run same_as_pprof "$i" "$OUT/$(outputs "$OUT" cpu pb.gz | sed -n "$((i + 1))p")"
+		assert_success
+		i=$((i + 1))
+	done
+	run decode 0
+	assert_line "resource process.pid=$wpid"
+}
