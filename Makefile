@@ -307,3 +307,7 @@ $(OUT)/fuzzobj/gen/%.o: $(OUT)/gen/%.c $(PROTO_HDRS)
 OTLP_SOS := $(foreach l,libprotobuf-c libcurl libcrypto,$(shell pkg-config --variable=libdir $(l))/$(l).so)
 $(OUT)/bin/emit-otlp: $(OUT)/gen/libotlppb.a $(OTLP_SOS)
 $(OUT)/fuzz/otlp_response: $(PROTO_FUZZ_OBJS)
+# The encoder's unit test links the stage's archive with the messages and their libraries.
+$(OUT)/tests/otlp_encode_test: $(PROTO_HDRS) $(OUT)/gen/libotlppb.a
+$(OUT)/tests/otlp_encode_test: ALL_CFLAGS += -I$(OUT)/gen -Iemit-otlp
+$(OUT)/tests/otlp_encode_test: LDLIBS_ALL := $(OUT)/gen/libotlppb.a $(OTLP_LIBS) $(LDLIBS_ALL)
