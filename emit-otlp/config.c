@@ -85,9 +85,15 @@ parse_endpoint(struct config *c, const char *url, const char *from, int append, 
 		return errbuf_fail(err, errlen, "%s: '%s' has a query or fragment", from, url);
 	c->https = skip == 8;
 	colon = memchr(auth, ':', (size_t)(end - auth));
-	if (auth[0] == '[')     /* an IPv6 literal: the port follows its ']' */
-		colon = memchr(auth, ']', (size_t)(end - auth)) ?
-			memchr(memchr(auth, ']', (size_t)(end - auth)), ':', (size_t)(end - auth)) : NULL;
+	if (auth[0] == '[') {   /* an IPv6 literal: the port follows its ']' */
+		const char *rb = memchr(auth, ']', (size_t)(end - auth));
+
+		if (!rb)
+			return errbuf_fail(err, errlen, "%s: '%s' has a bad host", from, url);
+		colon = rb + 1 < end && rb[1] == ':' ? rb + 1 : NULL;
+		if (!colon && rb + 1 != end)
+			return errbuf_fail(err, errlen, "%s: '%s' has a bad host", from, url);
+	}
 	if ((colon ? colon : end) == auth)
 		return errbuf_fail(err, errlen, "%s: '%s' has no host", from, url);
 	c->host = strndup(auth, (size_t)((colon ? colon : end) - auth));

@@ -77,6 +77,9 @@ set_options(struct exporter *x, CURL *c, const uint8_t *body, size_t len, struct
 	curl_easy_reset(c);
 	curl_easy_setopt(c, CURLOPT_URL, cfg->url);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	/* No proxy, whatever the environment says: the stage may connect to its endpoint's
+	 * port only (docs/otlp.md). */
+	curl_easy_setopt(c, CURLOPT_PROXY, "");
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_POST, 1L);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDS, (const char *)body);
