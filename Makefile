@@ -242,6 +242,7 @@ FUZZ_STAGE_stage_firefox := emit-firefox
 FUZZ_STAGE_stage_fanout := fanout
 FUZZ_STAGE_stage_commit := commit
 FUZZ_STAGE_otlp_response := emit-otlp
+FUZZ_STAGE_stage_otlp := emit-otlp
 # One event may close WINDOWS_MAX_GAP empty windows, a few hundred bytes of input millions.
 $(OUT)/fuzzobj/aggregate/%.o $(OUT)/fuzzobj/fuzz/stage_aggregate.o: \
 	FUZZ_CFLAGS += -DWINDOWS_MAX_GAP=1000
@@ -295,18 +296,19 @@ $(OUT)/gen/%.o: $(OUT)/gen/%.c $(PROTO_HDRS)
 $(OUT)/gen/libotlppb.a: $(PROTO_OBJS)
 	$(Q)rm -f $@ && ar rcs $@ $^
 OTLP_OBJS := $(emit-otlp_OBJS) $(OUT)/emit-otlp/main.o
-$(OTLP_OBJS) $(OTLP_OBJS:$(OUT)/%=$(OUT)/fuzzobj/%) $(OUT)/fuzzobj/fuzz/otlp_response.o: \
-	$(PROTO_HDRS)
+$(OTLP_OBJS) $(OTLP_OBJS:$(OUT)/%=$(OUT)/fuzzobj/%) $(OUT)/fuzzobj/fuzz/otlp_response.o \
+	$(OUT)/fuzzobj/fuzz/stage_otlp.o: $(PROTO_HDRS)
 $(OUT)/emit-otlp/%.o: ALL_CFLAGS += -I$(OUT)/gen
 $(OUT)/fuzzobj/emit-otlp/%.o: FUZZ_CFLAGS += -I$(OUT)/gen
-$(OUT)/fuzzobj/fuzz/otlp_response.o: FUZZ_CFLAGS += -I$(OUT)/gen -Iemit-otlp
+$(OUT)/fuzzobj/fuzz/otlp_response.o $(OUT)/fuzzobj/fuzz/stage_otlp.o: \
+	FUZZ_CFLAGS += -I$(OUT)/gen -Iemit-otlp
 $(OUT)/fuzzobj/gen/%.o: $(OUT)/gen/%.c $(PROTO_HDRS)
 	@mkdir -p $(@D)
 	$(Q)clang $(FUZZ_CFLAGS) -I$(OUT)/gen -c -o $@ $<
 # As collect's libbpf: the stage's link line is its prerequisites, so the libraries join it.
 OTLP_SOS := $(foreach l,libprotobuf-c libcurl libcrypto,$(shell pkg-config --variable=libdir $(l))/$(l).so)
 $(OUT)/bin/emit-otlp: $(OUT)/gen/libotlppb.a $(OTLP_SOS)
-$(OUT)/fuzz/otlp_response: $(PROTO_FUZZ_OBJS)
+$(OUT)/fuzz/otlp_response $(OUT)/fuzz/stage_otlp: $(PROTO_FUZZ_OBJS)
 # The encoder's unit test links the stage's archive with the messages and their libraries.
 $(OUT)/tests/otlp_encode_test: $(PROTO_HDRS) $(OUT)/gen/libotlppb.a
 $(OUT)/tests/otlp_encode_test: ALL_CFLAGS += -I$(OUT)/gen -Iemit-otlp
