@@ -40,8 +40,10 @@ die() { say "$*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || die "must run as root (apt-get install needs it)"
 command -v apt-get >/dev/null 2>&1 || die "apt-get not found: this script targets Debian 12"
 
+# One line per installed architecture (a multiarch system may hold amd64 and arm64 copies):
+# installed when any line says so.
 installed() {
-	[ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]
+	dpkg-query -W -f='${db:Status-Status}\n' "$1" 2>/dev/null | grep -qx installed
 }
 
 missing=""
