@@ -15,10 +15,12 @@
  *             them); removed, with one line and exit status 1, when the window is given up
  *   the end   a truncated stream (4), a reader gone (3), a corrupt one (1), one line each
  *
- * An emitter supplies its options and callbacks in a struct emitter_ops: begin (a window
- * starts), stack (one of its window stacks, as it passes), frame (any frame, for what else
- * it keeps), profile (the window ends: write the file of one of its profiles with
- * emitter_create / emitter_finish) and end (after them).  With keep_stacks it needs none
+ * An emitter supplies its options and callbacks in a struct emitter_ops: confine (before
+ * the confinement: more paths, a port), begin (a window starts), stack (one of its window
+ * stacks, as it passes), before (any frame, before it is forwarded: frames of its own
+ * ahead of it), frame (any frame, for what else it keeps), profile (the window ends:
+ * write the file of one of its profiles with emitter_create / emitter_finish) and end
+ * (after them).  With keep_stacks it needs none
  * but profile: each profile comes with its stacks (lib/winmodel.h).
  */
 #ifndef RP_EMITTER_H
