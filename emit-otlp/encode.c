@@ -89,6 +89,22 @@ add_sources(struct encoder *e, const struct encode_window *w)
 	return 0;
 }
 
+int
+encode_point_ok(const struct encode_window *w, const struct tl_sample *s)
+{
+	return s->time >= w->start && s->time < w->end &&
+	       stream_unix_ns(s->time, w->clock_offset_ns) > 0;
+}
+
+void
+encode_count_points(const struct encode_window *w, uint64_t *ok, uint64_t *errors)
+{
+	*ok = *errors = 0;
+	for (size_t i = 0; w->tl && i < w->tl->n; i++)
+		if (!(w->tl->s[i].flags & TL_OFFCPU))
+			encode_point_ok(w, &w->tl->s[i]) ? (*ok)++ : (*errors)++;
+}
+
 static int
 point_cmp(const void *a, const void *b)
 {
@@ -114,8 +130,7 @@ add_points(struct encoder *e, const struct encode_window *w)
 
 		if (s->flags & TL_OFFCPU)
 			continue;
-		if (s->time < w->start || s->time >= w->end ||
-		    stream_unix_ns(s->time, w->clock_offset_ns) <= 0) {
+		if (!encode_point_ok(w, s)) {
 			e->tl_errors++;
 			continue;
 		}

@@ -87,6 +87,11 @@ struct encoder {
 
 void encoder_init(struct encoder *e, const struct defs *defs);
 void encoder_release(struct encoder *e);
+/* A timeline sample goes in the window's request: its time is inside the window and has a
+ * Unix time.  encode_count_points counts those that do and do not, as encoder_run will
+ * (tl_samples, tl_errors) without encoding. */
+int encode_point_ok(const struct encode_window *w, const struct tl_sample *s);
+void encode_count_points(const struct encode_window *w, uint64_t *ok, uint64_t *errors);
 /* Encodes w into a new buffer (*buf, *len; the caller frees it).  0, or -1 with e->err. */
 int encoder_run(struct encoder *e, const struct encode_window *w, uint8_t **buf, size_t *len);
 

@@ -3,8 +3,9 @@
  * HTTP (manual, "OTLP Profiles export"; docs/otlp.md).
  *
  * Runs on the emitter skeleton (lib/emitter.h): the stream on stdin is copied to stdout
- * unchanged, the definitions and the window's stacks kept.  At each window end it encodes
- * the window as one ExportProfilesServiceRequest (encode.h: one Profile per sample type of
+ * unchanged, the definitions and the window's stacks kept.  After each window end (when
+ * the next frame comes, so the window's end and pprof go on first) it encodes the window
+ * as one ExportProfilesServiceRequest (encode.h: one Profile per sample type of
  * each of the window's profiles, one shared dictionary; with --timeline the CPU profile is
  * the window's timestamped samples instead), gzips it unless --compression none, and
  * queues it for the export thread (export.h), which POSTs it to the endpoint while the
@@ -56,6 +57,15 @@ struct state {
 };
 
 static struct state s;
+
+/* The window that ended, its request still to be made (end_window, queue_window). */
+static struct {
+	int due;
+	uint32_t index;
+	uint64_t start, end;
+} ended;
+
+static void queue_window(struct emitter *e);
 
 static void
 option(int key, const char *value)
@@ -176,6 +186,10 @@ before(struct emitter *e, const struct frame *f)
 {
 	if (!s.cfg.enabled)
 		return NULL;
+	if (ended.due) {
+		queue_window(e);
+		timeline_clear(&s.tl);
+	}
 	if (f->type == FR_END) {
 		exporter_finish(&s.x);  /* the drain: every queued window, same policy */
 		put_results(e);
@@ -267,18 +281,36 @@ add_stat(struct fr_window_end *we, const char *key, uint64_t v)
 		we->stats[we->nstats++] = (struct fr_stat){ str_of(key), v };
 }
 
-/* Encodes and queues the window: OTLP_PENDING, or OTLP_DROPPED when the queue is full.  An
- * encoding failure is a result of its own, failed, passed on after the window end. */
-static unsigned
-queue_window(struct emitter *e, const struct encode_window *w)
+/* The encoder's view of the window that ended: its sources and timeline. */
+static void
+window_of(const struct emitter *e, struct encode_window *w, struct encode_source *src)
 {
-	struct export_result r = { .index = e->we.index, .status = OTLP_FAILED };
+	int timeline;
+
+	*w = (struct encode_window){ .src = src, .start = ended.start, .end = ended.end,
+				     .clock_offset_ns = e->hdr.clock_offset_ns,
+				     .resource = &s.res.r, .scope = &s.res.scope };
+	w->nsrc = sources(e, src, &timeline);
+	if (timeline) {
+		w->tl = &s.tl;
+		w->tl_period = e->defs.cpu_frequency ? 1000000000 / e->defs.cpu_frequency : 0;
+	}
+}
+
+/* Encodes, gzips and queues the window that ended (its slot was kept).  A failure is a
+ * result of its own, failed, passed on like the thread's. */
+static void
+queue_window(struct emitter *e)
+{
+	struct encode_source src[ENCODE_MAX_SOURCES];
+	struct encode_window w;
+	struct export_result r = { .index = ended.index, .status = OTLP_FAILED };
 	uint8_t *buf, *gz;
 	size_t len, gzlen;
 
-	if (exporter_full(&s.x))
-		return OTLP_DROPPED;    /* nothing encoded: the queue would not take it */
-	if (encoder_run(&s.enc, w, &buf, &len) < 0) {
+	window_of(e, &w, src);
+	ended.due = 0;
+	if (encoder_run(&s.enc, &w, &buf, &len) < 0) {
 		snprintf(r.error, sizeof(r.error), "cannot encode the window: %.160s",
 			 s.enc.err);
 	} else if (len > MAX_BODY) {
@@ -291,47 +323,50 @@ queue_window(struct emitter *e, const struct encode_window *w)
 	} else {
 		if (s.cfg.gzip)
 			free(buf), buf = gz, len = gzlen;
-		return exporter_submit(&s.x, e->we.index, buf, len) < 0 ? OTLP_DROPPED
-									 : OTLP_PENDING;
+		if (exporter_submit(&s.x, ended.index, buf, len) == 0)
+			return;
+		snprintf(r.error, sizeof(r.error), "the export queue was full");  /* cannot be */
 	}
 	exporter_result(&s.x, &r);
-	return OTLP_PENDING;
 }
 
+/* The window's end goes on at once, its otlp.* statistics telling what will become of
+ * it; the request is made when the next frame comes (before it is forwarded, while the
+ * definitions and the window's stacks are still those of the window), so encoding it
+ * never holds up the window's pprof. */
 static void
 end_window(struct emitter *e, struct fr_window_end *we)
 {
 	struct encode_source src[ENCODE_MAX_SOURCES];
-	struct encode_window w = { .src = src, .start = we->start, .end = we->end,
-				   .clock_offset_ns = e->hdr.clock_offset_ns,
-				   .resource = &s.res.r, .scope = &s.res.scope };
-	int timeline;
-	size_t stacks = 0;
+	struct encode_window w;
+	uint64_t points = 0, errors = 0;
+	size_t stacks;
 	unsigned status;
 
 	if (!s.cfg.enabled)
 		return;
-	w.nsrc = sources(e, src, &timeline);
-	if (timeline) {
-		w.tl = &s.tl;
-		w.tl_period = e->defs.cpu_frequency ? 1000000000 / e->defs.cpu_frequency : 0;
-		stacks += s.tl.n;
-	}
+	ended.index = we->index, ended.start = we->start, ended.end = we->end;
+	window_of(e, &w, src);
+	encode_count_points(&w, &points, &errors);
+	stacks = w.tl ? points : 0;
 	for (unsigned i = 0; i < w.nsrc; i++)
 		stacks += src[i].set->nstacks;
-	s.enc.tl_samples = s.enc.tl_errors = 0;
-	status = stacks ? queue_window(e, &w) : OTLP_SKIPPED;
+	/* A full queue: dropped, not even encoded.  Only this thread adds to it, so the slot
+	 * found free now is still free when the request is made. */
+	status = !stacks ? OTLP_SKIPPED : exporter_full(&s.x) ? OTLP_DROPPED : OTLP_PENDING;
+	ended.due = status == OTLP_PENDING;
 	add_stat(we, "otlp.status", status);
 	add_stat(we, "otlp.attempts", 0);
 	add_stat(we, "otlp.rejected_profiles", 0);
 	if (env.timeline) {
 		add_stat(we, "otlp.timeline_enabled", 1);
-		add_stat(we, "otlp.timeline_samples", s.enc.tl_samples);
+		add_stat(we, "otlp.timeline_samples", status == OTLP_PENDING ? points : 0);
 		add_stat(we, "otlp.timeline_dropped_samples", s.tl.dropped);
-		add_stat(we, "otlp.timeline_timestamp_errors", s.enc.tl_errors);
+		add_stat(we, "otlp.timeline_timestamp_errors", errors);
 	}
 	e->restated = 1;
-	timeline_clear(&s.tl);
+	if (!ended.due)
+		timeline_clear(&s.tl);
 }
 
 static const struct emitter_ops otlp_ops = {

@@ -32,16 +32,19 @@ fuzz_init(struct emitter *e)
 	resource_build(&s.res, &s.cfg, &s.tgt);
 }
 
-/* The window end, then its body dropped: the queue never fills. */
-static void
-fuzz_end(struct emitter *e, struct fr_window_end *we)
+/* Each frame as the stage has it, then the body it queued dropped: the queue never
+ * fills. */
+static const char *
+fuzz_before(struct emitter *e, const struct frame *f)
 {
-	end_window(e, we);
+	const char *why = before(e, f);
+
 	while (s.x.n) {
 		free(s.x.q[s.x.head].body);
 		s.x.head = (s.x.head + 1) % EXPORT_QUEUE;
 		s.x.n--;
 	}
+	return why;
 }
 
 int
@@ -51,7 +54,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	ops = otlp_ops;
 	ops.init = fuzz_init;
-	ops.end = fuzz_end;
+	ops.before = fuzz_before;
 	fuzz_emitter(&ops, set_options, data, size);
 	return 0;
 }
