@@ -14,6 +14,7 @@ set_options(uint64_t id)
 {
 	env.timeline = (id & 2) != 0;
 	env.max_samples = id & 4 ? 16 : RP_DEFAULT_MAX_TIMELINE_SAMPLES;
+	memset(&ended, 0, sizeof(ended));       /* an input that stopped left it */
 	memset(&s.cfg, 0, sizeof(s.cfg));
 	s.cfg.enabled = 1;
 	s.cfg.gzip = id & 1;

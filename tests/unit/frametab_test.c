@@ -123,6 +123,9 @@ fix_rules(uint32_t type, union stream_any_frame *v, int variant)
 			stream_span_pack((uint8_t *)v->offcpu.more, i,
 					 &(struct offcpu_span){ 10 * i, 10 * i + 5, OFFCPU_CONTINUES });
 		break;
+	case FR_EXPORT:
+		v->export_.status = 3;  /* partial */
+		break;
 	case FR_OFFCPU_STACK:
 		v->offcpu_stack.phase = PHASE_BLOCKED;
 		for (uint32_t i = 0; i < v->offcpu_stack.nmore; i++)
@@ -289,7 +292,7 @@ main(void)
 			test_type(d, 1);
 		types++;
 	}
-	CHECK(types == 27);
+	CHECK(types == 28);
 	test_write_limits();
 	stream_writer_release(&w);
 	printf("frametab: %d passed, %d failed\n", passed, failed);
