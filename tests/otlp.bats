@@ -98,6 +98,10 @@ same_as_pprof() {
 				assert_success
 				echo "$s window $i $k: $output"
 			done
+			# protoc reads every request with the .proto files alone
+			if command -v protoc >/dev/null; then
+				protoc_decode <"$RECV/req-$i.pb" >/dev/null
+			fi
 			# one Profile per pprof sample type: 2 for cpu, 2 more with off-cpu
 			np=$(decode "$i" | grep -c '^profile ')
 			[ "$np" -eq $((2 * $(jq '.written_profiles | length' "$OUT/$d"))) ]
