@@ -238,7 +238,13 @@ stages=(collect unwind aggregate emit-pprof commit fanout)
 [ -z "$collapsed" ] || stages+=(emit-collapsed)
 [ -z "$firefox" ] || stages+=(emit-firefox)
 [ "$cmd" != import ] || stages+=(import)
-stages+=(emit-otlp)
+# The export is asked for by an --otlp option or an endpoint in the environment; otherwise
+# emit-otlp (and its libraries) is never even loaded.
+otlp_asked=
+if [ ${#otlp_opts[@]} -gt 0 ] ||
+	[ -n "${OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT:-}${OTEL_EXPORTER_OTLP_ENDPOINT:-}" ]; then
+	otlp_asked=1 stages+=(emit-otlp)
+fi
 for s in "${stages[@]}"; do
 	[ -x "$bin/$s" ] || err "stage '$s' not found in $bin (run make)"
 done
@@ -310,9 +316,12 @@ for d in ${symdirs[@]+"${symdirs[@]}"}; do symargs+=(--symbol-dir "$d"); done
 ${drop[@]+"${drop[@]}"} "$bin/unwind" --check ${symargs[@]+"${symargs[@]}"} || exit 1
 # The OTLP export's settings, from the options and OTEL_* (emit-otlp resolves them, as the
 # stage's user: an --otlp-ca it cannot read fails here).  No endpoint anywhere: no export.
-otlp=$(${drop[@]+"${drop[@]}"} "$bin/emit-otlp" --check ${otlp_opts[@]+"${otlp_opts[@]}"}) ||
-	exit 1
-[ "$otlp" = enabled ] || otlp=
+otlp=
+if [ -n "$otlp_asked" ]; then
+	otlp=$(${drop[@]+"${drop[@]}"} "$bin/emit-otlp" --check ${otlp_opts[@]+"${otlp_opts[@]}"}) ||
+		exit 1
+	[ "$otlp" = enabled ] || otlp=
+fi
 if [ ! -e "$output" ]; then
 	# The topmost directory created, so that the whole new tree can be given away.
 	created=$output

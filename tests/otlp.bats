@@ -546,3 +546,18 @@ path_of() {
 	run decode 0
 	assert_line "resource process.pid=$wpid"
 }
+
+@test "otlp: without an endpoint or --otlp option, emit-otlp is not even started" {
+	local bin=$BATS_TEST_TMPDIR/bin
+	mkdir -p "$bin"
+	for f in "$RP_BIN"/*; do
+		[ "$(basename "$f")" = emit-otlp ] || ln -s "$f" "$bin/"
+	done
+	RP_BIN=$bin run "$RP" replay --input "$GOLDEN/fp.stream" --output "$OUT"
+	assert_success
+	[ "$(otlp_of 0)" = null ]
+	RP_BIN=$bin run "$RP" replay --input "$GOLDEN/fp.stream" --output "$OUT" \
+		--otlp-endpoint http://127.0.0.1:1
+	assert_failure 1
+	assert_output --partial "stage 'emit-otlp' not found"
+}
