@@ -81,7 +81,7 @@ say "window of $n stacks: pprof $pp s $psize B; otlp encode+gzip+send $ot s ($(r
 # The export's one-time start (libcurl, OpenSSL, its thread) on a stream without windows,
 # counted in a cgroup (microseconds, where time(1) counts 10 ms ticks).
 export BENCH_IN="$BENCH_TMP/empty.stream"
-: >"$BENCH_TMP/st"
+: >"$BENCH_TMP/st" && : >"$BENCH_TMP/sd"
 r=1
 while [ $r -le "$RUNS" ]; do
 	rm -rf "$BENCH_TMP/o" && mkdir -p "$BENCH_TMP/o"
@@ -92,12 +92,15 @@ while [ $r -le "$RUNS" ]; do
 	b=$(cg_run "$BENCH_TMP/log" sh -c 'exec "$0" "$@" <"$BENCH_IN"' "$RP_BIN/emit-otlp" \
 		--output "$BENCH_TMP/o" --endpoint "$url") || die "emit-otlp failed"
 	echo "$b" >>"$BENCH_TMP/st"
+	fsub "$b" "$a" >>"$BENCH_TMP/sd"
 	r=$((r + 1))
 done
 # The whole stage on a stream without windows: its process, libcurl's and OpenSSL's
 # loading and start, its thread: paid once per run, whatever the windows.
 start=$(median <"$BENCH_TMP/st")
-say "the export's start: $start s once per run (emit-otlp on a stream without windows)"
+# What the endpoint adds to that start (libcurl, OpenSSL, the thread), taken off below.
+delta=$(awk '{ printf "%.6f\n", $1 * 1000 }' "$BENCH_TMP/sd" | median)
+say "the export's start: $start s once per run (emit-otlp on a stream without windows), $delta ms of it for the export itself"
 
 # The pipeline with and without the export, whole replays counted in a cgroup: a 10 s
 # recording of cpu_split at 499 Hz (as root), in 1 s windows, else the saved streams.
@@ -113,19 +116,27 @@ if [ "$(id -u)" -eq 0 ] && [ -x "$RP_WORKLOADS/cpu_split" ]; then
 	cp -r "$BENCH_TMP/rec/.modules" "$BENCH_TMP/.modules"
 	streams="$BENCH_TMP/live.stream $streams"
 fi
-# stage_cpu OUT ARGS...: CPU seconds of emit-otlp ARGS on $BENCH_IN, in a cgroup.
+# pace: $BENCH_IN on stdout 2 KiB every 10 ms, as a live pipeline hands windows on over
+# time, so that the queue keeps up and every window is sent.
+pace() {
+	python3 -c 'import os, sys, time
+d = open(os.environ["BENCH_IN"], "rb").read()
+for i in range(0, len(d), 2048):
+    sys.stdout.buffer.write(d[i:i + 2048]); sys.stdout.flush(); time.sleep(0.01)'
+}
+
+# stage_cpu OUT ARGS...: CPU seconds of emit-otlp ARGS on $BENCH_IN, paced, in a cgroup
+# (the pacer outside it).
 stage_cpu() {
 	rm -rf "$1" && mkdir -p "$1"
-	# shellcheck disable=SC2016 # expanded by the inner sh
-	cg_run "$BENCH_TMP/log" sh -c 'exec "$0" "$@" <"$BENCH_IN"' "$RP_BIN/emit-otlp" \
-		--output "$@" || die "emit-otlp failed"
+	pace | cg_run "$BENCH_TMP/log" "$RP_BIN/emit-otlp" --output "$@" || die "emit-otlp failed"
 }
 
 for s in $streams; do
 	# The stream's windows as aggregate writes them (100 ms: many windows), so that the
-	# export can be counted alone: emit-otlp with the endpoint less emit-otlp without, per
-	# window sent (the windows a full queue dropped cost nothing), against the pipeline's
-	# CPU per window (the replay without export, every stage, in a cgroup).
+	# export can be counted alone: emit-otlp with the endpoint less emit-otlp without, less
+	# its start, per window sent, against the pipeline's CPU per window (the replay without
+	# export, every stage, in a cgroup).
 	mods=$(dirname "$s")/.modules
 	"$RP_BIN/unwind" --module-cache "$mods" <"$s" | "$RP_BIN/aggregate" --window 100ms \
 		>"$BENCH_TMP/agg.stream" || die "cannot aggregate $s"
@@ -144,7 +155,8 @@ for s in $streams; do
 		off=$(stage_cpu "$BENCH_TMP/o") on=$(stage_cpu "$BENCH_TMP/o" --endpoint "$url")
 		n1=0
 		for f in "$recv"/req-*.pb; do [ -e "$f" ] && n1=$((n1 + 1)); done
-		awk -v a="$off" -v b="$on" -v n=$((n1 - n0)) 'BEGIN { printf "%.6f\n", (b - a) * 1000 / n }' \
+		awk -v a="$off" -v b="$on" -v s="$delta" -v n=$((n1 - n0)) \
+			'BEGIN { printf "%.6f\n", ((b - a) * 1000 - s) / n }' \
 			>>"$BENCH_TMP/b"
 		r=$((r + 1))
 	done

@@ -158,6 +158,7 @@ release(struct emitter *e)
 		exporter_release(&s.x);
 	encoder_release(&s.enc);
 	timeline_release(&s.tl);
+	body_release();
 	config_release(&s.cfg);
 }
 
