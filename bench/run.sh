@@ -7,8 +7,9 @@
 # (perf.data import against perf script and perf report), unwind_dwarf.sh (DWARF unwinding
 # of saved 8 s and 30 s streams against perf script), offcpu.sh (off-CPU collector against
 # offcputime), otlp.sh (the OTLP export's encoding and CPU per window).  A failing
-# benchmark does not stop the others; the exit status is non-zero if any failed.  `make bench` calls this with RP_BIN, RP_WORKLOADS and RP_BENCH_BIN set (the
-# drivers bench/*_driver.c are built by `make`).  Run as root.  The goals each checks are in
+# benchmark does not stop the others; the exit status is non-zero if any failed.  `make
+# bench` calls this with RP_BIN, RP_WORKLOADS and RP_BENCH_BIN set (the drivers
+# bench/*_driver.c are built by `make`).  Run as root.  The goals each checks are in
 # README.md, "Benchmarks".
 #
 #   bench: overhead.sh
