@@ -52,6 +52,7 @@ TOOLS := \
 	fanout \
 	check \
 	serve \
+	emit-otlp \
 	#
 
 LIB_SRCS := $(wildcard lib/*.c)
@@ -259,11 +260,11 @@ $(OUT)/check/%.o: $(BPF_SKELS)
 # (the link line is the prerequisites with repeats, $+: lib/ once more after the stages')
 $(OUT)/bin/check: $(OUT)/collect/libcollect.a $(OUT)/unwind/libunwind.a $(LIB_A) $(LIBBPF_SO)
 # serve answers the symbol API with unwind's symbolizer (and its debuginfod client).
-SERVE_CFLAGS := -Iunwind $(shell pkg-config --cflags $(SERVE_PKGS))
-SERVE_LIBS := $(shell pkg-config --libs $(SERVE_PKGS))
+SERVE_CFLAGS := -Iunwind $(shell $(PKG_CONFIG) --cflags $(SERVE_PKGS))
+SERVE_LIBS := $(shell $(PKG_CONFIG) --libs $(SERVE_PKGS))
 $(OUT)/serve/%.o: ALL_CFLAGS += $(SERVE_CFLAGS)
 # (its link line is its prerequisites: the libraries join it as files, like libbpf)
-SERVE_SOS := $(foreach p,$(SERVE_PKGS),$(shell pkg-config --variable=libdir $(p))/lib$(p:lib%=%).so)
+SERVE_SOS := $(foreach p,$(SERVE_PKGS),$(shell $(PKG_CONFIG) --variable=libdir $(p))/lib$(p:lib%=%).so)
 $(OUT)/bin/serve: $(OUT)/unwind/libunwind.a $(LIB_A) $(SERVE_SOS)
 $(UNIT_BINS) $(BENCH_BINS): LDLIBS_ALL += $(SERVE_LIBS)
 
@@ -303,6 +304,8 @@ FUZZ_STAGE_container_json := collect
 FUZZ_STAGE_serve_request := serve unwind
 $(OUT)/fuzzobj/serve/%.o $(OUT)/fuzzobj/fuzz/serve_request.o: FUZZ_CFLAGS += $(SERVE_CFLAGS)
 $(OUT)/fuzz/serve_request: LDLIBS_ALL += $(SERVE_LIBS)
+FUZZ_STAGE_otlp_response := emit-otlp
+FUZZ_STAGE_stage_otlp := emit-otlp
 # One event may close WINDOWS_MAX_GAP empty windows, a few hundred bytes of input millions.
 $(OUT)/fuzzobj/aggregate/%.o $(OUT)/fuzzobj/fuzz/stage_aggregate.o: \
 	FUZZ_CFLAGS += -DWINDOWS_MAX_GAP=1000
@@ -325,7 +328,8 @@ $(OUT)/fuzz/%: $(OUT)/fuzzobj/fuzz/%.o $$(call fuzz_objs,$$*)
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  FUZZLD  $@")
 	$(Q)clang -fsanitize=fuzzer,address,undefined -o $@ $^ $(LDLIBS_ALL) \
-		$(if $(filter collect,$(FUZZ_STAGE_$*)),-lbpf)
+		$(if $(filter collect,$(FUZZ_STAGE_$*)),-lbpf) \
+		$(if $(filter emit-otlp,$(FUZZ_STAGE_$*)),$(OTLP_LIBS))
 fuzz: $(FUZZ_BINS)
 	$(Q)set -e; for n in $(FUZZ_TARGETS); do mkdir -p $(OUT)/corpus/$$n; \
 		echo "fuzz: $$n for $${FUZZ_SECONDS:-20} s"; \
@@ -343,3 +347,41 @@ check-fuzz: $(FUZZ_BINS)
 $(OUT)/fuzz-tools/%: fuzz/tools/%.c $(TOOL_ARCHIVES) $(LIB_A)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -Ibpf -o $@ $< $(TOOL_ARCHIVES) $(LIB_A) $(LDLIBS_ALL) -lbpf
+
+# ---- OTLP messages (proto/, protoc-c) ------------------------------------------------------
+# proto/ holds the project's own description of the opentelemetry-proto v1.11.0 messages
+# emit-otlp sends and reads; protoc-c makes their C code in $(OUT)/gen at build time (never
+# committed), compiled with the stages' flags into one archive emit-otlp links.
+PROTO_SRCS := $(shell find proto -name '*.proto' | LC_ALL=C sort)
+PROTO_GEN := $(PROTO_SRCS:proto/%.proto=$(OUT)/gen/%.pb-c.c)
+PROTO_HDRS := $(PROTO_GEN:%.c=%.h)
+PROTO_OBJS := $(PROTO_GEN:%.c=%.o)
+PROTO_FUZZ_OBJS := $(PROTO_GEN:$(OUT)/gen/%.c=$(OUT)/fuzzobj/gen/%.o)
+OTLP_LIBS := -lprotobuf-c -lcurl -lcrypto -lz
+$(OUT)/gen/%.pb-c.c $(OUT)/gen/%.pb-c.h: proto/%.proto
+	@mkdir -p $(OUT)/gen
+	$(if $(Q),@echo "  PROTOC  $<")
+	$(Q)protoc-c -Iproto --c_out=$(OUT)/gen $<
+$(OUT)/gen/%.o: $(OUT)/gen/%.c $(PROTO_HDRS)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -I$(OUT)/gen -c -o $@ $<
+$(OUT)/gen/libotlppb.a: $(PROTO_OBJS)
+	$(Q)rm -f $@ && ar rcs $@ $^
+OTLP_OBJS := $(emit-otlp_OBJS) $(OUT)/emit-otlp/main.o
+$(OTLP_OBJS) $(OTLP_OBJS:$(OUT)/%=$(OUT)/fuzzobj/%) $(OUT)/fuzzobj/fuzz/otlp_response.o \
+	$(OUT)/fuzzobj/fuzz/stage_otlp.o: $(PROTO_HDRS)
+$(OUT)/emit-otlp/%.o: ALL_CFLAGS += -I$(OUT)/gen
+$(OUT)/fuzzobj/emit-otlp/%.o: FUZZ_CFLAGS += -I$(OUT)/gen
+$(OUT)/fuzzobj/fuzz/otlp_response.o $(OUT)/fuzzobj/fuzz/stage_otlp.o: \
+	FUZZ_CFLAGS += -I$(OUT)/gen -Iemit-otlp
+$(OUT)/fuzzobj/gen/%.o: $(OUT)/gen/%.c $(PROTO_HDRS)
+	@mkdir -p $(@D)
+	$(Q)clang $(FUZZ_CFLAGS) -I$(OUT)/gen -c -o $@ $<
+# As collect's libbpf: the stage's link line is its prerequisites, so the libraries join it.
+OTLP_SOS := $(foreach l,libprotobuf-c libcurl libcrypto,$(shell $(PKG_CONFIG) --variable=libdir $(l))/$(l).so)
+$(OUT)/bin/emit-otlp: $(OUT)/gen/libotlppb.a $(OTLP_SOS)
+$(OUT)/fuzz/otlp_response $(OUT)/fuzz/stage_otlp: $(PROTO_FUZZ_OBJS)
+# The encoder's unit test links the stage's archive with the messages and their libraries.
+$(OUT)/tests/otlp_encode_test: $(PROTO_HDRS) $(OUT)/gen/libotlppb.a
+$(OUT)/tests/otlp_encode_test: ALL_CFLAGS += -I$(OUT)/gen -Iemit-otlp
+$(OUT)/tests/otlp_encode_test: LDLIBS_ALL := $(OUT)/gen/libotlppb.a $(OTLP_LIBS) $(LDLIBS_ALL)

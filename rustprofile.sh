@@ -122,6 +122,15 @@ Options (defaults in brackets):
   --completion-budget DURATION   record/launch with --svg or --firefox-profile: how long the
                                  last windows may wait for those files after --duration or
                                  a stop; then they are published without them [$RP_DEFAULT_COMPLETION_BUDGET]
+  --otlp-endpoint URL            also export each window as OTLP Profiles over HTTP (no
+                                 export without one, here or in OTEL_EXPORTER_OTLP_*)
+  --otlp-header KEY=VALUE        an HTTP header of the export (repeatable)
+  --otlp-timeout DURATION        per export attempt [$RP_DEFAULT_OTLP_TIMEOUT]
+  --otlp-compression MODE        none or gzip [$RP_DEFAULT_OTLP_COMPRESSION]
+  --otlp-ca PATH                 a PEM CA file trusted for an https endpoint
+  --resource-attribute KEY=VALUE an OTLP resource attribute (repeatable)
+  --otlp-timeline                export the timestamped CPU samples instead of the
+                                 aggregated CPU profile
   --save-stream FILE             also keep collect's event stream in FILE (record, launch)
   --input FILE                   saved stream (replay) or perf.data/simpleperf capture (import)
   --format FORMAT                auto, perf-data or simpleperf (import) [$RP_DEFAULT_FORMAT]
@@ -225,7 +234,7 @@ max_pending=$RP_DEFAULT_MAX_PENDING_EVENTS reorder=$RP_DEFAULT_EVENT_REORDER_WIN
 cache='' max_threads='' max_cache='' selectors=0 partial='' svg='' collapsed='' firefox=''
 timeline=$RP_DEFAULT_MAX_TIMELINE_SAMPLES budget=$RP_DEFAULT_COMPLETION_BUDGET
 docker='' k8s_pod='' k8s_container=''
-symdirs=() profile_opts=() debuginfod=
+symdirs=() profile_opts=() debuginfod='' otlp_opts=()
 need() { [ $# -ge 2 ] || err "option '$1' needs a value"; }
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -256,6 +265,10 @@ while [ $# -gt 0 ]; do
 	--firefox-profile) need "$@"; firefox=$2; shift 2 ;;
 	--max-timeline-samples) need "$@"; timeline=$2; shift 2 ;;
 	--completion-budget) need "$@"; budget=$2; shift 2 ;;
+	--otlp-endpoint | --otlp-header | --otlp-timeout | --otlp-compression | --otlp-ca)
+		need "$@"; otlp_opts+=("--${1#--otlp-}" "$2"); shift 2 ;;
+	--resource-attribute) need "$@"; otlp_opts+=("$1" "$2"); shift 2 ;;
+	--otlp-timeline) otlp_opts+=(--timeline); shift ;;
 	--input) need "$@"; input=$2; shift 2 ;;
 	--module-cache) need "$@"; cache=$2; shift 2 ;;
 	--max-module-cache) need "$@"; max_cache=$2; shift 2 ;;
@@ -320,6 +333,13 @@ stages=(collect unwind aggregate emit-pprof commit fanout)
 [ -z "$collapsed" ] || stages+=(emit-collapsed)
 [ -z "$firefox" ] || stages+=(emit-firefox)
 [ "$cmd" != import ] || stages+=(import)
+# The export is asked for by an --otlp option or an endpoint in the environment; otherwise
+# emit-otlp (and its libraries) is never even loaded.
+otlp_asked=
+if [ ${#otlp_opts[@]} -gt 0 ] ||
+	[ -n "${OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT:-}${OTEL_EXPORTER_OTLP_ENDPOINT:-}" ]; then
+	otlp_asked=1 stages+=(emit-otlp)
+fi
 for s in "${stages[@]}"; do
 	[ -x "$bin/$s" ] || err "stage '$s' not found in $bin (run make)"
 done
@@ -399,6 +419,14 @@ symargs=()
 for d in ${symdirs[@]+"${symdirs[@]}"}; do symargs+=(--symbol-dir "$d"); done
 [ -z "$debuginfod" ] || symargs+=(--debuginfod "$debuginfod")
 ${drop[@]+"${drop[@]}"} "$bin/unwind" --check ${symargs[@]+"${symargs[@]}"} || exit 1
+# The OTLP export's settings, from the options and OTEL_* (emit-otlp resolves them, as the
+# stage's user: an --otlp-ca it cannot read fails here).  No endpoint anywhere: no export.
+otlp=
+if [ -n "$otlp_asked" ]; then
+	otlp=$(${drop[@]+"${drop[@]}"} "$bin/emit-otlp" --check ${otlp_opts[@]+"${otlp_opts[@]}"}) ||
+		exit 1
+	[ "$otlp" = enabled ] || otlp=
+fi
 if [ ! -e "$output" ]; then
 	# The topmost directory created, so that the whole new tree can be given away.
 	created=$output
@@ -425,7 +453,7 @@ cleanup() {
 }
 trap cleanup EXIT
 mkfifo "$work/s0" "$work/s1" "$work/s2" "$work/s3" "$work/s4" "$work/s5" "$work/s6" "$work/s7" \
-	"$work/s8"
+	"$work/s8" "$work/s9"
 chown "$ruid:${rgid:-$(id -g)}" "$work"/s*
 
 # start NAME IN OUT CMD...: runs a stage in the background reading IN and writing OUT
@@ -521,7 +549,17 @@ if [ -z "$live" ] && [ -n "$firefox" ]; then
 	start_firefox "$next" "$work/s7"
 	next=$work/s7
 fi
-start emit-pprof "$next" "$work/s4" ${drop[@]+"${drop[@]}"} "$bin/emit-pprof" --output "$output"
+# The OTLP export goes after emit-pprof, on a thread of its own: a slow receiver holds up
+# nothing (docs/otlp.md); its results reach commit later in the stream.
+if [ -n "$otlp" ]; then
+	start emit-pprof "$next" "$work/s9" ${drop[@]+"${drop[@]}"} "$bin/emit-pprof" \
+		--output "$output"
+	start emit-otlp "$work/s9" "$work/s4" ${drop[@]+"${drop[@]}"} "$bin/emit-otlp" \
+		--output "$output" --max-timeline-samples "$timeline" ${otlp_opts[@]+"${otlp_opts[@]}"}
+else
+	start emit-pprof "$next" "$work/s4" ${drop[@]+"${drop[@]}"} "$bin/emit-pprof" \
+		--output "$output"
+fi
 next=$work/s4
 branches=()
 if [ -n "$live" ]; then
@@ -573,6 +611,12 @@ stop() {
 	elif [ -n "${spid[fanout]:-}" ] && [ -z "${rc[fanout]+x}" ]; then
 		kill -TERM "${spid[fanout]}" 2>/dev/null || true
 		end_branches
+	fi
+	# An abnormal teardown of the export (a second signal, or one after collect has gone;
+	# replay and import have none): its retries stop, what it holds fails.
+	if [ "$stops" -gt 1 ] || [ -z "${spid[collect]:-}" ] || [ -n "${rc[collect]+x}" ]; then
+		[ -z "${spid[emit-otlp]:-}" ] || [ -n "${rc[emit-otlp]+x}" ] ||
+			kill -TERM "${spid[emit-otlp]}" 2>/dev/null || true
 	fi
 }
 trap stop INT TERM

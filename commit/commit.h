@@ -142,6 +142,19 @@ void commit_sweep_block(int block);
 int commit_diag_write(FILE *f, const struct commit *c, const struct commit_batch *b,
 		      char *err, size_t errlen);
 
+/* otlp.c: the name of an export status (emit-otlp/response.h), NULL for an unknown one,
+ * and the final result of a window's export (FR_EXPORT, after the window was published):
+ * its diagnostics rewritten in place (a new file renamed over it) with that status,
+ * attempts, rejected profiles and error.  A window no longer retained is left alone.
+ * 0, or -1 with err. */
+const char *commit_otlp_status(unsigned status);
+int commit_otlp_result(struct commit *c, const struct fr_export *x, char *err, size_t errlen);
+
+/* publish.c: a new temporary file for name in the output directory, named as an emitter
+ * names one (".NAME.tmp-" and six letters or digits, for the sweep), its name in temp;
+ * the descriptor, or -1 with errno. */
+int commit_create_temp(struct commit *c, const char *name, char *temp, size_t tlen);
+
 /* publish.c: writes diagnostics, renames the window into place (all or nothing), applies
  * retention, then prints the wrote lines.  0, or -1 with err set and nothing of b left. */
 int commit_publish(struct commit *c, struct commit_batch *b, char *err, size_t errlen);

@@ -31,7 +31,7 @@ static const char *const reserved[] = {
 	"schema_version", "session_id", "window_index", "pid", "window_start_unix_nanos",
 	"window_end_unix_nanos", "duration_nanos", "final_window", "written_at_unix_nanos",
 	"target", "requested_profiles", "written_profiles", "output_paths", "warnings",
-	"allocator_probe", "cpu", "event_order", "scope", "output_backpressure", "heap",
+	"allocator_probe", "cpu", "event_order", "scope", "output_backpressure", "heap", "otlp",
 };
 
 /* The heap members in the order readers see them (statistics "heap.x"), then the rest. */
@@ -350,6 +350,33 @@ write_backpressure(struct json *j, const struct fr_window_end *we)
 	json_object_end(j);
 }
 
+/* The OTLP export of the window (emit-otlp's otlp.* statistics), absent without export:
+ * its status when the window was published (pending, dropped or skipped), no attempt yet;
+ * commit_otlp_result rewrites the first four members once the export has ended. */
+static void
+write_otlp(struct json *j, const struct fr_window_end *we)
+{
+	const char *status = commit_otlp_status((unsigned)stat_get(we, "otlp.status"));
+
+	if (!stat_find(we, "otlp.status"))
+		return;
+	json_key(j, "otlp");
+	json_object_begin(j);
+	json_kstring(j, "status", status ? status : "failed");
+	json_ku64(j, "attempts", stat_get(we, "otlp.attempts"));
+	json_ku64(j, "rejected_profiles", stat_get(we, "otlp.rejected_profiles"));
+	json_knull(j, "error");
+	if (stat_find(we, "otlp.timeline_enabled")) {
+		json_kbool(j, "timeline_enabled", stat_get(we, "otlp.timeline_enabled") != 0);
+		json_ku64(j, "timeline_samples", stat_get(we, "otlp.timeline_samples"));
+		json_ku64(j, "timeline_dropped_samples",
+			  stat_get(we, "otlp.timeline_dropped_samples"));
+		json_ku64(j, "timeline_timestamp_errors",
+			  stat_get(we, "otlp.timeline_timestamp_errors"));
+	}
+	json_object_end(j);
+}
+
 /* "cpu.x" statistics join the cpu object; other groups get their own, in first-seen order,
  * unless the name is taken at the top level. */
 static void
@@ -420,6 +447,7 @@ commit_diag_write(FILE *f, const struct commit *c, const struct commit_batch *b,
 	write_heap(&j, &c->target, b->end);
 	write_scope(&j, &c->target);
 	write_backpressure(&j, b->end);
+	write_otlp(&j, b->end);
 	write_other_groups(&j, b->end);
 	json_object_end(&j);
 	if (json_finish(&j) < 0) {

@@ -223,6 +223,7 @@ handle(struct commit *c, const char *name, const struct frame *f)
 		struct fr_window_start start;
 		struct fr_file file;
 		struct fr_modules modules;
+		struct fr_export export_;
 	} v;
 	char err[512];
 	int rc = 0;
@@ -252,6 +253,13 @@ handle(struct commit *c, const char *name, const struct frame *f)
 	case FR_MODULES:
 		if ((rc = stream_get_modules(f, &v.modules, err, sizeof(err))) == 0)
 			modrefs_add(c, &v.modules);
+		break;
+	case FR_EXPORT:
+		if ((rc = stream_get_export(f, &v.export_, err, sizeof(err))) == 0) {
+			commit_sweep_block(1);
+			rc = commit_otlp_result(c, &v.export_, err, sizeof(err));
+			commit_sweep_block(0);
+		}
 		break;
 	case FR_END:
 		modrefs_prune(c, 1);

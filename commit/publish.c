@@ -63,8 +63,8 @@ same_temp(struct commit *c, const struct commit_file *f, char *err, size_t errle
 /* Creates the diagnostics temporary file as an emitter would (lib/tmpfile.c): ".NAME.tmp-"
  * and six random letters or digits, so that the end-of-run sweep knows it as this
  * session's. */
-static int
-create_diag_temp(struct commit *c, struct commit_batch *b)
+int
+commit_create_temp(struct commit *c, const char *name, char *temp, size_t tlen)
 {
 	static const char alnum[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 	uint8_t r[6];
@@ -74,10 +74,10 @@ create_diag_temp(struct commit *c, struct commit_batch *b)
 		if (getrandom(r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
 			for (int i = 0; i < 6; i++)
 				r[i] = (uint8_t)(getpid() + tries * 7 + i * 13);
-		snprintf(b->diag_temp, sizeof(b->diag_temp), ".%s.tmp-%c%c%c%c%c%c", b->diag_name,
+		snprintf(temp, tlen, ".%s.tmp-%c%c%c%c%c%c", name,
 			 alnum[r[0] % 62], alnum[r[1] % 62], alnum[r[2] % 62], alnum[r[3] % 62],
 			 alnum[r[4] % 62], alnum[r[5] % 62]);
-		fd = openat(c->dirfd, b->diag_temp,
+		fd = openat(c->dirfd, temp,
 			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (fd < 0 && errno != EEXIST)
 			break;
@@ -88,7 +88,7 @@ create_diag_temp(struct commit *c, struct commit_batch *b)
 static int
 write_diag(struct commit *c, struct commit_batch *b, char *err, size_t errlen)
 {
-	int fd = create_diag_temp(c, b);
+	int fd = commit_create_temp(c, b->diag_name, b->diag_temp, sizeof(b->diag_temp));
 	FILE *f;
 	int rc;
 

@@ -55,6 +55,19 @@ struct ll_ruleset_attr {
 	uint64_t scoped;                /* ABI 6; the same */
 };
 
+static uint16_t connect_port;   /* rp_confine_allow_connect */
+
+void
+rp_confine_allow_connect(uint16_t port)
+{
+	connect_port = port;
+}
+
+struct ll_net_port_attr {
+	uint64_t allowed_access;
+	uint64_t port;
+};
+
 struct ll_path_beneath_attr {
 	uint64_t allowed_access;
 	int32_t parent_fd;
@@ -212,11 +225,6 @@ add_rules(int rfd, uint64_t handled, const struct rp_confine_spec *spec, char *e
 	return 0;
 }
 
-struct ll_net_port_attr {
-	uint64_t allowed_access;
-	uint64_t port;
-};
-
 static int
 add_ports(int rfd, const struct rp_confine_spec *spec, char *err, size_t errlen)
 {
@@ -266,6 +274,11 @@ landlock(const struct rp_confine_spec *spec, char *err, size_t errlen)
 	int rc = add_rules(rfd, attr.handled_access_fs, spec, err, errlen);
 	if (rc == 0 && abi >= 4)
 		rc = add_ports(rfd, spec, err, errlen);
+	if (rc == 0 && abi >= 4 && connect_port) { /* rp_confine_allow_connect */
+		struct rp_confine_port one = { .port = connect_port };
+		struct rp_confine_spec only = { .connect = &one, .nconnect = 1 };
+		rc = add_ports(rfd, &only, err, errlen);
+	}
 	if (rc == 0 && syscall(__NR_landlock_restrict_self, rfd, 0) < 0)
 		rc = errbuf_fail(err, errlen, "cannot confine: landlock_restrict_self: %s",
 			  strerror(errno));

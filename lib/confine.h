@@ -8,8 +8,9 @@
  *      bounding set when CAP_SETPCAP allows it);
  *   3. PR_SET_NO_NEW_PRIVS;
  *   4. a Landlock ruleset handling every file-system right the kernel knows, TCP bind and
- *      connect (no rule but the spec's connect ports: only a --debuginfod fetch uses the
- *      network) and, from ABI 6, signals and
+ *      connect (no rule but the ports named for connect: the spec's, for a --debuginfod
+ *      fetch, and the one of rp_confine_allow_connect, emit-otlp's endpoint) and, from ABI
+ *      6, signals and
  *      abstract unix sockets outside the stage.  It allows the paths of the spec, read and
  *      execute of the shared-library directories (glibc may dlopen libgcc_s), and nothing
  *      else.
@@ -27,6 +28,7 @@
 #define RP_CONFINE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* What a path of the spec allows.  A directory's rights hold beneath it. */
 #define RP_CONFINE_READ 1u      /* read files; list directories */
@@ -60,6 +62,9 @@ struct rp_confine_spec {
  * that connects to a --debuginfod URL adds them. */
 #define RP_CONFINE_NET_PATHS 10
 size_t rp_confine_network_paths(struct rp_confine_path *p);
+
+/* Before rp_confine: TCP connect to port stays allowed (emit-otlp's endpoint). */
+void rp_confine_allow_connect(uint16_t port);
 
 /* Confines the calling process (which must still have a single thread) as described
  * above; prog prefixes the selftest lines.  0, or -1 with a one-line reason in err

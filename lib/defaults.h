@@ -40,6 +40,9 @@
 #define RP_DEFAULT_MAX_TIMELINE_SAMPLES 65536
 /* fanout */
 #define RP_DEFAULT_COMPLETION_BUDGET "30s"
+/* emit-otlp (environment values of the timeout are milliseconds: emit-otlp/config.c) */
+#define RP_DEFAULT_OTLP_TIMEOUT "10s"
+#define RP_DEFAULT_OTLP_COMPRESSION "gzip"
 /* import */
 #define RP_DEFAULT_FORMAT "auto"
 

@@ -100,6 +100,8 @@ confine(const struct emitter *e, const char *alone)
 	struct rp_confine_spec spec = { p, 1, 0, NULL, 0 };
 	char why[PATH_MAX + 100];
 
+	if (e->ops->confine)
+		e->ops->confine(e->output, &spec);
 	if (alone)
 		p[0] = (struct rp_confine_path){ alone, RP_CONFINE_READ };
 	if (alone && !strcmp(alone, "-"))

@@ -185,6 +185,8 @@ on_frame(struct emitter *e, const struct frame *f)
 		end_window(e, f);
 		return;
 	}
+	if (e->ops->before && (why = e->ops->before(e, f)))
+		errx(1, "%s: %s", e->in.name, why);
 	if (stream_forward(&e->out, f) < 0)
 		errx(stream_writer_status(&e->out), "%s: %s", e->out.name, e->out.err);
 	if (defs_take(&e->defs, f) < 0)

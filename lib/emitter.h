@@ -15,10 +15,12 @@
  *             them); removed, with one line and exit status 1, when the window is given up
  *   the end   a truncated stream (4), a reader gone (3), a corrupt one (1), one line each
  *
- * An emitter supplies its options and callbacks in a struct emitter_ops: begin (a window
- * starts), stack (one of its window stacks, as it passes), frame (any frame, for what else
- * it keeps), profile (the window ends: write the file of one of its profiles with
- * emitter_create / emitter_finish) and end (after them).  With keep_stacks it needs none
+ * An emitter supplies its options and callbacks in a struct emitter_ops: confine (before
+ * the confinement: more paths, a port), begin (a window starts), stack (one of its window
+ * stacks, as it passes), before (any frame, before it is forwarded: frames of its own
+ * ahead of it), frame (any frame, for what else it keeps), profile (the window ends:
+ * write the file of one of its profiles with emitter_create / emitter_finish) and end
+ * (after them).  With keep_stacks it needs none
  * but profile: each profile comes with its stacks (lib/winmodel.h).
  */
 #ifndef RP_EMITTER_H
@@ -28,6 +30,7 @@
 #include <stdint.h>
 
 #include "bufout.h"
+#include "confine.h"
 #include "defs.h"
 #include "stream.h"
 #include "tmpfile.h"
@@ -78,6 +81,10 @@ struct emitter_ops {
 	const char *(*alone)(void);
 	int (*run_alone)(void);
 
+	/* Before the confinement: may list more paths in spec (the output directory first) and
+	 * allow a TCP port (emit-otlp); NULL: the output directory only. */
+	void (*confine)(const char *output, struct rp_confine_spec *spec);
+
 	/* Before the first frame and after the last (or after a failure, the fuzz targets). */
 	void (*init)(struct emitter *e);
 	void (*release)(struct emitter *e);
@@ -89,6 +96,9 @@ struct emitter_ops {
 	/* An FR_WINDOW_HEAP_STACK of the open window (not decoded without this callback or
 	 * keep_stacks). */
 	const char *(*heap_stack)(struct emitter *e, const struct fr_window_heap_stack *s);
+	/* Before a frame other than a window end is forwarded: may write frames of its own to
+	 * e->out ahead of it (emit-otlp's export results, which must precede the end frame). */
+	const char *(*before)(struct emitter *e, const struct frame *f);
 	/* Every frame but window ends, after the definitions and the callbacks above. */
 	const char *(*frame)(struct emitter *e, const struct frame *f);
 	/* The window ends: profile writes the file of each of its profiles, then end the

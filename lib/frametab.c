@@ -460,6 +460,13 @@ static const struct frame_field modules_fields[] = {
 };
 #undef T
 
+#define T struct fr_export
+static const struct frame_field export_fields[] = {
+	U32(index), U32(status), U32(attempts), U64(rejected), STR(error),
+	RANGE(status, 2, 4, "unknown export status"),
+};
+#undef T
+
 /* Indexed by type. */
 static const struct frame_desc rows[] = {
 	ROW(FR_TARGET, "target", struct fr_target, target_fields),
@@ -497,6 +504,7 @@ static const struct frame_desc rows[] = {
 	    window_heap_stack_fields),
 	ROW(FR_FILE, "file", struct fr_file, file_fields),
 	ROW(FR_MODULES, "modules", struct fr_modules, modules_fields),
+	ROW(FR_EXPORT, "export", struct fr_export, export_fields),
 };
 
 #define NTYPES (sizeof(rows) / sizeof(rows[0]))

@@ -135,6 +135,7 @@ union stream_any_frame {
 	struct fr_file file;
 	struct fr_forget forget;
 	struct fr_modules modules;
+	struct fr_export export_;
 	struct fr_offcpu offcpu;
 	struct fr_offcpu_stack offcpu_stack;
 	struct fr_alloc alloc;

@@ -63,6 +63,7 @@ enum frame_type {
 	FR_WINDOW_HEAP_STACK = 35,
 	FR_FILE = 40,
 	FR_MODULES = 41,
+	FR_EXPORT = 42,
 };
 
 struct stream_header {
@@ -486,6 +487,17 @@ struct fr_modules {
 	uint16_t n;
 	const uint8_t *ids;      /* n packed bids (u8 len, 20 bytes); read with stream_module */
 };
+
+/* The OTLP export result of a window published earlier (emit-otlp): status 2 exported,
+ * 3 partial, 4 failed (emit-otlp/response.h); commit records it in that window's
+ * diagnostics. */
+struct fr_export {
+	uint32_t index;
+	uint32_t status;
+	uint32_t attempts;
+	uint64_t rejected;
+	struct str error;       /* sanitized, empty for none */
+};
 /* Build id i of a decoded FR_MODULES. */
 struct fr_bid stream_module(const struct fr_modules *v, uint16_t i);
 
@@ -581,6 +593,7 @@ int stream_put_forget(struct stream_writer *w, const struct fr_forget *v, const 
 int stream_put_modules(struct stream_writer *w, uint32_t index, const struct fr_bid *ids,
 		       uint16_t n);
 int stream_put_offcpu(struct stream_writer *w, const struct fr_offcpu *v);
+int stream_put_export(struct stream_writer *w, const struct fr_export *v);
 int stream_put_offcpu_stack(struct stream_writer *w, const struct fr_offcpu_stack *v);
 /* FR_WINDOW_OFFCPU_STACK: the layout of FR_WINDOW_STACK; count is intervals. */
 int stream_put_window_offcpu_stack(struct stream_writer *w, const struct fr_window_stack *v);
@@ -621,6 +634,7 @@ int stream_get_file(const struct frame *f, struct fr_file *v, char *err, size_t 
 int stream_get_forget(const struct frame *f, struct fr_forget *v, char *err, size_t errlen);
 int stream_get_modules(const struct frame *f, struct fr_modules *v, char *err, size_t errlen);
 int stream_get_offcpu(const struct frame *f, struct fr_offcpu *v, char *err, size_t errlen);
+int stream_get_export(const struct frame *f, struct fr_export *v, char *err, size_t errlen);
 int stream_get_offcpu_stack(const struct frame *f, struct fr_offcpu_stack *v, char *err,
 			    size_t errlen);
 int stream_get_window_offcpu_stack(const struct frame *f, struct fr_window_stack *v,

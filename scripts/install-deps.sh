@@ -35,13 +35,19 @@ set -eu
 # disassembles for /asm/v1 with libcapstone-dev, names profiles by SHA-256 with nettle-dev,
 # and unwind and serve fetch debug files from an explicit --debuginfod URL with
 # libdebuginfod-dev (the debuginfod server is the test's peer); chromium renders serve's
-# gallery page for tests/serve.bats (--headless --dump-dom).
+# gallery page for tests/serve.bats (--headless --dump-dom); emit-otlp: protobuf-c-compiler
+# (protoc-c generates C from proto/ at build time) and libprotobuf-c-dev (its runtime),
+# libcurl4-openssl-dev for the HTTP(S) POST, the OpenSSL flavour so --otlp-ca (CURLOPT_CAINFO
+# beside the system roots) and libssl-dev's RAND_bytes (profile ids) use one TLS library;
+# protobuf-compiler gives `protoc --decode`, the independent reader of the requests in
+# tests/otlp.bats.
 PKGS="build-essential pkg-config clang llvm libclang-rt-dev libelf-dev libdw-dev zlib1g-dev
 libiberty-dev libcap-ng-dev libzstd-dev libdeflate-dev elfutils binutils g++ rustc golang-go bats
 bats-support bats-assert linux-perf util-linux procps python3 jq xxd debuginfod time libxml2-utils
 bpftool libbpf-dev libbpf-tools shellcheck python3-jsonschema libyaml-dev libcurl4-openssl-dev
 libjansson-dev docker.io busybox-static openssl musl-tools bpfcc-tools heaptrack
-libmicrohttpd-dev libcapstone-dev libdebuginfod-dev nettle-dev chromium"
+libmicrohttpd-dev libcapstone-dev libdebuginfod-dev nettle-dev chromium protobuf-c-compiler
+libprotobuf-c-dev libssl-dev protobuf-compiler"
 
 # aarch64 (make check-aarch64, part of make check): the cross compiler, qemu-user and the
 # arm64 -dev packages of the libraries the stages link, which need arm64 as a foreign dpkg
@@ -49,7 +55,7 @@ libmicrohttpd-dev libcapstone-dev libdebuginfod-dev nettle-dev chromium"
 CROSS_PKGS="gcc-aarch64-linux-gnu qemu-user libelf-dev:arm64 libdw-dev:arm64 zlib1g-dev:arm64
 libcap-ng-dev:arm64 libzstd-dev:arm64 libbpf-dev:arm64 libiberty-dev:arm64
 libcurl4-openssl-dev:arm64 libjansson-dev:arm64 libmicrohttpd-dev:arm64 libcapstone-dev:arm64
-libdebuginfod-dev:arm64 nettle-dev:arm64"
+libdebuginfod-dev:arm64 nettle-dev:arm64 libprotobuf-c-dev:arm64 libssl-dev:arm64"
 
 say() { printf 'install-deps: %s\n' "$*"; }
 die() { say "$*" >&2; exit 1; }

@@ -1,12 +1,13 @@
 /*
- * The timestamped samples of the window in progress: every FR_STACK frame aggregate forwards
- * between one window end and the next is a sample of the next window to close (aggregate
+ * The timestamped samples of the window in progress (emit-firefox, emit-otlp --timeline):
+ * every FR_STACK frame aggregate forwards between one window end and the next is a sample
+ * of the next window to close (aggregate
  * counts a stack into a window before forwarding it, late ones included), so the buffer is
  * simply cleared at each window end.  At most max samples are kept, the earliest; the rest
  * are only counted.
  */
-#ifndef EF_TIMELINE_H
-#define EF_TIMELINE_H
+#ifndef RP_TIMELINE_H
+#define RP_TIMELINE_H
 
 #include <stddef.h>
 #include <stdint.h>
