@@ -226,6 +226,12 @@ frame(struct emitter *e, const struct frame *f)
 		copy_str(s.tgt.kind, sizeof(s.tgt.kind), t.kind);
 		copy_str(s.tgt.exe, sizeof(s.tgt.exe), t.exe);
 		copy_str(s.tgt.comm, sizeof(s.tgt.comm), t.comm);
+		copy_str(s.tgt.ctr_runtime, sizeof(s.tgt.ctr_runtime), t.container_runtime);
+		copy_str(s.tgt.ctr_id, sizeof(s.tgt.ctr_id), t.container_id);
+		copy_str(s.tgt.ctr_name, sizeof(s.tgt.ctr_name), t.container_name);
+		copy_str(s.tgt.k8s_ns, sizeof(s.tgt.k8s_ns), t.k8s_namespace);
+		copy_str(s.tgt.k8s_pod, sizeof(s.tgt.k8s_pod), t.k8s_pod_name);
+		copy_str(s.tgt.k8s_uid, sizeof(s.tgt.k8s_uid), t.k8s_pod_uid);
 		resource_build(&s.res, &s.cfg, &s.tgt);
 	} else if (f->type == FR_STACK && env.timeline && s.cfg.enabled) {
 		if (stream_get_stack(f, &st, why, sizeof(why)) < 0)

@@ -55,6 +55,19 @@ resource_build(struct resource *res, const struct config *c, const struct resour
 	}
 	if (t->kind[0])
 		put_str(res, "rustprofile.target.kind", t->kind);
+	/* A container's identity under OpenTelemetry's semantic names (the labels emit-pprof
+	 * puts on every sample); before OTEL_RESOURCE_ATTRIBUTES and the options, which may
+	 * replace them. */
+	if (t->ctr_id[0]) {
+		put_str(res, "container.id", t->ctr_id);
+		put_str(res, "container.runtime", t->ctr_runtime);
+		put_str(res, t->k8s_pod[0] ? "k8s.container.name" : "container.name", t->ctr_name);
+	}
+	if (t->k8s_pod[0]) {
+		put_str(res, "k8s.namespace.name", t->k8s_ns);
+		put_str(res, "k8s.pod.name", t->k8s_pod);
+		put_str(res, "k8s.pod.uid", t->k8s_uid);
+	}
 	for (size_t i = 0; i < c->nattrs; i++)
 		put_str(res, c->attrs[i].key, c->attrs[i].value);
 	res->scope = (OtScope)OT_SCOPE_INIT;

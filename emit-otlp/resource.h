@@ -14,11 +14,14 @@
 #include "config.h"
 #include "pbtypes.h"
 
-#define RESOURCE_MAX (8 + CONFIG_MAX_ATTRS)
+#define RESOURCE_MAX (16 + CONFIG_MAX_ATTRS)
 
 struct resource_target {
 	uint32_t pid;
 	char kind[32], exe[4097], comm[64];
+	/* A container target's identity (empty otherwise), as the target frame gives it. */
+	char ctr_runtime[32], ctr_id[80], ctr_name[256];
+	char k8s_ns[256], k8s_pod[256], k8s_uid[80];
 };
 
 struct resource {

@@ -207,3 +207,23 @@ labels_everywhere() {
 	assert_line null
 	assert_line unavailable
 }
+
+@test "docker: the OTLP export names the container in its resource attributes" {
+	start_two
+	local recv=$BATS_TEST_TMPDIR/recv dec=$BATS_TEST_TMPDIR/otlpdecode
+	${CC:-cc} -std=c17 -D_GNU_SOURCE -I"$RP_BIN/../gen" ${LDFLAGS:-} -o "$dec" \
+		"$BATS_TEST_DIRNAME/tools/otlpdecode.c" "$RP_BIN/../gen/libotlppb.a" -lprotobuf-c
+	mkdir -p "$recv"
+	python3 "$BATS_TEST_DIRNAME/tools/otlprecv.py" "$recv" &
+	local rpid=$!
+	for _ in $(seq 100); do [ -s "$recv/port" ] && break; sleep 0.05; done
+	run -0 "$RP" record --profiles cpu --docker-container "rp-$BATS_TEST_NUMBER" --duration 2s \
+		--window 2s --output "$out" --otlp-endpoint "http://127.0.0.1:$(cat "$recv/port")"
+	kill "$rpid"
+	wait "$rpid" 2>/dev/null || true
+	run -0 "$dec" <"$recv/req-0.pb"
+	assert_line "resource container.id=$cid"
+	assert_line "resource container.name=rp-$BATS_TEST_NUMBER"
+	assert_line "resource container.runtime=docker"
+	assert_line "resource rustprofile.target.kind=docker"
+}
