@@ -207,6 +207,11 @@ install: all
 	install -m 755 rustprofile.sh $(DESTDIR)$(PREFIX)/libexec/rustprofile/rustprofile.sh
 	install -m 644 $(OUT)/bin/defaults.sh $(DESTDIR)$(PREFIX)/libexec/rustprofile/defaults.sh
 	ln -sf ../libexec/rustprofile/rustprofile.sh $(DESTDIR)$(PREFIX)/bin/rustprofile
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 644 docs/rustprofile.1 $(DESTDIR)$(PREFIX)/share/man/man1/rustprofile.1
+	install -m 644 scripts/rustprofile.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/rustprofile
 
 clean:
 	rm -rf $(OUT) .output-asan $(AARCH64_OUT)
