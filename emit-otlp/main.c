@@ -248,8 +248,14 @@ count_or_nanos(const struct wstack *w, unsigned i)
 	return i ? w->nanos : w->count;
 }
 
+static uint64_t
+heap_value(const struct wstack *w, unsigned i)
+{
+	return i == 0 ? w->alloc_objects : i == 1 ? w->alloc_space : i == 2 ? w->count : w->nanos;
+}
+
 /* The window's profiles as the encoder's sources, as emit-pprof writes them: CPU (unless
- * the timeline stands for it), off-CPU when the target collects it. */
+ * the timeline stands for it), off-CPU when the target collects it, heap when it runs. */
 static unsigned
 sources(const struct emitter *e, struct encode_source *src, int *timeline)
 {
@@ -277,6 +283,15 @@ sources(const struct emitter *e, struct encode_source *src, int *timeline)
 			.set = &e->wm.off, .nvalues = 2,
 			.vt = { { "intervals", "count" }, { "off_cpu", "nanoseconds" } },
 			.value = count_or_nanos,
+		};
+	/* Heap: the heap pprof's four sample types and its period, every allocation stack. */
+	if (e->heap)
+		src[n++] = (struct encode_source){
+			.set = &e->wm.heap_all, .nvalues = 4,
+			.vt = { { "alloc_objects", "count" }, { "alloc_space", "bytes" },
+				{ "inuse_objects", "count" }, { "inuse_space", "bytes" } },
+			.value = heap_value, .period_type = { "space", "bytes" },
+			.period = (int64_t)d->alloc_interval,
 		};
 	return n;
 }

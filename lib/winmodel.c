@@ -11,7 +11,7 @@ winmodel_init(struct winmodel *w, const struct defs *d)
 	memset(w, 0, sizeof(*w));
 	w->defs = d;
 	w->off.offcpu = 1;
-	w->heap.heap = 1;
+	w->heap.heap = w->heap_all.heap = 1;
 	idmap_init(&w->label_ix);
 }
 
@@ -32,6 +32,7 @@ winmodel_release(struct winmodel *w)
 	set_release(&w->cpu);
 	set_release(&w->off);
 	set_release(&w->heap);
+	set_release(&w->heap_all);
 	winmodel_init(w, d);
 }
 
@@ -72,30 +73,38 @@ check_loc(struct winmodel *w, uint32_t index, uint32_t id)
 	return 0;
 }
 
-int
-winmodel_stack(struct winmodel *w, int offcpu, const struct fr_window_stack *s)
+/* Keeps one stack of the open window in set: 0, or -1 with w->err. */
+static int
+keep(struct winmodel *w, struct wset *set, uint32_t index, const struct wstack *v,
+     const uint32_t *locs, uint16_t nlocs)
 {
-	struct wset *set = offcpu == 2 ? &w->heap : offcpu ? &w->off : &w->cpu;
-	uint16_t n = s->nlocs > STREAM_MAX_LOCS ? STREAM_MAX_LOCS : s->nlocs;
-	uint16_t i;
+	uint16_t i, n = nlocs > STREAM_MAX_LOCS ? STREAM_MAX_LOCS : nlocs;
 
 	if (!set->open)
 		return 0;
 	for (i = 0; i < n; i++)
-		if (check_loc(w, s->index, s->locs[i]) < 0)
+		if (check_loc(w, index, locs[i]) < 0)
 			return -1;
 	if (grow_array((void **)&set->stacks, &set->cap_stacks, set->nstacks, 1,
 		       sizeof(*set->stacks)) < 0 ||
 	    grow_array((void **)&set->locs, &set->cap_locs, set->nlocs, n, sizeof(*set->locs)) < 0)
 		return fail(w, "out of memory");
-	set->stacks[set->nstacks++] = (struct wstack){ .pid = s->pid, .tid = s->tid,
-						       .count = s->count, .nanos = s->nanos,
-						       .locs = set->nlocs, .nlocs = n };
-	memcpy(set->locs + set->nlocs, s->locs, n * sizeof(*s->locs));
+	set->stacks[set->nstacks] = *v;
+	set->stacks[set->nstacks].locs = set->nlocs;
+	set->stacks[set->nstacks++].nlocs = n;
+	memcpy(set->locs + set->nlocs, locs, n * sizeof(*locs));
 	set->nlocs += n;
-	set->total_count += s->count;
-	set->total_nanos += s->nanos;
+	set->total_count += v->count;
+	set->total_nanos += v->nanos;
 	return 0;
+}
+
+int
+winmodel_stack(struct winmodel *w, int offcpu, const struct fr_window_stack *s)
+{
+	struct wset *set = offcpu ? &w->off : &w->cpu;
+	struct wstack v = { .pid = s->pid, .tid = s->tid, .count = s->count, .nanos = s->nanos };
+	return keep(w, set, s->index, &v, s->locs, s->nlocs);
 }
 
 static void
@@ -112,25 +121,24 @@ winmodel_begin(struct winmodel *w, int offcpu, int heap)
 	set_begin(&w->cpu, 1);
 	set_begin(&w->off, offcpu);
 	set_begin(&w->heap, heap);
+	set_begin(&w->heap_all, heap);
 }
 
 void
 winmodel_end(struct winmodel *w)
 {
-	w->cpu.open = w->off.open = w->heap.open = 0;
+	w->cpu.open = w->off.open = w->heap.open = w->heap_all.open = 0;
 }
 
 int
 winmodel_heap_stack(struct winmodel *w, const struct fr_window_heap_stack *s)
 {
-	static struct fr_window_stack ws;
-	if (!w->heap.open || !s->inuse_space)
-		return 0;
-	ws = (struct fr_window_stack){ .index = s->index, .pid = s->pid, .tid = s->tid,
-				       .count = s->inuse_objects, .nanos = s->inuse_space,
-				       .nlocs = s->nlocs };
-	memcpy(ws.locs, s->locs, s->nlocs * sizeof(s->locs[0]));
-	return winmodel_stack(w, 2, &ws);
+	struct wstack v = { .pid = s->pid, .tid = s->tid, .count = s->inuse_objects,
+			    .nanos = s->inuse_space, .alloc_objects = s->alloc_objects,
+			    .alloc_space = s->alloc_space };
+	if (s->inuse_space && keep(w, &w->heap, s->index, &v, s->locs, s->nlocs) < 0)
+		return -1;
+	return keep(w, &w->heap_all, s->index, &v, s->locs, s->nlocs);
 }
 
 /* pprof's name for a location without lines, "[" + basename of its mapping + "]", made

@@ -42,6 +42,7 @@ struct wframe {
 struct wstack {
 	uint32_t pid, tid;
 	uint64_t count, nanos;
+	uint64_t alloc_objects, alloc_space; /* heap stacks: the window's allocations */
 	size_t locs;            /* index of the first location id in wset.locs, leaf first */
 	uint16_t nlocs;
 };
@@ -62,6 +63,9 @@ struct wset {
 struct winmodel {
 	const struct defs *defs;        /* the stream's (the emitter skeleton keeps them) */
 	struct wset cpu, off, heap;
+	/* Every allocation stack of the window with its four values (heap keeps only those
+	 * with in-use bytes, the widths of the derived outputs): OTLP's heap profile. */
+	struct wset heap_all;
 	char *labels;           /* "[basename]" of each mapping, for unsymbolized frames */
 	size_t nlabels, cap_labels;
 	struct idmap label_ix;  /* mapping id -> offset in labels */
@@ -80,7 +84,8 @@ void winmodel_begin(struct winmodel *w, int offcpu, int heap);
  * left out).  0, or -1 with w->err (an undefined reference, out of memory). */
 int winmodel_stack(struct winmodel *w, int offcpu, const struct fr_window_stack *s);
 /* Keeps an allocation stack of the open window in the heap set, weighed by its in-use
- * bytes (a stack with none has no width and is left out).  0, or -1 with w->err. */
+ * bytes (a stack with none has no width and is left out), and in heap_all whatever its
+ * values.  0, or -1 with w->err. */
 int winmodel_heap_stack(struct winmodel *w, const struct fr_window_heap_stack *s);
 /* After the definitions took f: the label of a new mapping, or the labels anew once a
  * pass gave back what FR_FORGET named.  0, or -1 with w->err (out of memory). */

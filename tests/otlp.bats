@@ -561,3 +561,26 @@ path_of() {
 	assert_failure 1
 	assert_output --partial "stage 'emit-otlp' not found"
 }
+
+@test "otlp: a heap window is four Profiles holding the heap pprof's values and stacks" {
+	require_root
+	receiver
+	start_workload heap_mix 30
+	open_tmpdirs
+	run "$RP" record --pid "$wpid" --profiles heap --unwind fp --alloc-interval 16KiB \
+		--duration 2s --window 2s --otlp-endpoint "http://127.0.0.1:$PORT" --output "$OUT"
+	stop_workload
+	assert_success
+	d=$OUT/$(outputs "$OUT" diagnostics json | head -n 1)
+	[ "$(jq -r .otlp.status "$d")" = exported ]
+	heap=$OUT/$(outputs "$OUT" heap pb.gz | head -n 1)
+	run -0 pprof -raw "$heap"
+	assert_output --partial "alloc_objects/count alloc_space/bytes inuse_objects/count"
+	run same_as_pprof 0 "$heap"
+	assert_success
+	assert_output --partial "alloc_space/bytes"
+	assert_output --partial "inuse_space/bytes"
+	run decode 0
+	assert_output --partial "profile 3 inuse_space/bytes"
+	assert_output --partial "period=16384/space/bytes"
+}

@@ -56,7 +56,7 @@ stacks(struct winmodel *wm)
 	struct fr_window_stack ws = { .pid = 7, .tid = 7, .count = 3, .nanos = 30, .nlocs = 2,
 				      .locs = { 10, 11 } };
 
-	winmodel_begin(wm, 0);
+	winmodel_begin(wm, 0, 0);
 	CHECK(winmodel_stack(wm, 0, &ws) == 0);
 	ws.tid = 8, ws.count = 5;
 	CHECK(winmodel_stack(wm, 0, &ws) == 0);
