@@ -40,14 +40,15 @@ set -eu
 # libcurl4-openssl-dev for the HTTP(S) POST, the OpenSSL flavour so --otlp-ca (CURLOPT_CAINFO
 # beside the system roots) and libssl-dev's RAND_bytes (profile ids) use one TLS library;
 # protobuf-compiler gives `protoc --decode`, the independent reader of the requests in
-# tests/otlp.bats.
+# tests/otlp.bats; debootstrap makes the Debian 12 base tests/image.bats builds the
+# Dockerfile's release image from.
 PKGS="build-essential pkg-config clang llvm libclang-rt-dev libelf-dev libdw-dev zlib1g-dev
 libiberty-dev libcap-ng-dev libzstd-dev libdeflate-dev elfutils binutils g++ rustc golang-go bats
 bats-support bats-assert linux-perf util-linux procps python3 jq xxd debuginfod time libxml2-utils
 bpftool libbpf-dev libbpf-tools shellcheck python3-jsonschema libyaml-dev libcurl4-openssl-dev
 libjansson-dev docker.io busybox-static openssl musl-tools bpfcc-tools heaptrack
 libmicrohttpd-dev libcapstone-dev libdebuginfod-dev nettle-dev chromium protobuf-c-compiler
-libprotobuf-c-dev libssl-dev protobuf-compiler"
+libprotobuf-c-dev libssl-dev protobuf-compiler debootstrap"
 
 # aarch64 (make check-aarch64, part of make check): the cross compiler, qemu-user and the
 # arm64 -dev packages of the libraries the stages link, which need arm64 as a foreign dpkg
