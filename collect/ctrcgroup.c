@@ -127,7 +127,10 @@ ctr_pod_cgroup(struct ctr_identity *id, char *err, size_t errlen)
 	for (size_t i = 0; i < n; i++) {
 		if (stat(cand[i], &st) < 0 || !S_ISDIR(st.st_mode))
 			continue;
-		snprintf(id->cgroup, sizeof(id->cgroup), "%s", cand[i]);
+		/* both PATH_MAX: a bounded copy (some compilers cannot tell the row's size) */
+		size_t len = strnlen(cand[i], sizeof(id->cgroup) - 1);
+		memcpy(id->cgroup, cand[i], len);
+		id->cgroup[len] = 0;
 		id->pid = ctr_init_pid(id->cgroup);
 		if (id->pid <= 0)
 			return errbuf_fail(err, errlen, "cgroup %s of container %.12s has no process",
