@@ -7,33 +7,18 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "ksymbpf.h"
 #include "ksyms.h"
 
 #define FIRST_READ 4096         /* enough for the first line, which tells hidden addresses */
 #define READ_CHUNK (1 << 20)    /* kallsyms costs per read call as much as per byte */
 
-static int
-grow(void **v, size_t *cap, size_t need, size_t esz, size_t first)
-{
-	if (need <= *cap)
-		return 0;
-	size_t c = *cap ? *cap : first;
-	while (c < need)
-		c *= 2;
-	void *p = realloc(*v, c * esz);
-	if (!p)
-		return -1;
-	*v = p;
-	*cap = c;
-	return 0;
-}
-
 /* Appends up to want bytes of the file to k->text; 0 at its end, -1 on error. */
 static ssize_t
 read_more(struct ksyms *k, size_t want)
 {
-	if (grow((void **)&k->text, &k->textcap, k->len + want + 1, 1, READ_CHUNK) < 0)
+	if (grow_array((void **)&k->text, &k->textcap, k->len, want + 1, 1) < 0)
 		return -1;
 	ssize_t r;
 	do

@@ -3,23 +3,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 #define LAST_SPAN 4096          /* the last symbol of a table covers at most this much */
 #define HEX_MAX 16              /* digits of a 64-bit address */
 
 int
 ksymtab_reserve(struct ksymtab *t, size_t n)
 {
-	if (t->n + n <= t->cap)
-		return 0;
-	size_t c = t->cap ? t->cap : 256;
-	while (c < t->n + n)
-		c *= 2;
-	struct ksym *v = realloc(t->v, c * sizeof(*v));
-	if (!v)
-		return -1;
-	t->v = v;
-	t->cap = c;
-	return 0;
+	return grow_array((void **)&t->v, &t->cap, t->n, n, sizeof(*t->v));
 }
 
 static int
