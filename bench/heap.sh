@@ -148,7 +148,7 @@ for REGIME in fast slow; do
 	awk -v r="${ns_rp:-0}" -v f="${ns_floor:-0}" -v ml="${ns_memleak:-}" -v reg="$REGIME" \
 		-v rr="$(median <"$BENCH_TMP/$REGIME.rp" 2>/dev/null)" -v b="$bare" 'BEGIN {
 		if (f > 0) printf "%s: rp cost per call %.2fx the floor (goal <= 1.3)\n", reg, r / f
-		if (ml != "") printf "%s: rp cost per call %.2fx memleak (goal < 1)\n", reg, ml > 0 ? r / ml : 0
+		if (ml != "") printf "%s: rp cost per call %.2fx memleak (goal < 1)\n", reg, (ml > 0 ? r / ml : 0)
 		if (reg == "slow") printf "slow: rp %.1f%% slower than bare (goal <= 3%%)\n", (1 - rr / b) * 100 }'
 done
 exit $failed
