@@ -14,6 +14,7 @@
 #include "heap.skel.h"
 #include "heap_shared.h"
 #include "stream.h"
+#include "uprobe.h"
 
 _Static_assert(sizeof(struct heap_alloc_event) % 8 == 0, "ring records stay 8-byte aligned");
 _Static_assert(sizeof(struct heap_deep_event) % 8 == 0, "ring records stay 8-byte aligned");
@@ -24,6 +25,7 @@ struct heap {
 	struct heap_bpf *skel;
 	struct ring_buffer *rb;
 	struct bpf_link *links[MAX_LINKS];
+	struct uprobe probes[MAX_LINKS];  /* links[i] runs on probes[i] */
 	int nlinks, ncpu, counters_fd;
 	uint32_t pid;
 	uint64_t counted[HEAP_C_MAX];   /* counter values already written as FR_LOST */
@@ -65,13 +67,16 @@ static int
 attach_one(struct heap *h, struct bpf_program *prog, const char *path, uint64_t off,
 	   int ret, const char *name, char *why, size_t whylen)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, o, .retprobe = ret);
-	struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, (pid_t)h->pid, path,
-							     (size_t)off, &o);
+	struct uprobe *u = &h->probes[h->nlinks];
+	if (uprobe_open(u, path, off, ret, name, (pid_t)h->pid, why, whylen) < 0)
+		return -1;
+	struct bpf_link *l = bpf_program__attach_perf_event(prog, u->fd);
 	if (!l) {
 		reason(-errno, "attach", name, why, whylen);
+		uprobe_remove(u, 1);
 		return -1;
 	}
+	/* The link owns the event's fd from here on. */
 	h->links[h->nlinks++] = l;
 	return 0;
 }
@@ -122,6 +127,7 @@ heap_open(pid_t pid, const struct heap_probe *p, const struct heap_config *cfg, 
 	h->skel->bss->dwarf = cfg->dwarf != 0;
 	h->skel->rodata->wakeup_bytes = (1u << 22) / 2;
 	/* The probes are attached one by one below, to the offsets found. */
+	uprobe_sweep();
 	if ((rc = heap_bpf__load(h->skel)) != 0)
 		goto fail;
 	h->ncpu = libbpf_num_possible_cpus();
@@ -283,8 +289,10 @@ heap_close(struct heap *h)
 {
 	if (!h)
 		return;
-	for (int i = 0; i < h->nlinks; i++)
+	for (int i = 0; i < h->nlinks; i++) {
 		bpf_link__destroy(h->links[i]);
+		uprobe_remove(&h->probes[i], 0);
+	}
 	ring_buffer__free(h->rb);
 	heap_bpf__destroy(h->skel);
 	free(h);

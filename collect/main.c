@@ -155,7 +155,7 @@ main(int argc, char **argv)
 		warn("cannot resume pid %d", (int)c.o.pid);
 	collect_ksyms(&c);
 	/* Setup is over: what the loop still needs stays (privdrop.c). */
-	privdrop_keep_needed(c.o.verbose, c.heap.prog != NULL);
+	privdrop_keep_needed(c.o.verbose);
 
 	int reason = collect_loop(&c, pidfd);
 	if (c.o.verbose)

@@ -38,7 +38,8 @@ static const unsigned keep[] = {
 	/* Reading those files whatever their modes, and traversing map_files (mode 0500,
 	 * owned by the target's uid). */
 	CAP_DAC_READ_SEARCH,
-	/* Writing into a module cache owned by another uid (OUTPUT/.modules). */
+	/* Writing into a module cache owned by another uid (OUTPUT/.modules), and the
+	 * allocator probes made again in tracefs's uprobe_events after an exec (uprobe.h). */
 	CAP_DAC_OVERRIDE,
 	/* Giving what the module cache gets during the run (a module mapped later, a new
 	 * process of a launch) to the owner of the output directory (modcache.c). */
@@ -85,7 +86,7 @@ keep_one(unsigned cap, int last, unsigned long long held, unsigned long long *ke
 }
 
 void
-privdrop_keep_needed(int verbose, int heap)
+privdrop_keep_needed(int verbose)
 {
 	int last = last_cap();
 	unsigned long long held = 0, kept = 0;
@@ -101,11 +102,6 @@ privdrop_keep_needed(int verbose, int heap)
 	/* A kernel older than 5.9 lacks one of CAP_PERFMON, CAP_BPF and
 	 * CAP_CHECKPOINT_RESTORE: what they allow is CAP_SYS_ADMIN's there. */
 	if (last < CAP_CHECKPOINT_RESTORE)
-		keep_one(CAP_SYS_ADMIN, last, held, &kept);
-	/* Heap: the allocator uprobes are attached again after an exec of the target (the
-	 * ones of the old image stop firing); perf_event_open of a uprobe with a BPF program
-	 * needs it (CAP_PERFMON and CAP_BPF are not enough). */
-	if (heap)
 		keep_one(CAP_SYS_ADMIN, last, held, &kept);
 	/* Capabilities are per thread: collect has only this one (it starts none). */
 	int rc = capng_apply(CAPNG_SELECT_ALL);

@@ -12,6 +12,6 @@
 void privdrop_nondumpable(void);
 
 /* The drop itself; exits with one line on a failure.  verbose: say what was kept. */
-void privdrop_keep_needed(int verbose, int heap);
+void privdrop_keep_needed(int verbose);
 
 #endif

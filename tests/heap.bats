@@ -221,3 +221,27 @@ check_estimates() {
 	d=$(ls "$out"/diagnostics-*.json | head -n 1)
 	jq -e '.cpu.unwind_mode == "dwarf" and .heap.unusable_stacks == 0 and .heap.samples > 0' "$d"
 }
+
+@test "heap: the probes are in tracefs only while collect runs, and a killed collect's are swept" {
+	local events=/sys/kernel/tracing/uprobe_events dead
+	# A group named after a collect that no longer runs, as SIGKILL would leave it.
+	sh -c 'exit 0' &
+	dead=$!
+	wait "$dead"
+	echo "p:rustprofile_$dead/malloc_0 /bin/true:0x0" >>"$events"
+	grep -q "rustprofile_$dead/" "$events"
+	start_workload heap_mix 3 20
+	"$RP" record --pid "$wpid" --profiles heap --unwind fp --duration 2s --window 2s \
+		--output "$out" >"$out.log" 2>&1 &
+	local rec=$! n=0
+	for _ in $(seq 100); do
+		n=$(grep -c "^[pr]:rustprofile_[0-9]*/" "$events" || true)
+		[ "$n" -ge 2 ] && ! grep -q "rustprofile_$dead/" "$events" && break
+		sleep 0.1
+	done
+	cat "$events"
+	wait "$rec"
+	[ "$n" -ge 2 ]
+	run ! grep "rustprofile_" "$events"
+	[ "$(outputs "$out" heap pb.gz | wc -l)" -ge 1 ]
+}
