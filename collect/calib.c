@@ -242,6 +242,8 @@ calib_run(struct calib *k, const struct calib_env *env)
 		/* The rings are read once more after an end: the last samples count too. */
 		for (size_t i = 0; i < perf->nrings; i++)
 			perf_ring_read(perf, &perf->rings[i], env->handle, env->arg, 1);
+		if (env->tick)
+			env->tick(env->arg);
 		k->elapsed_ns = collect_now() - t0;
 		/* A new image: the verdict is for the old one, whose samples are in; the loop
 		 * handles the exec (the COMM record goes out with the rest) and calibrates the

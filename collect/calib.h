@@ -37,6 +37,7 @@ struct calib_env {
 	int pidfd;
 	pid_t pid;
 	uint64_t deadline_ns;   /* the end of --duration; 0: none */
+	void (*tick)(void *arg); /* after each read of the rings (the held heap ring); or NULL */
 };
 
 /* What the records said about the processes, to judge each against its own mappings even

@@ -6,11 +6,13 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bpflog.h"
+#include "grow.h"
 #include "heap.skel.h"
 #include "heap_shared.h"
 #include "stream.h"
@@ -34,7 +36,17 @@ struct heap {
 	void (*judge)(void *arg, uint64_t time, const uint64_t *ips, unsigned n);
 	void *arg;
 	struct fr_alloc fr;             /* scratch */
+	/* While held (heap_hold): the ring's records, each a uint64_t length and the record
+	 * cut to its stack_len, up to HOLD_MAX bytes; past that an allocation keeps only its
+	 * frame-pointer part (held_cut of them). */
+	int hold;
+	unsigned char *held;
+	size_t held_len, held_cap, held_at; /* held_at: the next to release */
+	uint64_t held_cut;
 };
+
+#define HOLD_MAX (32u << 20)
+#define HELD_CUT (1ull << 63) /* in a held record's length: cut at HOLD_MAX */
 
 static void
 reason(int rc, const char *step, const char *what, char *why, size_t whylen)
@@ -214,11 +226,15 @@ put_alloc(struct heap *h, const struct heap_alloc_event *e, const struct heap_de
 	emit_alloc(h->out, a);
 }
 
+static int hold_record(struct heap *h, const void *data, size_t len);
+
 static int
 ring_event(void *ctx, void *data, size_t len)
 {
 	struct heap *h = ctx;
 	const struct heap_free_event *f = data;
+	if (h->hold)
+		return hold_record(h, data, len);
 	if (len < sizeof(*f)) {
 		h->malformed++;
 		return 0;
@@ -274,8 +290,122 @@ heap_drain(struct heap *h, struct emit *out, uint64_t now)
 {
 	h->out = out;
 	ring_buffer__consume(h->rb);
-	put_counters(h, now);
+	/* Held: the counters go out with what was held, at the release. */
+	if (!h->hold)
+		put_counters(h, now);
 	h->out = NULL;
+}
+
+/* The bytes of a record worth keeping: a deep one up to the stack it copied. */
+static size_t
+kept_len(const void *data, size_t len)
+{
+	const struct heap_deep_event *d = data;
+	if (len < sizeof(*d))
+		return len;
+	size_t n = d->stack_len > HEAP_DEEP_BYTES ? HEAP_DEEP_BYTES : d->stack_len;
+	return offsetof(struct heap_deep_event, stack) + n;
+}
+
+static int
+hold_record(struct heap *h, const void *data, size_t len)
+{
+	size_t n = kept_len(data, len);
+	uint64_t cut = 0;
+	if (h->held_len + n > HOLD_MAX && n > sizeof(struct heap_alloc_event)) {
+		n = sizeof(struct heap_alloc_event);
+		h->held_cut++;
+		cut = HELD_CUT;
+	}
+	size_t need = sizeof(uint64_t) + ((n + 7) & ~(size_t)7);
+	void *arr = h->held;
+	if (grow_array(&arr, &h->held_cap, h->held_len, need, 1) < 0) {
+		h->malformed++;
+		return 0;
+	}
+	h->held = arr;
+	uint64_t l = n | cut;
+	memcpy(h->held + h->held_len, &l, sizeof(l));
+	memcpy(h->held + h->held_len + sizeof(l), data, n);
+	h->held_len += need;
+	return 0;
+}
+
+void
+heap_hold(struct heap *h)
+{
+	h->hold = 1;
+}
+
+/* A held record as the ring gave it: a deep one whole again, or, when its stack copies
+ * are not wanted, its frame-pointer part. */
+static void
+release_one(struct heap *h, const unsigned char *rec, size_t n, int cut, int deep)
+{
+	static struct heap_deep_event scratch;
+	const struct heap_alloc_event *e = (const void *)rec;
+	if (n < sizeof(*e) || e->kind != HEAP_EV_ALLOC) {
+		memcpy(&scratch, rec, n);
+		ring_event(h, &scratch, n);
+		return;
+	}
+	if (deep && cut) {
+		/* Cut at the hold's bound: its frame-pointer stack is not the DWARF walk
+		 * the recording chose, so the allocation counts without a stack. */
+		memcpy(&scratch.e, rec, sizeof(*e));
+		scratch.e.flags |= ALLOC_NO_STACK;
+		scratch.e.nips = 0;
+		ring_event(h, &scratch, sizeof(*e));
+		return;
+	}
+	memcpy(&scratch, rec, n);
+	ring_event(h, &scratch, deep ? sizeof(scratch) : sizeof(*e));
+}
+
+/* The held records up to time until (all: UINT64_MAX), in the order held. */
+static void
+release_upto(struct heap *h, int deep, uint64_t until)
+{
+	while (h->held_at + sizeof(uint64_t) <= h->held_len) {
+		const unsigned char *at = h->held + h->held_at;
+		uint64_t w, t;
+		memcpy(&w, at, sizeof(w));
+		size_t n = (size_t)(w & ~HELD_CUT);
+		memcpy(&t, at + sizeof(w), sizeof(t)); /* every record starts with its time */
+		if (t > until)
+			break;
+		release_one(h, at + sizeof(w), n, (w & HELD_CUT) != 0, deep);
+		h->held_at += sizeof(w) + ((n + 7) & ~(size_t)7);
+	}
+}
+
+uint64_t
+heap_release(struct heap *h, struct emit *out, int deep, uint64_t until, uint64_t now)
+{
+	if (!h->hold)
+		return 0;
+	ring_buffer__consume(h->rb);
+	h->out = out;
+	h->hold = 0; /* ring_event writes */
+	release_upto(h, deep, until);
+	if (until != UINT64_MAX) {
+		h->hold = 1;
+		h->out = NULL;
+		return 0;
+	}
+	heap_set_dwarf(h, deep);
+	if (deep && h->held_cut) {
+		struct fr_lost l = { now, h->held_cut, LOST_HEAP_STACK };
+		emit_lost(out, &l);
+	}
+	uint64_t cut = h->held_cut;
+	free(h->held);
+	h->held = NULL;
+	h->held_len = h->held_cap = h->held_at = 0;
+	h->held_cut = 0;
+	h->out = NULL;
+	heap_drain(h, out, now);
+	return cut;
 }
 
 void
@@ -295,5 +425,6 @@ heap_close(struct heap *h)
 	}
 	ring_buffer__free(h->rb);
 	heap_bpf__destroy(h->skel);
+	free(h->held);
 	free(h);
 }

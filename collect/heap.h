@@ -38,6 +38,16 @@ int heap_fd(const struct heap *h);
 /* Writes what the ring holds, then what the program counted as lost since the last drain,
  * stamped now. */
 void heap_drain(struct heap *h, struct emit *out, uint64_t now);
+/* From now on the ring's records are kept in memory, not written (before the stream is
+ * open: auto's calibration), to at most 32 MiB of stack copies. */
+void heap_hold(struct heap *h);
+/* Writes what was held up to time until, as the ring gave it when deep, else each
+ * allocation with its frame-pointer stack alone.  With until UINT64_MAX the rest, and the
+ * hold ends: the probes capture stack copies when deep, and not otherwise, and heap_drain
+ * writes as before.  Returns then the count of allocations held past the bound without
+ * their stack copy (deep: written without a stack, and counted as stack failures). */
+uint64_t heap_release(struct heap *h, struct emit *out, int deep, uint64_t until,
+		      uint64_t now);
 /* From now on the allocations carry the registers and a stack copy (on) or not. */
 void heap_set_dwarf(struct heap *h, int on);
 void heap_close(struct heap *h);
@@ -63,7 +73,15 @@ void heap_option(struct collect_opts *o, int opt, const char *arg);
 /* The preflight's allocator probe (--check, and before the recording): exits 1 when no
  * family is available, unless --allow-partial keeps another profile. */
 void collect_heap_probe(struct collect *c);
-/* Attaches the probes once the unwind mode is chosen (the same exits). */
+/* Before auto's calibration: attaches the probes with DWARF capture and holds their
+ * records; collect_heap_tick takes them from the ring while the calibration runs, and
+ * collect_heap_release writes them up to time until (UINT64_MAX: all, and the hold ends)
+ * as the calibration's records are written in the mode chosen. */
+void collect_heap_hold(struct collect *c);
+void collect_heap_tick(struct collect *c);
+void collect_heap_release(struct collect *c, uint64_t until);
+/* Once the unwind mode is chosen: writes what was held in that mode, or attaches the
+ * probes now (the same exits as the preflight's probe). */
 void collect_heap_start(struct collect *c);
 /* After an exec at `at` (HEAP_RESET_EXEC; the new image's allocator is found again) or the
  * fallback's switch to DWARF (HEAP_RESET_REATTACH, at 0: now): the heap state restarts,

@@ -103,13 +103,50 @@ open_now(struct collect *c)
 	return c->heap.prog ? 0 : -1;
 }
 
-/* Once the unwind mode is known, before a launched command runs.  A target that ended
- * during a calibration has no allocator left to probe: its recording is published without
- * heap, saying so. */
+/* Before auto's calibration: the probes attach with DWARF capture, what either verdict can
+ * use, and their records are held until the stream opens.  A failure here is left to
+ * collect_heap_start, which tries again and says why. */
+void
+collect_heap_hold(struct collect *c)
+{
+	if (!c->o.heap || c->heap.dropped || c->heap.prog)
+		return;
+	struct heap_config cfg = { .interval = c->o.alloc_interval, .dwarf = 1,
+				   .verbose = c->o.verbose, .judge = judge, .arg = c };
+	char why[sizeof(c->heap.why)];
+	if ((c->heap.prog = heap_open(c->o.pid, &c->heap.probe, &cfg, why, sizeof(why))))
+		heap_hold(c->heap.prog);
+}
+
+void
+collect_heap_tick(struct collect *c)
+{
+	if (c->heap.prog)
+		heap_drain(c->heap.prog, NULL, 0);
+}
+
+void
+collect_heap_release(struct collect *c, uint64_t until)
+{
+	if (!c->heap.prog)
+		return;
+	uint64_t cut = heap_release(c->heap.prog, &c->out, strcmp(c->unwind.mode, "dwarf") == 0,
+				    until, collect_now());
+	if (cut && c->o.verbose)
+		warnx("heap: %llu allocations of the calibration kept without their stack copy "
+		      "(32 MiB held)", (unsigned long long)cut);
+}
+
+/* Once the unwind mode is known, before a launched command runs: the probes attach now,
+ * unless they did for the calibration.  A target that ended during a
+ * calibration has no allocator left to probe: its recording is published without heap,
+ * saying so. */
 void
 collect_heap_start(struct collect *c)
 {
 	char exe[64];
+	if (c->heap.prog)
+		return;
 	if (!c->o.heap || c->heap.dropped || open_now(c) == 0)
 		return;
 	if (procfs_exe(c->o.pid, exe, sizeof(exe)) < 0 && errno == ENOENT) {

@@ -21,6 +21,12 @@ need_tables(struct unwind_choice *u, const struct collect_opts *o, int tables, c
 		 "; no unwind tables: leaf-only stacks (--allow-partial)");
 }
 
+static void
+heap_tick(void *arg)
+{
+	collect_heap_tick(arg);
+}
+
 /* --unwind auto: the frame-pointer calibration on events that capture what both modes
  * need; they stay open, and their records kept (records.c), for reopen to write in the mode
  * chosen.  0, or an end. */
@@ -28,6 +34,9 @@ static int
 calibrate(struct collect *c, int pidfd, int nthreads, int *resumed, struct calib *k)
 {
 	synth_snapshot(c);
+	/* The allocations of the calibration are kept too, from before a launched command
+	 * runs (docs/heap.md). */
+	collect_heap_hold(c);
 	events_open(c, PERF_BOTH, nthreads);
 	if (c->o.launch_argv && !*resumed) {
 		launch_resume(c->o.pid);
@@ -37,7 +46,7 @@ calibrate(struct collect *c, int pidfd, int nthreads, int *resumed, struct calib
 	collect_ksyms(c);
 	struct calib_env env = { .perf = &c->perf, .handle = records_handle, .arg = c,
 				 .pidfd = pidfd, .pid = c->o.pid,
-				 .deadline_ns = c->run.deadline_ns };
+				 .deadline_ns = c->run.deadline_ns, .tick = heap_tick };
 	c->rec.calib = k;
 	int end = calib_run(k, &env);
 	c->rec.calib = NULL;

@@ -359,8 +359,11 @@ records_replay(struct collect *c)
 	uint64_t last = c->run.start_ns;
 	for (size_t off = 0; off < k->len;) {
 		const struct perf_event_header *h = (const void *)(k->buf + off);
-		if (h->type == PERF_RECORD_SAMPLE && h->size >= SAMPLE_FIXED)
+		if (h->type == PERF_RECORD_SAMPLE && h->size >= SAMPLE_FIXED) {
 			last = rd64((const uint8_t *)h + 24);
+			/* The calibration's allocations, in time order with its samples. */
+			collect_heap_release(c, last);
+		}
 		records_handle(c, h);
 		off += h->size;
 	}

@@ -245,3 +245,16 @@ check_estimates() {
 	run ! grep "rustprofile_" "$events"
 	[ "$(outputs "$out" heap pb.gz | wc -l)" -ge 1 ]
 }
+
+@test "heap: under --unwind auto the calibration's allocations are kept, also of a program that ends during it" {
+	# heap_mix mostly sleeps: about 8 CPU samples a second, so the calibration (64 samples,
+	# at most 10 s) outlasts it, and the verdict comes when it has ended.
+	run -0 "$RP" launch --profiles cpu,heap --window 1s --output "$out" -- \
+		"$RP_WORKLOADS/heap_mix" 3 20
+	printf '%s\n' "$output" >"$out.truth"
+	cat "$out"/diagnostics-*.json | jq -s -e 'map(.cpu.unwind_reason) | any(test("^auto: "))'
+	check_estimates "$out"
+	# The held allocations were written with their stack copies for the DWARF verdict.
+	cat "$out"/diagnostics-*.json | jq -s -e 'map(.heap.usable_stacks) | add > 100'
+	run ! grep -q "ended before the allocator probes" "$out"/diagnostics-*.json
+}
