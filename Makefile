@@ -123,6 +123,9 @@ $(OUT)/tests/%: tests/unit/%.c $(TOOL_ARCHIVES) $(LIB_A)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(TOOL_ARCHIVES) $(TOOL_ARCHIVES) \
 		$(LIB_A) $(LDLIBS_ALL)
 
+# The aarch64 CFI test reads a committed aarch64 program (tests/unit/aarch64/make-cfichain.sh).
+$(OUT)/tests/cfi_aarch64_test: ALL_CFLAGS += -DCFICHAIN='"$(abspath tests/unit/aarch64/cfichain)"'
+
 # A benchmark driver links the stages' archives like a unit test, with the same flags.
 $(OUT)/bench/%: bench/%.c $(TOOL_ARCHIVES) $(LIB_A)
 	@mkdir -p $(@D)
