@@ -201,7 +201,7 @@ check-aarch64: $(OUT)/tests/fixtures_test
 	echo "check-aarch64: every stage built for aarch64; unit tests passed under qemu-user;" \
 		"$$(wc -l < $(AARCH64_OUT)/fixtures.native) fixture imports identical to the native build's"
 
-# The live tests on aarch64 (not in check: half an hour under emulation): the stages
+# The live tests on aarch64 (not in check: a whole arm64 system under emulation): the stages
 # cross-built as above, installed into a Debian 12 arm64 root file system (debootstrap) and
 # run under Debian's arm64 kernel in qemu-system-aarch64 (scripts/aarch64-vm.sh, docs/aarch64.md).
 check-aarch64-vm:

@@ -16,6 +16,10 @@ mount -t tmpfs tmp /tmp
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
+# As systemd does at boot: until cgroup.subtree_control of the root is first written, the
+# kernel gives new cgroups no perf_event state (an implicit v2 controller), and a cgroup
+# perf event on launch's cgroup fails with ENOENT.
+echo +pids >/sys/fs/cgroup/cgroup.subtree_control
 W=/rp/workloads O=/rp/out L=/rp/log
 mkdir -p "$O" "$L"
 chmod 755 /rp "$O"

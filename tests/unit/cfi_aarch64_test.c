@@ -55,13 +55,13 @@ set_symbol(const char *name, uint64_t v)
 static int
 load_program(void)
 {
-	int fd = open(CFICHAIN, O_RDONLY);
-	Elf *e;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
 	GElf_Phdr ph;
+	GElf_Shdr sh;
 	GElf_Sym s;
 	size_t n;
+	Elf_Scn *scn = NULL;
+	Elf *e;
+	int fd = open(CFICHAIN, O_RDONLY);
 
 	elf_version(EV_CURRENT);
 	if (fd < 0 || !(e = elf_begin(fd, ELF_C_READ, NULL)) || elf_getphdrnum(e, &n) < 0)
@@ -193,72 +193,46 @@ print_walk(const char *what, const uint64_t *pcs, unsigned n, int end)
 	fprintf(stderr, "\n");
 }
 
-/* The whole chain, with and without x29 in the sample (outer's CFA uses the x29 signed
- * saved, not the sample's). */
+/* Walks smp: it must give n frames, the chain's first ones, and end so. */
 static void
-test_chain(int with_fp)
+expect_walk(const char *what, unsigned want_n, int want_end)
 {
-	const uint64_t want[] = { prog.sample_pc, prog.ret_nofp, prog.ret_signed,
-				  prog.ret_outer, prog.ret_start };
+	const uint64_t chain[] = { prog.sample_pc, prog.ret_nofp, prog.ret_signed,
+				   prog.ret_outer, prog.ret_start };
 	uint64_t pcs[DW_MAX_FRAMES];
 	int end = -1, same = 1;
-
-	make_sample(with_fp, 1, STACK_LEN);
 	unsigned n = walk(pcs, &end);
-	CHECK(n == 5);
-	CHECK(end == DW_END_COMPLETE);
-	for (unsigned i = 0; i < 5 && i < n; i++)
-		same &= pcs[i] == want[i];
+
+	for (unsigned i = 0; i < n && i < 5; i++)
+		same &= pcs[i] == chain[i];
+	CHECK(n == want_n);
+	CHECK(end == want_end);
 	CHECK(same);
-	if (n != 5 || end != DW_END_COMPLETE || !same)
-		print_walk(with_fp ? "chain" : "chain without x29", pcs, n, end);
+	if (n != want_n || end != want_end || !same)
+		print_walk(what, pcs, n, end);
 }
 
-/* A copy that ends inside signed's frame: the frames found so far, and the end of the copy
- * (a deeper stack than perf copied), not a failure. */
 static void
-test_short_copy(void)
+test_walks(void)
 {
-	uint64_t pcs[DW_MAX_FRAMES];
-	int end = -1;
-
+	/* The whole chain, with and without x29 in the sample: outer's CFA uses the x29
+	 * signed saved, not the sample's. */
+	make_sample(1, 1, STACK_LEN);
+	expect_walk("chain", 5, DW_END_COMPLETE);
+	make_sample(0, 1, STACK_LEN);
+	expect_walk("chain without x29", 5, DW_END_COMPLETE);
+	/* A copy that ends inside signed's frame: the frames found so far, and the end of
+	 * the copy (a deeper stack than perf copied), not a failure. */
 	make_sample(1, 1, 64);
-	unsigned n = walk(pcs, &end);
-	CHECK(n == 3 && end == DW_END_STACK);
-	CHECK(n >= 3 && pcs[0] == prog.sample_pc && pcs[1] == prog.ret_nofp &&
-	      pcs[2] == prog.ret_signed);
-	if (n != 3 || end != DW_END_STACK)
-		print_walk("short copy", pcs, n, end);
-}
-
-/* Without x30 the leaf's return address is nowhere: the walk fails after the leaf. */
-static void
-test_no_link_register(void)
-{
-	uint64_t pcs[DW_MAX_FRAMES];
-	int end = -1;
-
+	expect_walk("short copy", 3, DW_END_STACK);
+	/* Without x30 the leaf's return address is nowhere: the walk fails after the leaf. */
 	make_sample(1, 0, STACK_LEN);
-	unsigned n = walk(pcs, &end);
-	CHECK(n == 1 && end == DW_END_FAILED && pcs[0] == prog.sample_pc);
-	if (n != 1 || end != DW_END_FAILED)
-		print_walk("no x30", pcs, n, end);
-}
-
-/* A return address outside the program (a corrupt save slot) ends the walk there, the
- * frames before it kept. */
-static void
-test_out_of_mapping(void)
-{
-	uint64_t pcs[DW_MAX_FRAMES];
-	int end = -1;
-
+	expect_walk("no x30", 1, DW_END_FAILED);
+	/* A return address outside the program (a corrupt save slot) ends the walk there,
+	 * the frames before it kept. */
 	make_sample(1, 1, STACK_LEN);
 	put64(72, 0x1234);
-	unsigned n = walk(pcs, &end);
-	CHECK(n == 3 && end == DW_END_MAPPING);
-	if (n != 3 || end != DW_END_MAPPING)
-		print_walk("out of mapping", pcs, n, end);
+	expect_walk("out of mapping", 3, DW_END_MAPPING);
 	make_stack();
 }
 
@@ -270,11 +244,7 @@ main(void)
 		return 1;
 	}
 	make_stack();
-	test_chain(1);
-	test_chain(0);
-	test_short_copy();
-	test_no_link_register();
-	test_out_of_mapping();
+	test_walks();
 	printf("cfi_aarch64: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }
