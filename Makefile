@@ -4,6 +4,7 @@
 #   make check           unit tests, then the BATS suite (as root: live profiling tests)
 #   make check-asan      the same with AddressSanitizer and UndefinedBehaviorSanitizer
 #   make check-aarch64   every stage cross-built for aarch64, its unit tests under qemu-user
+#   make check-aarch64-vm  the live record/launch cases in an arm64 VM (qemu-system-aarch64)
 #   make soak            30 minutes of process churn, every stage's RSS flat (SOAK_SECONDS)
 #   make fuzz            build the libFuzzer targets (clang) and run each briefly
 #   make bench           benchmarks against peers, printing ratios (drivers built by all)
@@ -70,7 +71,7 @@ BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(OUT)/bench/%)
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: demo all check check-unit check-bats check-asan check-aarch64 check-fuzz fuzz bench install clean workloads soak
+.PHONY: demo all check check-unit check-bats check-asan check-aarch64 check-aarch64-vm check-fuzz fuzz bench install clean workloads soak
 
 all: $(BINS) $(OUT)/bin/rustprofile.sh $(OUT)/bin/defaults.sh $(BENCH_BINS)
 
@@ -122,6 +123,9 @@ $(OUT)/tests/%: tests/unit/%.c $(TOOL_ARCHIVES) $(LIB_A)
 	$(if $(Q),@echo "  TEST    $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(TOOL_ARCHIVES) $(TOOL_ARCHIVES) \
 		$(LIB_A) $(LDLIBS_ALL)
+
+# The aarch64 CFI test reads a committed aarch64 program (tests/unit/aarch64/make-cfichain.sh).
+$(OUT)/tests/cfi_aarch64_test: ALL_CFLAGS += -DCFICHAIN='"$(abspath tests/unit/aarch64/cfichain)"'
 
 # A benchmark driver links the stages' archives like a unit test, with the same flags.
 $(OUT)/bench/%: bench/%.c $(TOOL_ARCHIVES) $(LIB_A)
@@ -196,6 +200,17 @@ check-aarch64: $(OUT)/tests/fixtures_test
 	file $(AARCH64_OUT)/bin/collect | grep -q 'ARM aarch64'; \
 	echo "check-aarch64: every stage built for aarch64; unit tests passed under qemu-user;" \
 		"$$(wc -l < $(AARCH64_OUT)/fixtures.native) fixture imports identical to the native build's"
+
+# The live tests on aarch64 (not in check: a whole arm64 system under emulation): the stages
+# cross-built as above, installed into a Debian 12 arm64 root file system (debootstrap) and
+# run under Debian's arm64 kernel in qemu-system-aarch64 (scripts/aarch64-vm.sh, docs/aarch64.md).
+check-aarch64-vm:
+	$(Q)set -e; sh scripts/arm64-btf.sh $(AARCH64_OUT)/vmlinux-arm64.btf; \
+	rm -rf $(AARCH64_OUT)/vm/stage; \
+	$(MAKE) OUT=$(AARCH64_OUT) CC=aarch64-linux-gnu-gcc PKG_CONFIG="$(AARCH64_PKG_CONFIG)" \
+		BPF_ARCH=arm64 VMLINUX_BTF=$(AARCH64_OUT)/vmlinux-arm64.btf install \
+		PREFIX=/usr/local DESTDIR=$(abspath $(AARCH64_OUT))/vm/stage >/dev/null; \
+	sh scripts/aarch64-vm.sh $(AARCH64_OUT)
 
 bench: all $(WORKLOADS)
 	$(Q)RP_BIN=$(abspath $(OUT))/bin RP_WORKLOADS=$(abspath $(OUT))/workloads \

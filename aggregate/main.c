@@ -382,6 +382,9 @@ on_frame(struct agg *a, const struct frame *f)
 	case FR_LOST:
 		on_lost(a, &u.lost);
 		break;
+	case FR_DEBUGINFOD:
+		windows_debuginfod(&a->win, &u.debuginfod);
+		break;
 	case FR_ROUND:
 		on_round(a, &u.round);
 		break;

@@ -38,6 +38,37 @@ windows_origin(struct windows *w, uint64_t t)
 
 #define STAT(k, v) { .key = { k, sizeof(k) - 1 }, .value = (v) }
 
+void
+windows_debuginfod(struct windows *w, const struct fr_debuginfod *d)
+{
+	w->have_debuginfod = 1;
+	w->debuginfod = *d;
+}
+
+/* The debuginfod.* statistics into st (room for at most room): how many. */
+static uint16_t
+debuginfod_stats(const struct windows *w, struct fr_stat *st, uint16_t room)
+{
+	const struct fr_debuginfod *d = &w->debuginfod;
+	const struct fr_stat all[] = {
+		STAT("debuginfod.queried", d->queried),
+		STAT("debuginfod.requests", d->requests),
+		STAT("debuginfod.fetched", d->fetched),
+		STAT("debuginfod.not_found", d->not_found),
+		STAT("debuginfod.failed", d->failed),
+		STAT("debuginfod.out_of_time", d->out_of_time),
+		STAT("debuginfod.oversized", d->oversized),
+		STAT("debuginfod.bytes_fetched", d->bytes_fetched),
+	};
+	uint16_t n = 0;
+
+	while (w->have_debuginfod && n < room && n < sizeof(all) / sizeof(all[0])) {
+		st[n] = all[n];
+		n++;
+	}
+	return n;
+}
+
 static int
 put_stats(struct windows *w, uint32_t reason, uint64_t end)
 {
@@ -78,6 +109,8 @@ put_stats(struct windows *w, uint32_t reason, uint64_t end)
 	if (w->heap)
 		e.nstats += heap_agg_stats(w->heap, e.stats + e.nstats,
 					   (uint16_t)(STREAM_MAX_STATS - e.nstats));
+	e.nstats += debuginfod_stats(w, e.stats + e.nstats,
+				     (uint16_t)(STREAM_MAX_STATS - e.nstats));
 	return stream_put_window_end(w->out, &e);
 }
 

@@ -40,6 +40,8 @@ struct windows {
 	struct wstats st;
 	struct offcpu_agg *off; /* the off-CPU side of the same windows (offcpu.h) */
 	struct heap_agg *heap;  /* the heap side (heap.h), once the target has one */
+	int have_debuginfod;    /* unwind's debuginfod counts, once a frame brought them */
+	struct fr_debuginfod debuginfod;
 };
 
 /* What the windows are set up with: their length and stack cap, and the bounds of the
@@ -75,6 +77,9 @@ int windows_hold(struct windows *w, const struct frame *f);
 /* The same for a target frame that applies from time since (the unwind fallback): it is
  * forwarded once every window that starts before since has been written. */
 int windows_hold_until(struct windows *w, const struct frame *f, uint64_t since);
+/* The latest counts of unwind's debuginfod client: every window written from now on
+ * carries them as debuginfod.* statistics. */
+void windows_debuginfod(struct windows *w, const struct fr_debuginfod *d);
 /* Where the current window ends: its regular end, or an exec inside it. */
 uint64_t windows_current_end(struct windows *w);
 /* Ends the recording at t: closes the windows that end before t as complete and the one

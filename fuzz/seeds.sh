@@ -137,6 +137,16 @@ streams() {
 			"$TOOLS/trimstream" 6 1024 <"$T/$n.$s" >"$C/stream_decode/$n-$s"
 		done
 	done
+	# unwind --debuginfod's counts, set into the fp stream as unwind places them (one frame
+	# before the others, one after a query): recording them would need a server, the frames
+	# do not.
+	cc -std=c17 -D_GNU_SOURCE -O1 -Ilib -o "$T/streamgen" tests/tools/streamgen.c \
+		"$OUT/lib/librp.a" -lz -lm
+	"$T/streamgen" unpack <"$C/stage_aggregate/fp" | awk 'NR == 3 { print "debuginfod" }
+		NR == 40 { print "debuginfod queried=2 requests=2 fetched=1 not_found=1" \
+			" bytes_fetched=18352" } { print }' | "$T/streamgen" pack >"$T/dbg"
+	cp "$T/dbg" "$C/stage_aggregate/debuginfod"
+	"$TOOLS/trimstream" 6 1024 <"$T/dbg" >"$C/stream_decode/debuginfod"
 	# FlameGraph folded text for emit-svg --folded: what emit-collapsed wrote.
 	"$B/emit-collapsed" --output "$T/o" <"$T/fp.agg" >/dev/null
 	i=0

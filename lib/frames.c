@@ -698,6 +698,7 @@ TYPED(heap_free, fr_heap_free, FR_HEAP_FREE)
 TYPED(heap_reset, fr_heap_reset, FR_HEAP_RESET)
 TYPED(heap_stack, fr_heap_stack, FR_HEAP_STACK)
 TYPED(window_heap_stack, fr_window_heap_stack, FR_WINDOW_HEAP_STACK)
+TYPED(debuginfod, fr_debuginfod, FR_DEBUGINFOD)
 
 /* Fork and exit share a layout; a fork frame carries no flags. */
 int

@@ -176,6 +176,23 @@ alloc_write(const void *p)
 	return v->abi && alloc_regs(p) ? "allocation with inconsistent registers or stack" : NULL;
 }
 
+/* Each module asked for ends one way; sums of corrupt counts must not wrap to a match. */
+static const char *
+debuginfod_sums(const void *p)
+{
+	const struct fr_debuginfod *v = p;
+	const uint64_t parts[] = { v->fetched, v->not_found, v->failed, v->out_of_time,
+				   v->oversized };
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		if (__builtin_add_overflow(sum, parts[i], &sum))
+			return "debuginfod outcomes do not add up to the modules queried";
+	if (sum != v->queried)
+		return "debuginfod outcomes do not add up to the modules queried";
+	return v->requests > v->queried ? "more debuginfod fetches than modules queried" : NULL;
+}
+
 /* ---- the rows ---- */
 
 #define T struct fr_target
@@ -405,6 +422,13 @@ static const struct frame_field heap_stack_fields[] = {
 };
 #undef T
 
+#define T struct fr_debuginfod
+static const struct frame_field debuginfod_fields[] = {
+	U64(queried), U64(requests), U64(fetched), U64(not_found), U64(failed),
+	U64(out_of_time), U64(oversized), U64(bytes_fetched), CHECK(debuginfod_sums),
+};
+#undef T
+
 #define T struct fr_window_heap_stack
 static const struct frame_field window_heap_stack_fields[] = {
 	U32(index), U32(pid), U32(tid), U64(alloc_objects), U64(alloc_space),
@@ -494,6 +518,7 @@ static const struct frame_desc rows[] = {
 	ROW(FR_STACK, "stack", struct fr_stack, stack_fields),
 	ROW(FR_OFFCPU_STACK, "offcpu-stack", struct fr_offcpu_stack, offcpu_stack_fields),
 	ROW(FR_HEAP_STACK, "heap-stack", struct fr_heap_stack, heap_stack_fields),
+	ROW(FR_DEBUGINFOD, "debuginfod", struct fr_debuginfod, debuginfod_fields),
 	ROW(FR_WINDOW_START, "window-start", struct fr_window_start, window_start_fields),
 	ROW(FR_WINDOW_STACK, "window-stack", struct fr_window_stack, window_stack_fields),
 	ROW(FR_WINDOW_END, "window-end", struct fr_window_end, window_end_fields),

@@ -143,6 +143,7 @@ union stream_any_frame {
 	struct fr_heap_reset heap_reset;
 	struct fr_heap_stack heap_stack;
 	struct fr_window_heap_stack window_heap_stack;
+	struct fr_debuginfod debuginfod;
 };
 
 /* Any known frame type, by its row: v is the type's struct (fr_task for fork and exit,

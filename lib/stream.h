@@ -55,6 +55,7 @@ enum frame_type {
 	FR_STACK = 23,
 	FR_OFFCPU_STACK = 24,
 	FR_HEAP_STACK = 25,
+	FR_DEBUGINFOD = 26,
 	FR_WINDOW_START = 30,
 	FR_WINDOW_STACK = 31,
 	FR_WINDOW_END = 32,
@@ -342,6 +343,15 @@ struct fr_heap_stack {
 	uint16_t nlocs;
 	uint32_t locs[STREAM_MAX_LOCS];
 };
+/* What unwind's debuginfod client (--debuginfod) came to since the stage started: the
+ * modules it asked the server for (queried), the fetches it started (a module asked for
+ * once the budget is spent starts none), and how each ended; each frame replaces the one
+ * before it.  The five outcomes add up to queried. */
+struct fr_debuginfod {
+	uint64_t queried, requests;
+	uint64_t fetched, not_found, failed, out_of_time, oversized;
+	uint64_t bytes_fetched;	/* the sizes of the files fetched */
+};
 /* One distinct allocation stack of a window (aggregate): the weighted allocations of the
  * window, and the weighted samples of it still live at the window's end (since attach). */
 struct fr_window_heap_stack {
@@ -602,6 +612,7 @@ int stream_put_heap_free(struct stream_writer *w, const struct fr_heap_free *v);
 int stream_put_heap_reset(struct stream_writer *w, const struct fr_heap_reset *v);
 int stream_put_heap_stack(struct stream_writer *w, const struct fr_heap_stack *v);
 int stream_put_window_heap_stack(struct stream_writer *w, const struct fr_window_heap_stack *v);
+int stream_put_debuginfod(struct stream_writer *w, const struct fr_debuginfod *v);
 
 /* Typed decoders: 0, or -1 with a reason in err (size errlen).  Strings point into the
  * frame.  Trailing bytes after the known fields are ignored, so fields can be appended. */
@@ -648,6 +659,8 @@ int stream_get_heap_stack(const struct frame *f, struct fr_heap_stack *v, char *
 			  size_t errlen);
 int stream_get_window_heap_stack(const struct frame *f, struct fr_window_heap_stack *v,
 				 char *err, size_t errlen);
+int stream_get_debuginfod(const struct frame *f, struct fr_debuginfod *v, char *err,
+			  size_t errlen);
 
 /* Decodes any known frame type fully (for validation); unknown types succeed. */
 int stream_check_frame(const struct frame *f, char *err, size_t errlen);

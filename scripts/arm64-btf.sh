@@ -6,10 +6,11 @@
 # time on the running kernel).  No arm64 machine is needed: the kernel package is fetched
 # from Debian's archive with apt-get download, and the BTF blob is cut out of its Image
 # (CONFIG_DEBUG_INFO_BTF puts it there whole: a struct btf_header, magic 0xeb9f, then the
-# type and string sections whose offsets and lengths the header gives).
+# type and string sections whose offsets and lengths the header gives).  The package is
+# scripts/arm64-kernel.sh's, unpacked beside OUT.
 #
 #   $ scripts/arm64-btf.sh .output-aarch64/vmlinux-arm64.btf
-#   arm64-btf: linux-image-6.1.0-50-cloud-arm64-unsigned: 4214189 bytes of BTF
+#   arm64-btf: vmlinuz-6.1.0-50-cloud-arm64: 4214189 bytes of BTF
 #
 # Exits non-zero with one line when the package cannot be fetched or holds no BTF.
 set -eu
@@ -18,16 +19,7 @@ say() { printf 'arm64-btf: %s\n' "$*"; }
 die() { say "$*" >&2; exit 1; }
 
 [ -s "$out" ] && exit 0
-pkg=$(apt-cache depends linux-image-cloud-arm64:arm64 2>/dev/null |
-	awk '/Depends: linux-image-[0-9]/ { sub(":arm64", "", $2); print $2; exit }')
-[ -n "$pkg" ] || die "no linux-image-cloud-arm64 in the apt sources (dpkg --add-architecture arm64)"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-(cd "$tmp" && apt-get download -qq "$pkg:arm64" >/dev/null 2>&1) || die "cannot download $pkg:arm64"
-dpkg-deb -x "$tmp"/*.deb "$tmp/x"
-image=''
-for f in "$tmp"/x/boot/vmlinuz-*; do [ -f "$f" ] && image=$f && break; done
-[ -n "$image" ] || die "$pkg has no /boot/vmlinuz"
+image=$(sh "$(dirname "$0")/arm64-kernel.sh" "$(dirname "$out")/kernel")
 mkdir -p "$(dirname "$out")"
 python3 - "$image" "$out.tmp" <<'PY' || die "no BTF in $image"
 import struct, sys, gzip
@@ -48,4 +40,4 @@ while True:
     start = i + 1
 PY
 mv "$out.tmp" "$out"
-say "$pkg: $(wc -c <"$out") bytes of BTF"
+say "$(basename "$image"): $(wc -c <"$out") bytes of BTF"

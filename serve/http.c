@@ -123,10 +123,12 @@ healthz(struct serve *s, struct answer *a)
 			      "refused", (json_int_t)s->refused);
 	if (s->fetch) {
 		const struct dbgfetch_stats *f = dbgfetch_stats(s->fetch);
-		json_object_set_new(o, "debuginfod", json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}",
-			"requests", (json_int_t)f->requests, "fetched", (json_int_t)f->fetched,
-			"not_found", (json_int_t)f->not_found, "oversized", (json_int_t)f->oversized,
-			"out_of_time", (json_int_t)f->out_of_time, "failed", (json_int_t)f->failed));
+		json_object_set_new(o, "debuginfod",
+			json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			"queried", (json_int_t)f->queried, "requests", (json_int_t)f->requests,
+			"fetched", (json_int_t)f->fetched, "not_found", (json_int_t)f->not_found,
+			"oversized", (json_int_t)f->oversized, "out_of_time", (json_int_t)f->out_of_time,
+			"failed", (json_int_t)f->failed, "bytes_fetched", (json_int_t)f->bytes_fetched));
 	}
 	answer_json(a, o);
 }

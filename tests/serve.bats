@@ -4,6 +4,7 @@
 # on loopback, for serve and for a live record.
 
 load helper
+load debuginfod
 
 # One recording of the stripped build-id workload (JSON and JSLB windows) for every test,
 # and one debuginfod server indexing a copy of its debug file.
@@ -17,13 +18,10 @@ setup_file() {
 	"$RP" launch --duration 1s --window 1s --unwind fp --cpu-frequency 199 \
 		--firefox-profile jslb --output "$BATS_FILE_TMPDIR/jslb" -- \
 		"$RP_WORKLOADS/buildid/stripped_bid" 2 >/dev/null 3>&-
-	mkdir -p "$BATS_FILE_TMPDIR/dbgd"
-	cp -r "$RP_WORKLOADS/symdir" "$BATS_FILE_TMPDIR/dbgd/"
-	dport=$(free_port)
-	echo "$dport" >"$BATS_FILE_TMPDIR/dport"
-	(cd "$BATS_FILE_TMPDIR/dbgd" && exec debuginfod -F -d "$BATS_FILE_TMPDIR/dbgd/db.sqlite" \
-		-p "$dport" "$BATS_FILE_TMPDIR/dbgd/symdir" >"$BATS_FILE_TMPDIR/dbgd/log" 2>&1 3>&-) &
-	echo $! >"$BATS_FILE_TMPDIR/dbgd/pid"
+	mkdir -p "$BATS_FILE_TMPDIR/src"
+	cp -r "$RP_WORKLOADS/symdir" "$BATS_FILE_TMPDIR/src/"
+	debuginfod_start "$BATS_FILE_TMPDIR/dbgd" "$BATS_FILE_TMPDIR/src/symdir"
+	dport=$(cat "$BATS_FILE_TMPDIR/dbgd/port")
 	local id i
 	id=$(build_id "$RP_WORKLOADS/buildid/stripped_bid")
 	for i in $(seq 100); do
@@ -33,16 +31,14 @@ setup_file() {
 }
 
 teardown_file() {
-	[ -r "$BATS_FILE_TMPDIR/dbgd/pid" ] || return 0
-	kill "$(cat "$BATS_FILE_TMPDIR/dbgd/pid")" 2>/dev/null || true
-	wait 2>/dev/null || true
+	debuginfod_stop "$BATS_FILE_TMPDIR/dbgd"
 }
 
 setup() {
 	require_root
 	open_tmpdirs
 	rec=$BATS_FILE_TMPDIR/rec
-	dport=$(cat "$BATS_FILE_TMPDIR/dport")
+	dport=$(cat "$BATS_FILE_TMPDIR/dbgd/port")
 	bid=$(build_id "$RP_WORKLOADS/buildid/stripped_bid")
 	profile=$rec/$(outputs "$rec" firefox json.gz | head -n 1)
 	breakpad=$(zcat "$profile" | jq -r '.libs[] | select(.name == "stripped_bid") | .breakpadId')
@@ -51,14 +47,6 @@ setup() {
 
 teardown() {
 	[ -z "$spid" ] || { kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null; } || true
-}
-
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-build_id() {
-	readelf -n "$1" | awk '/Build ID/ { print $3 }'
 }
 
 # serve ARGS...: starts serve on a free loopback port; sets $spid and $base.
@@ -342,6 +330,7 @@ mkprofile() {
 	[ "$(jq -r '.results[0].stacks[0][0].function' <<<"$output")" = stripped_hot ]
 	run -0 curl -sf "$base/healthz"
 	[ "$(jq .debuginfod.fetched <<<"$output")" -ge 1 ]
+	[ "$(jq '.debuginfod | .queried >= .fetched and .bytes_fetched > 0' <<<"$output")" = true ]
 }
 
 @test "serve: a failing or oversized debuginfod fetch leaves addresses and says so" {

@@ -232,6 +232,7 @@ crafted() {
 
 # Frames that break a rule of their own (docs/stream-format.md): every stage that decodes them.
 @test "corrupt: an end frame cut short"                               { crafted corrupt-end-short; }
+@test "corrupt: debuginfod outcomes short of the modules queried"    { crafted corrupt-debuginfod-sum; }
 @test "corrupt: a file name outside the output directory"             { crafted corrupt-file-name; }
 @test "corrupt: a location line of function 0"                        { crafted corrupt-location-line; }
 @test "corrupt: a mapping that wraps around"                          { crafted corrupt-mmap-wraps; }

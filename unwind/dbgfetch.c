@@ -221,6 +221,7 @@ dbgfetch_debuginfo(struct dbgfetch *f, const uint8_t *id, size_t len)
 		return NULL;
 	build_id_hex(id, len, hex);
 	f->over = f->late = 0;
+	f->st.queried++;
 	if (left <= 0) {
 		f->late = 1;
 		failed(f, hex, 0);
@@ -244,6 +245,7 @@ dbgfetch_debuginfo(struct dbgfetch *f, const uint8_t *id, size_t len)
 	}
 	close(fd);
 	f->st.fetched++;
+	f->st.bytes_fetched += (uint64_t)st.st_size;
 	return path;
 }
 

@@ -23,13 +23,17 @@
 #define DBGFETCH_BUDGET_SECONDS 30
 #define DBGFETCH_MAX_BYTES (512ull << 20)
 
+/* Each query (a module asked for) ends in exactly one of fetched, not_found, oversized,
+ * out_of_time and failed: the stream's debuginfod frame relies on it. */
 struct dbgfetch_stats {
+	uint64_t queried;	/* modules asked for */
 	uint64_t requests;	/* fetches started */
 	uint64_t fetched;	/* files published */
 	uint64_t not_found;	/* the server has none (404) */
 	uint64_t oversized;	/* aborted over DBGFETCH_MAX_BYTES */
 	uint64_t out_of_time;	/* aborted, or not started, once the budget was spent */
 	uint64_t failed;	/* any other failure (connection, server error) */
+	uint64_t bytes_fetched;	/* the sizes of the files published */
 };
 
 struct dbgfetch;

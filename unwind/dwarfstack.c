@@ -14,6 +14,7 @@
 struct regs {
 	uint64_t pc, sp, fp, lr;
 	int fp_ok, lr_ok;
+	int from_lr;	/* pc is the callee's link register, not a value read from its frame */
 };
 
 /* The copied stack: bytes of [lo, hi). */
@@ -212,7 +213,8 @@ static int step_cfi(const struct cfitab *t, const struct cfirow *row, const stru
 	if (restore(t, row->fp, row->fp_off, cfa, r, c, r->fp, r->fp_ok, &fp, &fp_ok) !=
 	    STEP_OK)
 		fp_ok = 0;	/* a lost frame register only matters if a caller's CFA uses it */
-	*nr = (struct regs){ .pc = ra, .sp = cfa, .fp = fp, .fp_ok = fp_ok };
+	*nr = (struct regs){ .pc = ra, .sp = cfa, .fp = fp, .fp_ok = fp_ok,
+			     .from_lr = row->ra == REG_SAME };
 	return STEP_OK;
 }
 
@@ -352,7 +354,10 @@ unsigned dwarfstack_walk(struct dwarfstack *d, struct symbolizer *sym, struct pr
 			*end = rc == STEP_STACK ? DW_END_STACK : DW_END_FAILED;
 			return n;
 		}
-		if (nr.sp <= r.sp) {
+		/* An aarch64 function that saved nothing (a leaf) has its CFA at sp and its
+		 * return address in x30: the one step that may keep sp, and only once, as the
+		 * caller's link register is not known. */
+		if (nr.sp < r.sp || (nr.sp == r.sp && !nr.from_lr)) {
 			*end = DW_END_CYCLE;
 			return n;
 		}

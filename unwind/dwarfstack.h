@@ -11,7 +11,8 @@
  *   - at the end of the copy: a read falls outside the copied bytes (a stack deeper than
  *     the copy); the frames found are right, the stack stays usable;
  *   - truncated: at 127 frames, kernel and user together (STACK_TRUNCATED);
- *   - cyclic: a CFA that does not grow (STACK_CYCLE);
+ *   - cyclic: a CFA that does not grow (STACK_CYCLE), except once where the return address
+ *     is still in the link register (an aarch64 leaf that saved nothing: its CFA is sp);
  *   - out of mapping: a return address outside every executable mapping
  *     (STACK_OUT_OF_MAPPING, the frames before it are kept);
  *   - failed: a rule the walk cannot follow, or a pc no CFI covers when the frame-pointer

@@ -15,7 +15,8 @@
  * through the module opener (opener.h), which hands out regular ELF files only.  With
  * --debuginfod URL, debug files no local search finds are fetched from that server
  * (dbgfetch.h; the only network use of a stage, and only with the flag), each failure a
- * warning frame that the window's diagnostics list.
+ * warning frame that the window's diagnostics list, and the client's counts a debuginfod
+ * frame (those of an earlier run in the input are dropped).
  */
 #include <err.h>
 #include <errno.h>
@@ -146,6 +147,24 @@ fetch_note(void *ctx, const char *msg)
 		errx(stream_writer_status(&out), "%s", out.err[0] ? out.err : "out of memory");
 }
 
+/* With --debuginfod, what the client came to, as a debuginfod frame whenever a module was
+ * queried since the last one (and a first one, all zero): written before the next frame is
+ * handled, so the last one comes before the end frame. */
+static void
+put_fetch_counts(void)
+{
+	static uint64_t written = UINT64_MAX;
+	const struct dbgfetch_stats *s = fetch ? dbgfetch_stats(fetch) : NULL;
+
+	if (!s || s->queried == written)
+		return;
+	struct fr_debuginfod d = { s->queried, s->requests, s->fetched, s->not_found, s->failed,
+				   s->out_of_time, s->oversized, s->bytes_fetched };
+	written = s->queried;
+	if (stream_put_debuginfod(&out, &d) < 0)
+		errx(stream_writer_status(&out), "%s", out.err[0] ? out.err : "out of memory");
+}
+
 /* Reads beneath each --symbol-dir, the module cache and /usr/lib/debug, and writes nothing.
  * A missing cache is no error: an import has none, and collect may create it only after
  * this stage started; its files then come through the module opener like any ELF file.
@@ -202,11 +221,14 @@ on_frame(struct resolver *r, struct stream_writer *out, const struct frame *f)
 	} u;
 	char e[200];
 
+	put_fetch_counts();
 	/* Samples are decoded (and so checked) once, by their own decoder. */
 	if (f->type != FR_SAMPLE && f->type != FR_SAMPLE_REGS &&
 	    stream_check_frame(f, e, sizeof(e)) < 0)
 		errx(1, "stdin: %s", e);
 	switch (f->type) {
+	case FR_DEBUGINFOD:
+		return 0; /* this stage's own client counts: an earlier run's are not passed on */
 	case FR_SAMPLE:
 		if (stream_get_sample(f, &s, e, sizeof(e)) < 0)
 			errx(1, "stdin: %s", e);

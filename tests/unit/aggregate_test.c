@@ -383,6 +383,34 @@ test_finish(void)
 	fixture_close(&fx);
 }
 
+/* unwind's debuginfod counts: none before a frame brought them, then the latest in every
+ * window written after it. */
+static void
+test_debuginfod(void)
+{
+	struct fixture fx;
+	struct fr_debuginfod d = { 3, 2, 1, 1, 0, 1, 0, 4096 };
+
+	fixture_open(&fx, 100);
+	CHECK(add(&fx, 1000, 1, 2, STACK_USABLE) == 0);
+	CHECK(windows_advance(&fx.w, 1100) == 0);
+	windows_debuginfod(&fx.w, &d);
+	CHECK(add(&fx, 1150, 1, 2, STACK_USABLE) == 0);
+	CHECK(windows_advance(&fx.w, 1200) == 0);
+	d.queried = 4, d.failed = 1;
+	windows_debuginfod(&fx.w, &d);
+	CHECK(windows_finish(&fx.w, 1250) == 0);
+	readback(&fx);
+	CHECK(nwins == 3 && stat_of(&wins[0], "debuginfod.queried") == UINT64_MAX);
+	CHECK(nwins == 3 && stat_of(&wins[1], "debuginfod.queried") == 3);
+	CHECK(nwins == 3 && stat_of(&wins[1], "debuginfod.bytes_fetched") == 4096);
+	CHECK(nwins == 3 && stat_of(&wins[1], "debuginfod.out_of_time") == 1);
+	CHECK(nwins == 3 && stat_of(&wins[1], "debuginfod.failed") == 0);
+	CHECK(nwins == 3 && stat_of(&wins[2], "debuginfod.queried") == 4);
+	CHECK(nwins == 3 && stat_of(&wins[2], "debuginfod.failed") == 1);
+	fixture_close(&fx);
+}
+
 /* How many windows read back are final. */
 static int
 finals(void)
@@ -609,6 +637,7 @@ main(void)
 	test_growth();
 	test_jump();
 	test_hold_until();
+	test_debuginfod();
 	printf("aggregate: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }

@@ -136,6 +136,12 @@ fix_rules(uint32_t type, union stream_any_frame *v, int variant)
 	case FR_EXPORT:
 		v->export_.status = 3;  /* partial */
 		break;
+	case FR_DEBUGINFOD:     /* the five outcomes add up to the modules queried */
+		v->debuginfod.queried = v->debuginfod.fetched + v->debuginfod.not_found +
+					v->debuginfod.failed + v->debuginfod.out_of_time +
+					v->debuginfod.oversized;
+		v->debuginfod.requests = v->debuginfod.queried - v->debuginfod.out_of_time;
+		break;
 	case FR_OFFCPU_STACK:
 		v->offcpu_stack.phase = PHASE_BLOCKED;
 		for (uint32_t i = 0; i < v->offcpu_stack.nmore; i++)
@@ -284,6 +290,20 @@ test_write_limits(void)
 	o = (struct fr_offcpu){ .phase = PHASE_BLOCKED, .nstack = 8, .ntop = 0 };
 	CHECK(stream_frame_encode(&w, FR_OFFCPU, &o, &n) == NULL && strstr(w.err, "stack copy"));
 	CHECK(stream_frame_encode(&w, 999, &s, &n) == NULL);
+	/* debuginfod counts are read only when their outcomes add up, without wrapping. */
+	struct fr_debuginfod d = { 2, 2, 1, 0, 0, 0, 0, 10 }, back;
+	const uint8_t *p = stream_frame_encode(&w, FR_DEBUGINFOD, &d, &n);
+	char err[200];
+	CHECK(p && stream_get_frame(&(struct frame){ FR_DEBUGINFOD, n, p }, &back, err,
+				    sizeof(err)) < 0 && strstr(err, "do not add up"));
+	d = (struct fr_debuginfod){ 1, 1, UINT64_MAX, 2, 0, 0, 0, 0 };
+	p = stream_frame_encode(&w, FR_DEBUGINFOD, &d, &n);
+	CHECK(p && stream_get_frame(&(struct frame){ FR_DEBUGINFOD, n, p }, &back, err,
+				    sizeof(err)) < 0 && strstr(err, "do not add up"));
+	d = (struct fr_debuginfod){ 1, 2, 1, 0, 0, 0, 0, 0 };
+	p = stream_frame_encode(&w, FR_DEBUGINFOD, &d, &n);
+	CHECK(p && stream_get_frame(&(struct frame){ FR_DEBUGINFOD, n, p }, &back, err,
+				    sizeof(err)) < 0 && strstr(err, "more debuginfod fetches"));
 	CHECK(stream_frame_desc(999) == NULL && stream_frame_desc(0) == NULL);
 }
 
@@ -302,7 +322,7 @@ main(void)
 			test_type(d, 1);
 		types++;
 	}
-	CHECK(types == 33);
+	CHECK(types == 34);
 	test_write_limits();
 	stream_writer_release(&w);
 	printf("frametab: %d passed, %d failed\n", passed, failed);
