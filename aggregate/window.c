@@ -38,6 +38,27 @@ windows_origin(struct windows *w, uint64_t t)
 
 #define STAT(k, v) { .key = { k, sizeof(k) - 1 }, .value = (v) }
 
+/* The jit diagnostics (docs/jit.md): unwind's totals as of the window's end. */
+static uint16_t
+jit_stats(const struct fr_jit *j, struct fr_stat *stats, uint16_t room)
+{
+	const struct fr_stat all[] = {
+		STAT("jit.files_found", j->files),
+		STAT("jit.symbols_loaded", j->symbols),
+		STAT("jit.frames_named", j->named),
+		STAT("jit.frames_unnamed", j->unnamed),
+		STAT("jit.symbols_dropped", j->dropped),
+		STAT("jit.names_truncated", j->truncated),
+		STAT("jit.malformed_entries", j->malformed),
+		STAT("jit.rereads", j->rereads),
+	};
+	uint16_t n = sizeof(all) / sizeof(all[0]);
+	if (n > room)
+		n = room;
+	memcpy(stats, all, n * sizeof(all[0]));
+	return n;
+}
+
 static int
 put_stats(struct windows *w, uint32_t reason, uint64_t end)
 {
@@ -78,6 +99,9 @@ put_stats(struct windows *w, uint32_t reason, uint64_t end)
 	if (w->heap)
 		e.nstats += heap_agg_stats(w->heap, e.stats + e.nstats,
 					   (uint16_t)(STREAM_MAX_STATS - e.nstats));
+	if (w->have_jit)
+		e.nstats += jit_stats(&w->jit, e.stats + e.nstats,
+				      (uint16_t)(STREAM_MAX_STATS - e.nstats));
 	return stream_put_window_end(w->out, &e);
 }
 

@@ -40,6 +40,8 @@ struct windows {
 	struct wstats st;
 	struct offcpu_agg *off; /* the off-CPU side of the same windows (offcpu.h) */
 	struct heap_agg *heap;  /* the heap side (heap.h), once the target has one */
+	int have_jit;           /* unwind's JIT statistics, the latest (totals so far) */
+	struct fr_jit jit;
 };
 
 /* What the windows are set up with: their length and stack cap, and the bounds of the
