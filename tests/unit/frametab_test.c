@@ -302,7 +302,7 @@ main(void)
 			test_type(d, 1);
 		types++;
 	}
-	CHECK(types == 33);
+	CHECK(types == 34);
 	test_write_limits();
 	stream_writer_release(&w);
 	printf("frametab: %d passed, %d failed\n", passed, failed);
