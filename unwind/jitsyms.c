@@ -176,11 +176,21 @@ jitsyms_lookup(struct jitsyms *j, uint32_t pid, uint64_t addr, int *grew)
 	const struct jitsym *s = jittab_find(&p->tab, addr);
 	if (s)
 		return s->name;
-	if (!check(j, p))
-		return NULL;
-	*grew = 1;
-	s = jittab_find(&p->tab, addr);
+	if (check(j, p)) {
+		*grew = 1;
+		s = jittab_find(&p->tab, addr);
+	}
+	if (!s)
+		p->missed = 1;
 	return s ? s->name : NULL;
+}
+
+void
+jitsyms_poll(struct jitsyms *j, void (*grew)(void *arg, uint32_t pid), void *arg)
+{
+	for (size_t i = 0; i < j->n; i++)
+		if (j->v[i].missed && check(j, &j->v[i]))
+			grew(arg, j->v[i].pid);
 }
 
 void

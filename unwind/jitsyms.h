@@ -29,6 +29,7 @@ struct jitproc {
 	struct jittab tab;
 	struct jitfile map, dump;
 	uint64_t next_check;         /* monotonic ns */
+	int missed;                  /* a lookup found no name: looked at on every poll */
 };
 
 /* Totals since the start, for the jit frame (diagnostics "jit"). */
@@ -50,6 +51,11 @@ void jitsyms_release(struct jitsyms *j);
 /* The name of addr in process pid, or NULL; *grew is set to 1 when the process's files
  * were read on and gave new symbols (names cached for its addresses may be outdated). */
 const char *jitsyms_lookup(struct jitsyms *j, uint32_t pid, uint64_t addr, int *grew);
+/* Looks again at the files of each process a lookup ever missed in (at most every
+ * JIT_RECHECK_NS): its unnamed addresses are cached, with the stacks holding them, and
+ * would otherwise never be looked up again.  Calls grew(arg, pid) for each
+ * process that gained symbols. */
+void jitsyms_poll(struct jitsyms *j, void (*grew)(void *arg, uint32_t pid), void *arg);
 /* Forgets the process (it ended): its files are not read again. */
 void jitsyms_drop(struct jitsyms *j, uint32_t pid);
 /* 1 when the statistics changed since the last call. */

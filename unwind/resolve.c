@@ -137,8 +137,9 @@ usym_lookup(struct resolver *r, const struct map *m, uint64_t addr, struct symfr
 /* A JIT runtime's files grew: names cached for the process's anonymous memory may have
  * been missing, so its locations there are looked up again and its stacks expire. */
 static void
-jit_grew(struct resolver *r, uint32_t pid)
+jit_grew(void *arg, uint32_t pid)
 {
+	struct resolver *r = arg;
 	struct proc *p = proctab_find(&r->procs, pid);
 	if (!p)
 		return;
@@ -342,6 +343,8 @@ resolver_frame(struct resolver *r, const struct frame *f, char *err, size_t errl
 		struct fr_round rd;
 		if (stream_get_round(f, &rd, err, errlen) < 0)
 			return -1;
+		if (r->jit)
+			jitsyms_poll(r->jit, jit_grew, r);
 		if (round_passed(r, rd.time) == 0)
 			return 0;
 		snprintf(err, errlen, "%s", r->out->err[0] ? r->out->err : "out of memory");
