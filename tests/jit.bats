@@ -201,3 +201,23 @@ while time.time() < end:
 	[ ! -e "$(ls -d "$out"/.modules/.jit/*/"$wpid" 2>/dev/null)/perf.map" ]
 	! grep -rq root: "$out/.modules"
 }
+
+@test "retention: a session's JIT files go with the last of its windows" {
+	command -v node >/dev/null || skip "no node"
+	node --perf-basic-prof "$BATS_TEST_TMPDIR/hot.js" 8000 >/dev/null &
+	wpid=$!
+	sleep 1
+	run -0 "$RP" record --pid "$wpid" --duration 2s --window 2s --profiles cpu --output "$out"
+	stop_workload
+	old=$(ls "$out/.modules/.jit")
+	[ -n "$old" ] && [ -d "$out/.modules/.jit/$old" ]
+	# Another session while the first one's windows remain: they keep its files.
+	run -0 "$RP" launch --duration 1s --window 1s --profiles cpu --output "$out" -- \
+		sh -c 'i=0; while [ $i -lt 200000 ]; do i=$((i + 1)); done'
+	[ -d "$out/.modules/.jit/$old" ]
+	# Its windows removed by hand: the next session's retention removes its files.
+	rm -f "$out"/*-"$old"-*
+	run -0 "$RP" launch --duration 1s --window 1s --profiles cpu --output "$out" -- \
+		sh -c 'i=0; while [ $i -lt 200000 ]; do i=$((i + 1)); done'
+	[ ! -e "$out/.modules/.jit/$old" ]
+}
