@@ -8,6 +8,8 @@ setup() {
 	require_root
 	open_tmpdirs
 	out=$BATS_TEST_TMPDIR/out
+	# node writes its logs (isolate-*.log, jit-PID.dump) in its working directory.
+	cd "$BATS_TEST_TMPDIR"
 	# Run with --no-turbo-inlining: TurboFan would inline jitInnerWork into jitHotLoop.
 	cat >"$BATS_TEST_TMPDIR/hot.js" <<-'EOF'
 	function jitInnerWork(n) { let s = 0; for (let i = 0; i < n; i++) s = (s + i * 31) % 1000003; return s; }
@@ -57,8 +59,8 @@ top() {
 
 @test "node --perf-prof: the jitdump names the JavaScript functions (no perf map)" {
 	command -v node >/dev/null || skip "no node"
-	# node writes jit-PID.dump in its working directory and maps it: that is how it is found.
-	cd "$BATS_TEST_TMPDIR"
+	# node writes jit-PID.dump in its working directory (setup's) and maps it: that is how
+	# it is found.
 	# V8 writes its jitdump through a 4 KiB stdio buffer: the records of the code compiled
 	# last reach the file only once more code is compiled (or at exit).  The loop compiles
 	# throwaway functions every 200 ms so that the hot functions' records come out early.
