@@ -307,6 +307,8 @@ FUZZ_CFLAGS := $(BASE_CFLAGS) -O1 -g -fsanitize=fuzzer-no-link,address,undefined
 FUZZ_STAGE_symbolize_elf := unwind
 FUZZ_STAGE_import_perfdata := import
 FUZZ_STAGE_cfi_parse := unwind
+FUZZ_STAGE_jit_perfmap := unwind
+FUZZ_STAGE_jit_dump := unwind
 FUZZ_STAGE_unwind_stream := unwind
 FUZZ_STAGE_elf_note := collect
 FUZZ_STAGE_proc_maps := collect

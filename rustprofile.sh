@@ -497,6 +497,11 @@ elif [ "$cmd" = import ]; then
 else
 	cache=$output/.modules
 	copts+=(--module-cache "$cache")
+	# Made before unwind starts: it may read only what exists when it confines itself, and
+	# it reads the JIT symbol files collect copies there (docs/jit.md).
+	if [ ! -e "$cache" ] && mkdir -m 0755 -- "$cache" 2>/dev/null; then
+		[ "$uid" -ne 0 ] || chown -- "$(stat -c %u:%g -- "$output")" "$cache"
+	fi
 	first=$work/s1 src=$work/s1
 	[ -z "$save" ] || first=$work/s0
 	if [ "$cmd" = record ]; then

@@ -395,6 +395,11 @@ on_frame(struct agg *a, const struct frame *f)
 		if (forget_exit(&a->forget, &u.task) < 0)
 			errx(1, "out of memory");
 		break;
+	case FR_JIT:
+		/* Totals: the latest is what the next window to end reports. */
+		a->win.jit = u.jit;
+		a->win.have_jit = 1;
+		return 0;
 	case FR_FORGET:
 		/* unwind's list: held until the windows that may name it are written. */
 		if (forget_frame(&a->forget, &u.forget) < 0)

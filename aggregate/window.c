@@ -38,6 +38,16 @@ windows_origin(struct windows *w, uint64_t t)
 
 #define STAT(k, v) { .key = { k, sizeof(k) - 1 }, .value = (v) }
 
+/* At most room of the n statistics of all into st: how many. */
+static uint16_t
+copy_stats(const struct fr_stat *all, size_t n, struct fr_stat *st, uint16_t room)
+{
+	if (n > room)
+		n = room;
+	memcpy(st, all, n * sizeof(all[0]));
+	return (uint16_t)n;
+}
+
 void
 windows_debuginfod(struct windows *w, const struct fr_debuginfod *d)
 {
@@ -60,13 +70,24 @@ debuginfod_stats(const struct windows *w, struct fr_stat *st, uint16_t room)
 		STAT("debuginfod.oversized", d->oversized),
 		STAT("debuginfod.bytes_fetched", d->bytes_fetched),
 	};
-	uint16_t n = 0;
+	return w->have_debuginfod ? copy_stats(all, sizeof(all) / sizeof(all[0]), st, room) : 0;
+}
 
-	while (w->have_debuginfod && n < room && n < sizeof(all) / sizeof(all[0])) {
-		st[n] = all[n];
-		n++;
-	}
-	return n;
+/* The jit diagnostics (docs/jit.md): unwind's totals as of the window's end. */
+static uint16_t
+jit_stats(const struct fr_jit *j, struct fr_stat *stats, uint16_t room)
+{
+	const struct fr_stat all[] = {
+		STAT("jit.files_found", j->files),
+		STAT("jit.symbols_loaded", j->symbols),
+		STAT("jit.frames_named", j->named),
+		STAT("jit.frames_unnamed", j->unnamed),
+		STAT("jit.symbols_dropped", j->dropped),
+		STAT("jit.names_truncated", j->truncated),
+		STAT("jit.malformed_entries", j->malformed),
+		STAT("jit.rereads", j->rereads),
+	};
+	return copy_stats(all, sizeof(all) / sizeof(all[0]), stats, room);
 }
 
 static int
@@ -111,6 +132,9 @@ put_stats(struct windows *w, uint32_t reason, uint64_t end)
 					   (uint16_t)(STREAM_MAX_STATS - e.nstats));
 	e.nstats += debuginfod_stats(w, e.stats + e.nstats,
 				     (uint16_t)(STREAM_MAX_STATS - e.nstats));
+	if (w->have_jit)
+		e.nstats += jit_stats(&w->jit, e.stats + e.nstats,
+				      (uint16_t)(STREAM_MAX_STATS - e.nstats));
 	return stream_put_window_end(w->out, &e);
 }
 

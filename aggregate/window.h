@@ -42,6 +42,8 @@ struct windows {
 	struct heap_agg *heap;  /* the heap side (heap.h), once the target has one */
 	int have_debuginfod;    /* unwind's debuginfod counts, once a frame brought them */
 	struct fr_debuginfod debuginfod;
+	int have_jit;           /* unwind's JIT statistics, the latest (totals so far) */
+	struct fr_jit jit;
 };
 
 /* What the windows are set up with: their length and stack cap, and the bounds of the

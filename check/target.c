@@ -36,27 +36,6 @@ report_msg(struct msgs *m, const char *fmt, ...)
 	m->v[m->n++] = s;
 }
 
-/* The pid of the target inside its own pid namespace (the last NSpid), which names its
- * /tmp/perf-PID.map; the host pid when the kernel does not say. */
-static long
-ns_pid(pid_t pid)
-{
-	char path[64], line[256];
-	long last = pid;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return pid;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "NSpid:", 6)) {
-			char *p = line + 6, *e;
-			for (long v; (v = strtol(p, &e, 10)), e != p; p = e)
-				last = v;
-		}
-	fclose(f);
-	return last;
-}
-
 static void
 add_file(char **v, size_t *n, const char *path)
 {
@@ -84,7 +63,7 @@ jit_files(struct report *r)
 {
 	char path[PATH_MAX], shown[64];
 	struct stat st;
-	snprintf(shown, sizeof(shown), "/tmp/perf-%ld.map", ns_pid(r->pid));
+	snprintf(shown, sizeof(shown), "/tmp/perf-%ld.map", (long)procfs_ns_pid(r->pid));
 	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)r->pid, shown);
 	if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
 		add_file(r->perf_maps, &r->nperf_maps, shown);

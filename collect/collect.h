@@ -20,6 +20,7 @@
 #include "exec.h"
 #include "fallback.h"
 #include "heap.h"
+#include "jitcopy.h"
 #include "ksyms.h"
 #include "lifecycle.h"
 #include "modcache.h"
@@ -81,6 +82,7 @@ struct collect {
 	struct records rec;
 	struct ksyms ksyms;
 	struct modcache cache;
+	struct jitcopy jit;             /* the JIT runtimes' symbol files, into the cache */
 	struct unwind_choice unwind;    /* the mode in effect and why */
 	struct fallback fb;             /* auto's watch over frame-pointer windows */
 	struct exec_watch exec;         /* the target's image */

@@ -60,6 +60,8 @@ static void
 drain(struct collect *c)
 {
 	uint64_t t0 = collect_now();
+	/* Before the samples: a function is in its runtime's files before it runs. */
+	jitcopy_sync(&c->jit, t0, 0);
 	for (size_t i = 0; i < c->perf.nrings; i++)
 		perf_ring_read(&c->perf, &c->perf.rings[i], records_handle, c, 1);
 	uint64_t bad = c->rec.malformed + c->perf.malformed;
@@ -244,6 +246,7 @@ collect_loop(struct collect *c, int pidfd)
 		break;
 	}
 	/* The final drain: the exit and last samples are in the rings by now. */
+	jitcopy_sync(&c->jit, collect_now(), 1);
 	drain(c);
 	uint64_t now = collect_now();
 	if (reason == END_DURATION)

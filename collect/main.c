@@ -83,6 +83,16 @@ need_tracefs(int verbose)
 		warnx("mounted tracefs at %s", TRACEFS_DIR);
 }
 
+/* The module cache, and the copies of the JIT runtimes' symbol files it holds. */
+static void
+open_cache(struct collect *c)
+{
+	if (modcache_init(&c->cache, c->o.module_cache, c->o.max_module_cache,
+			  c->run.session_id, c->o.pid) < 0)
+		err(1, "cannot create module cache '%s'", c->o.module_cache);
+	jitcopy_init(&c->jit, &c->cache, &c->out, c->run.session_id);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -125,9 +135,7 @@ main(int argc, char **argv)
 		err(1, "getrandom");
 	if (c.o.launch_argv)
 		scope_launch(&c.scope, c.run.session_id, c.o.allow_partial, c.o.verbose);
-	if (modcache_init(&c.cache, c.o.module_cache, c.o.max_module_cache, c.run.session_id,
-			  c.o.pid) < 0)
-		err(1, "cannot create module cache '%s'", c.o.module_cache);
+	open_cache(&c);
 
 	collect_offcpu_load(&c);
 	collect_heap_probe(&c);
@@ -165,6 +173,7 @@ main(int argc, char **argv)
 	perf_set_close(&c.perf);
 	ksyms_free(&c.ksyms);
 	fallback_free(&c.fb);
+	jitcopy_free(&c.jit);
 	modcache_free(&c.cache);
 	procend_free(&c.procend);
 	names_free(&c.names);

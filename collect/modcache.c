@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,13 +44,28 @@ now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static uint64_t jit_bytes;
+
+static int
+jit_file(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)path;
+	(void)ftw;
+	if (type == FTW_F && S_ISREG(st->st_mode))
+		jit_bytes += (uint64_t)st->st_blocks * 512;
+	return 0;
+}
+
 /* What DIR/.build-id holds on disk: every entry, a hard link at its whole size (it may be
- * the last name of its file one day). */
+ * the last name of its file one day); and the JIT symbol files of DIR/.jit (jitcopy.h). */
 static uint64_t
 count(const struct modcache *m)
 {
 	char path[PATH_MAX];
-	uint64_t sum = 0;
+	snprintf(path, sizeof(path), "%s/.jit", m->dir);
+	jit_bytes = 0;
+	(void)nftw(path, jit_file, 8, FTW_PHYS);
+	uint64_t sum = jit_bytes;
 	snprintf(path, sizeof(path), "%s/.build-id", m->dir);
 	DIR *top = opendir(path);
 	struct dirent *a, *b;
@@ -254,6 +270,18 @@ modcache_add_fd(struct modcache *m, const uint8_t *bid, size_t len, int in, char
 	if (rc != 0)
 		return rc < 0 ? -1 : 0;
 	return store(m, in, final, err, errlen);
+}
+
+int
+modcache_mkdir(const struct modcache *m, const char *path)
+{
+	return mkdir_0755(m, path);
+}
+
+int
+modcache_fits(struct modcache *m, uint64_t bytes)
+{
+	return fits(m, bytes);
 }
 
 void

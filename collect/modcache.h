@@ -50,6 +50,11 @@ int modcache_add(struct modcache *m, const uint8_t *bid, size_t len, pid_t pid,
 /* The same for a module that is no file (the vDSO's image, collect/vdso.c), open as in. */
 int modcache_add_fd(struct modcache *m, const uint8_t *bid, size_t len, int in, char *err,
 		    size_t errlen);
+/* Makes directory path (0755) owned as the cache is: 0, or -1 with errno set. */
+int modcache_mkdir(const struct modcache *m, const char *path);
+/* 1 when bytes more fit under --max-module-cache (counting again at most every 10 s once
+ * they did not); a caller that writes them adds them to m->bytes. */
+int modcache_fits(struct modcache *m, uint64_t bytes);
 void modcache_free(struct modcache *m);
 
 #endif

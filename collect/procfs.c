@@ -101,6 +101,25 @@ procfs_exe(pid_t pid, char *buf, size_t len)
 	return 0;
 }
 
+pid_t
+procfs_ns_pid(pid_t pid)
+{
+	char path[64], line[256];
+	long last = pid;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return pid;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "NSpid:", 6)) {
+			char *p = line + 6, *e;
+			for (long v; (v = strtol(p, &e, 10)), e != p; p = e)
+				last = v;
+		}
+	fclose(f);
+	return last > 0 ? (pid_t)last : pid;
+}
+
 /* "7f..-7f.. r-xp 00001000 08:01 1234   /usr/lib/libc.so.6" */
 static int
 parse_map_line(char *line, struct procmap *m)

@@ -25,6 +25,9 @@ void tidlist_free(struct tidlist *l);
 
 /* The thread's name without the newline; -1 when the thread is gone. */
 int procfs_comm(pid_t pid, pid_t tid, char *buf, size_t len);
+/* The pid of the process inside its own pid namespace (the last NSpid), which names its
+ * /tmp/perf-PID.map; pid itself when the kernel does not say. */
+pid_t procfs_ns_pid(pid_t pid);
 /* readlink of /proc/PID/exe; -1 with errno set. */
 int procfs_exe(pid_t pid, char *buf, size_t len);
 

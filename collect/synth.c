@@ -39,6 +39,7 @@ collect_mapping(struct collect *c, struct fr_mmap *m, uint64_t end)
 		vdso_file(&c->cache, m, end);
 	fill_build_id(m, path, end);
 	emit_mmap(&c->out, m);
+	jitcopy_mapping(&c->jit, m, path);
 	if (m->pid == (uint32_t)c->o.pid)
 		fallback_map(&c->fb, m->start, end);
 	char why[PATH_MAX + 200];

@@ -383,6 +383,11 @@ modrefs_prune(struct commit *c, int ended)
 			qsort(late.v, late.n, sizeof(*late.v), cmp_hex);
 		settle_aside(c, ids, &as, &late, tag);
 	}
+	int jit = open_sub(c, ".jit", 0);
+	if (jit >= 0) {
+		jitprune(c, jit, sessions, ended);
+		close(jit);
+	}
 	free(late.v);
 	free(as.v);
 	free(keep.v);

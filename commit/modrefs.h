@@ -32,6 +32,9 @@ void modrefs_publish(struct commit *c, uint32_t index, const char *diag_name);
 void modrefs_unpublish(struct commit *c, const char *diag_name);
 /* Removes the modules nothing refers to; ended: the stream's own session has ended. */
 void modrefs_prune(struct commit *c, int ended);
+/* jitprune.c: removes .modules/.jit/SESSION (open as jit) of each ended session that no
+ * diagnostics file in the directory belongs to any more; sessions is .modules/.sessions. */
+void jitprune(struct commit *c, int jit, int sessions, int ended);
 void modrefs_release(struct commit *c);
 
 #endif

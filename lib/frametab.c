@@ -270,6 +270,13 @@ static const struct frame_field ksym_fields[] = {
 static const struct frame_field round_fields[] = { U64(time) };
 #undef T
 
+#define T struct fr_jit
+static const struct frame_field jit_fields[] = {
+	U64(time), U32(files), U64(symbols), U64(dropped), U64(truncated), U64(malformed),
+	U64(rereads), U64(named), U64(unnamed),
+};
+#undef T
+
 #define T struct fr_target_exit
 static const struct frame_field target_exit_fields[] = { U64(time), U32(pid), I32(status) };
 #undef T
@@ -519,6 +526,7 @@ static const struct frame_desc rows[] = {
 	ROW(FR_OFFCPU_STACK, "offcpu-stack", struct fr_offcpu_stack, offcpu_stack_fields),
 	ROW(FR_HEAP_STACK, "heap-stack", struct fr_heap_stack, heap_stack_fields),
 	ROW(FR_DEBUGINFOD, "debuginfod", struct fr_debuginfod, debuginfod_fields),
+	ROW(FR_JIT, "jit", struct fr_jit, jit_fields),
 	ROW(FR_WINDOW_START, "window-start", struct fr_window_start, window_start_fields),
 	ROW(FR_WINDOW_STACK, "window-stack", struct fr_window_stack, window_stack_fields),
 	ROW(FR_WINDOW_END, "window-end", struct fr_window_end, window_end_fields),

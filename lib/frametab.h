@@ -124,6 +124,7 @@ union stream_any_frame {
 	struct fr_end end;
 	struct fr_warning warning;
 	struct fr_usym usym;
+	struct fr_jit jit;
 	struct fr_sample_regs sample_regs;
 	struct fr_mapping mapping;
 	struct fr_function function;

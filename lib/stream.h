@@ -56,6 +56,7 @@ enum frame_type {
 	FR_OFFCPU_STACK = 24,
 	FR_HEAP_STACK = 25,
 	FR_DEBUGINFOD = 26,
+	FR_JIT = 27,
 	FR_WINDOW_START = 30,
 	FR_WINDOW_STACK = 31,
 	FR_WINDOW_END = 32,
@@ -236,6 +237,16 @@ struct fr_usym {
 	/* Appended (import): the module's lowest executable virtual address and its file
 	 * offset, as the capture recorded them (all ones: not recorded); both 0 when absent. */
 	uint64_t min_vaddr, fo_min_vaddr;
+};
+
+/* unwind's JIT symbol statistics (docs/jit.md), totals since the start of the stream: the
+ * perf maps and jitdumps found, symbols read from them (dropped over the cap, names cut,
+ * lines or records unusable), the times a process's files were read on after they grew,
+ * and the locations in anonymous executable memory named from them or left unnamed. */
+struct fr_jit {
+	uint64_t time;
+	uint32_t files;
+	uint64_t symbols, dropped, truncated, malformed, rereads, named, unnamed;
 };
 
 /* A sample for DWARF unwinding: kernel frames as in FR_SAMPLE, the user registers perf
@@ -588,6 +599,7 @@ int stream_put_target_exit(struct stream_writer *w, const struct fr_target_exit 
 int stream_put_end(struct stream_writer *w, const struct fr_end *v);
 int stream_put_warning(struct stream_writer *w, const struct fr_warning *v);
 int stream_put_usym(struct stream_writer *w, const struct fr_usym *v);
+int stream_put_jit(struct stream_writer *w, const struct fr_jit *v);
 int stream_put_sample_regs(struct stream_writer *w, const struct fr_sample_regs *v);
 int stream_put_mapping(struct stream_writer *w, const struct fr_mapping *v);
 int stream_put_function(struct stream_writer *w, const struct fr_function *v);
@@ -629,6 +641,7 @@ int stream_get_target_exit(const struct frame *f, struct fr_target_exit *v, char
 int stream_get_end(const struct frame *f, struct fr_end *v, char *err, size_t errlen);
 int stream_get_warning(const struct frame *f, struct fr_warning *v, char *err, size_t errlen);
 int stream_get_usym(const struct frame *f, struct fr_usym *v, char *err, size_t errlen);
+int stream_get_jit(const struct frame *f, struct fr_jit *v, char *err, size_t errlen);
 int stream_get_sample_regs(const struct frame *f, struct fr_sample_regs *v, char *err,
 			   size_t errlen);
 int stream_get_mapping(const struct frame *f, struct fr_mapping *v, char *err, size_t errlen);

@@ -34,6 +34,7 @@
 #include "dwarfstack.h"
 #include "fpstack.h"
 #include "heapstack.h"
+#include "jitsyms.h"
 #include "offcpu.h"
 #include "opener.h"
 #include "resolve.h"
@@ -54,6 +55,7 @@ static struct dbgfetch *fetch;		/* --debuginfod */
 static struct stream_writer out;
 
 static struct dwarfstack dw;	/* FR_SAMPLE_REGS: CFI tables by module */
+static struct jitsyms jit;	/* JIT names from the module cache's perf maps and jitdumps */
 
 static void
 usage(FILE *f, int status)
@@ -209,6 +211,26 @@ check_target(const struct frame *f)
 		     t.unwind_mode.p);
 }
 
+/* The JIT statistics, before a round or the end when they changed (docs/jit.md). */
+static void
+put_jit(struct stream_writer *out, const struct frame *f)
+{
+	struct fr_round rd;
+	struct fr_end end;
+	char e[200];
+
+	if (!jitsyms_take_changed(&jit))
+		return;
+	const struct jitstats *s = &jit.st;
+	if (f->type == FR_END ? stream_get_end(f, &end, e, sizeof(e)) < 0 :
+				stream_get_round(f, &rd, e, sizeof(e)) < 0)
+		errx(1, "stdin: %s", e);
+	struct fr_jit j = { f->type == FR_END ? end.time : rd.time, (uint32_t)s->files, s->symbols, s->dropped, s->truncated,
+			    s->malformed, s->rereads, s->named, s->unnamed };
+	if (stream_put_jit(out, &j) < 0)
+		errx(stream_writer_status(out), "%s", out->err);
+}
+
 /* Handles one frame; returns 1 after FR_END. */
 static int
 on_frame(struct resolver *r, struct stream_writer *out, const struct frame *f)
@@ -271,6 +293,11 @@ on_frame(struct resolver *r, struct stream_writer *out, const struct frame *f)
 	case FR_ROUND:
 		if (resolver_frame(r, f, e, sizeof(e)) < 0)
 			errx(1, "stdin: %s", e);
+		if (f->type == FR_ROUND)
+			put_jit(out, f);
+		break;
+	case FR_END:
+		put_jit(out, f);
 		break;
 	}
 	if (stream_forward(out, f) < 0)
@@ -299,8 +326,10 @@ main(int argc, char **argv)
 	if (stream_reader_open(&in, 0, "stdin", &h) < 0)
 		errx(stream_reader_status(&in), "stdin: %s", in.err);
 	in.order.rules = ORDER_BEFORE_WINDOWS; /* a collect stream: no windows, no files */
-	if (stream_writer_open(&out, 1, "stdout", &h) < 0 || resolver_init(&r, &out, sym) < 0)
+	if (stream_writer_open(&out, 1, "stdout", &h) < 0 || resolver_init(&r, &out, sym) < 0 ||
+	    jitsyms_init(&jit, env.module_cache, h.session_id) < 0)
 		errx(1, "out of memory");
+	r.jit = &jit;
 	in.flush_on_wait = &out; /* output never waits for input */
 	/* debug files for .debug_frame: the symbolizer's places, the module cache last */
 	env.symbol_dirs[env.nsymbol_dirs] = env.module_cache;
@@ -316,6 +345,7 @@ main(int argc, char **argv)
 	if (stream_flush(&out) < 0)
 		errx(stream_writer_status(&out), "%s", out.err);
 	resolver_release(&r);
+	jitsyms_release(&jit);
 	dwarfstack_release(&dw);
 	symbolizer_free(sym);
 	dbgfetch_free(fetch);

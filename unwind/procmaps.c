@@ -158,6 +158,20 @@ proc_clear(struct proc *p)
 }
 
 void
+proc_touch(struct proc *p)
+{
+	p->gen = ++generations;
+}
+
+int
+map_is_anon(const struct map *m)
+{
+	/* perf's name for anonymous memory, a named one (PR_SET_VMA_ANON_NAME), memfd. */
+	return !m->path[0] || strcmp(m->path, "//anon") == 0 ||
+	       strncmp(m->path, "[anon", 5) == 0 || strncmp(m->path, "/memfd:", 7) == 0;
+}
+
+void
 proctab_drop(struct proctab *t, uint32_t pid)
 {
 	size_t i = slot(t, pid);

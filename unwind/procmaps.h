@@ -57,6 +57,11 @@ void proctab_drop(struct proctab *t, uint32_t pid);
 int proc_map(struct proc *p, const struct fr_mmap *m);
 /* Forgets every mapping: the process executed a new image. */
 void proc_clear(struct proc *p);
+/* Expires what was cached under the process's mappings (fpstack's stacks) as if they had
+ * changed: names found for them since. */
+void proc_touch(struct proc *p);
+/* 1 when the mapping is anonymous memory (where JIT code lives): no file to name it. */
+int map_is_anon(const struct map *m);
 /* The mapping holding addr, or NULL. */
 struct map *proc_find(struct proc *p, uint64_t addr);
 void proctab_release(struct proctab *t);

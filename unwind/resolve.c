@@ -134,6 +134,39 @@ usym_lookup(struct resolver *r, const struct map *m, uint64_t addr, struct symfr
 	return 1;
 }
 
+/* A JIT runtime's files grew: names cached for the process's anonymous memory may have
+ * been missing, so its locations there are looked up again and its stacks expire. */
+static void
+jit_grew(void *arg, uint32_t pid)
+{
+	struct resolver *r = arg;
+	struct proc *p = proctab_find(&r->procs, pid);
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n; i++)
+		if (map_is_anon(&p->maps[i]))
+			idmap_clear(&p->maps[i].locs);
+	proc_touch(p);
+}
+
+/* The JIT runtime's name for addr in anonymous executable memory. */
+static int
+jit_lookup(struct resolver *r, uint32_t pid, uint64_t addr, struct symframe *out)
+{
+	int grew;
+	const char *name = jitsyms_lookup(r->jit, pid, addr, &grew);
+	if (grew)
+		jit_grew(r, pid);
+	r->jit->changed = 1;
+	if (!name) {
+		r->jit->st.unnamed++;
+		return 0;
+	}
+	r->jit->st.named++;
+	out[0] = (struct symframe){ .name = name, .system_name = name };
+	return 1;
+}
+
 uint32_t
 resolve_user(struct resolver *r, uint32_t pid, struct map *m, uint64_t addr)
 {
@@ -151,6 +184,8 @@ resolve_user(struct resolver *r, uint32_t pid, struct map *m, uint64_t addr)
 		n = symmod_lookup(m->sym, vaddr, frames, STREAM_MAX_LINES);
 	if (n == 0)
 		n = usym_lookup(r, m, addr, frames);
+	if (n == 0 && r->jit && map_is_anon(m))
+		n = jit_lookup(r, pid, addr, frames);
 	for (int i = 0; i < n; i++) {
 		uint32_t fid = function_id(r, frames[i].name, frames[i].system_name,
 					   frames[i].file, frames[i].start_line);
@@ -235,6 +270,8 @@ round_passed(struct resolver *r, uint64_t time)
 	for (size_t i = 0; i < r->nending; i++) {
 		if (r->ending[i].time <= time) {
 			proctab_drop(&r->procs, r->ending[i].pid);
+			if (r->jit)
+				jitsyms_drop(r->jit, r->ending[i].pid);
 			fpcache_forget(r->fpcache, r->ending[i].pid);
 			if (note_gone(r, r->ending[i].time) < 0)
 				return -1;
@@ -306,6 +343,8 @@ resolver_frame(struct resolver *r, const struct frame *f, char *err, size_t errl
 		struct fr_round rd;
 		if (stream_get_round(f, &rd, err, errlen) < 0)
 			return -1;
+		if (r->jit)
+			jitsyms_poll(r->jit, jit_grew, r);
 		if (round_passed(r, rd.time) == 0)
 			return 0;
 		snprintf(err, errlen, "%s", r->out->err[0] ? r->out->err : "out of memory");

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "intern.h"
+#include "jitsyms.h"
 #include "ksymtab.h"
 #include "procmaps.h"
 #include "stream.h"
@@ -38,6 +39,7 @@ struct resolver {
 	struct gone_id { uint64_t time; uint32_t id; } *forget;
 	size_t nforget, capforget;
 	uint64_t newest;         /* the latest time of a stack written */
+	struct jitsyms *jit;     /* names of JIT code (borrowed); NULL: none */
 };
 
 int resolver_init(struct resolver *r, struct stream_writer *out, struct symbolizer *sym);

@@ -322,7 +322,7 @@ main(void)
 			test_type(d, 1);
 		types++;
 	}
-	CHECK(types == 34);
+	CHECK(types == 35);
 	test_write_limits();
 	stream_writer_release(&w);
 	printf("frametab: %d passed, %d failed\n", passed, failed);
