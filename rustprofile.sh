@@ -239,7 +239,7 @@ freq=$RP_DEFAULT_CPU_FREQUENCY keep=$RP_DEFAULT_KEEP_WINDOWS max_stacks=$RP_DEFA
 max_pending=$RP_DEFAULT_MAX_PENDING_EVENTS reorder=$RP_DEFAULT_EVENT_REORDER_WINDOW save='' input=''
 cache='' max_threads='' max_cache='' selectors=0 partial='' svg='' collapsed='' firefox=''
 timeline=$RP_DEFAULT_MAX_TIMELINE_SAMPLES budget=$RP_DEFAULT_COMPLETION_BUDGET
-docker='' k8s_pod='' k8s_container='' host='' cpuid='' require_hw='' profiles_given=''
+docker='' k8s_pod='' k8s_container='' host='' cpuid='' cpuid_set='' require_hw='' profiles_given=''
 symdirs=() profile_opts=() debuginfod='' otlp_opts=()
 need() { [ $# -ge 2 ] || err "option '$1' needs a value"; }
 while [ $# -gt 0 ]; do
@@ -249,7 +249,7 @@ while [ $# -gt 0 ]; do
 	--k8s-pod) need "$@"; k8s_pod=$2; selectors=$((selectors + 1)); shift 2 ;;
 	--container) need "$@"; k8s_container=$2; shift 2 ;;
 	--host) host=1; selectors=$((selectors + 1)); shift ;;
-	--cpuid) need "$@"; cpuid=$2; shift 2 ;;
+	--cpuid) need "$@"; cpuid=$2; cpuid_set=1; shift 2 ;;
 	--require-hardware-pmu) require_hw=1; shift ;;
 	--duration) need "$@"; duration=$2; shift 2 ;;
 	--window) need "$@"; window=$2; shift 2 ;;
@@ -311,7 +311,7 @@ replay | import)
 		err "--input '$input' is not a file"
 	[ -r "$input" ] || err "cannot read '$input'"
 	[ -z "$save" ] || err "--save-stream is only valid with record and launch"
-	[ -z "$cpuid$require_hw" ] ||
+	[ -z "$cpuid_set$require_hw" ] ||
 		err "--cpuid and --require-hardware-pmu are only valid with record and launch" ;;
 esac
 [ "$cmd" = import ] || [ "$format$event$kallsyms" = "$RP_DEFAULT_FORMAT" ] ||
@@ -373,7 +373,7 @@ fopts=(--completion-budget "$budget")
 copts=(--duration "$duration" ${wopt[@]+"${wopt[@]}"} --cpu-frequency "$freq" --unwind "$unwind"
 	--profiles "$profiles")
 [ -z "$max_threads" ] || copts+=(--max-threads "$max_threads")
-[ -z "$cpuid" ] || copts+=(--cpuid "$cpuid")
+[ -z "$cpuid_set" ] || copts+=(--cpuid "$cpuid")
 [ -z "$require_hw" ] || copts+=(--require-hardware-pmu)
 [ -z "$max_cache" ] || copts+=(--max-module-cache "$max_cache")
 [ -z "$partial" ] || copts+=(--allow-partial)

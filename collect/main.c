@@ -84,6 +84,28 @@ need_tracefs(int verbose)
 		warnx("mounted tracefs at %s", TRACEFS_DIR);
 }
 
+/* The recording ended with reason: what is still to say, and everything closed. */
+static void
+finish(struct collect *c, int reason)
+{
+	if (c->o.verbose)
+		warnx("end reason %d: %llu samples written, %llu of other processes dropped",
+		      reason, (unsigned long long)c->rec.samples,
+		      (unsigned long long)c->rec.dropped);
+	if (c->run.modules_unread)
+		warnx("host: %llu modules of processes that ended or could not be read were not "
+		      "copied to the module cache (-v names them)",
+		      (unsigned long long)c->run.modules_unread);
+	emit_close(&c->out);
+	perf_set_close(&c->perf);
+	ksyms_free(&c->ksyms);
+	fallback_free(&c->fb);
+	modcache_free(&c->cache);
+	procend_free(&c->procend);
+	names_free(&c->names);
+	free(c->snap.v);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -124,8 +146,7 @@ main(int argc, char **argv)
 		scope_host(&c.scope);
 	preflight_run(&c.o, &pf);
 	evsource_choose(&c.ev, c.o.freq, c.o.no_cpu, c.o.require_hw);
-	/* --host has no target whose end would end the recording. */
-	int pidfd = c.o.host ? -1 : open_pidfd(c.o.pid);
+	int pidfd = c.o.host ? -1 : open_pidfd(c.o.pid); /* --host: no target to end it */
 	/* The launch cgroup is named after the session. */
 	if (getrandom(&c.run.session_id, sizeof(c.run.session_id), 0) !=
 	    sizeof(c.run.session_id))
@@ -166,21 +187,6 @@ main(int argc, char **argv)
 	/* Setup is over: what the loop still needs stays (privdrop.c). */
 	privdrop_keep_needed(c.o.verbose, c.heap.prog != NULL);
 
-	int reason = collect_loop(&c, pidfd);
-	if (c.o.verbose)
-		warnx("end reason %d: %llu samples written, %llu of other processes dropped",
-		      reason, (unsigned long long)c.rec.samples, (unsigned long long)c.rec.dropped);
-	if (c.run.modules_unread)
-		warnx("host: %llu modules of processes that ended or could not be read were not "
-		      "copied to the module cache (-v names them)",
-		      (unsigned long long)c.run.modules_unread);
-	emit_close(&c.out);
-	perf_set_close(&c.perf);
-	ksyms_free(&c.ksyms);
-	fallback_free(&c.fb);
-	modcache_free(&c.cache);
-	procend_free(&c.procend);
-	names_free(&c.names);
-	free(c.snap.v);
+	finish(&c, collect_loop(&c, pidfd));
 	return 0;
 }
