@@ -53,6 +53,7 @@ run_variant() {
 	echo "$s" >>"$BENCH_TMP/$1"
 }
 
+# shellcheck disable=SC2034 # run_interleaved (common.sh) reads it
 VARIANTS="rustprofile perf"
 run_interleaved
 rc=$?
