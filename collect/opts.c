@@ -226,8 +226,10 @@ opt_value(struct collect_opts *o, int c, const char *arg)
 /* --host: the machine's every process, sampled by CPU; the heap and off-CPU collectors
  * follow a target, which there is none of. */
 static void
-host(struct collect_opts *o)
+host(struct collect_opts *o, int profiles_given)
 {
+	if (!profiles_given)
+		offcpu_profiles(o, "cpu"); /* the default's heap has no target */
 	if (o->heap || o->offcpu)
 		errx(1, "--host records the cpu profile only (--profiles cpu)");
 	o->kind = "host";
@@ -236,7 +238,7 @@ host(struct collect_opts *o)
 /* Exactly one of --pid, --docker-container, --k8s-pod and --host; --container with
  * --k8s-pod only. */
 static void
-targets(struct collect_opts *o)
+targets(struct collect_opts *o, int profiles_given)
 {
 	int n = (o->pid != 0) + (o->docker != NULL) + (o->k8s_pod != NULL) + o->host;
 	if (n == 0)
@@ -244,7 +246,7 @@ targets(struct collect_opts *o)
 	if (n > 1)
 		errx(1, "--pid, --docker-container, --k8s-pod and --host are mutually exclusive");
 	if (o->host)
-		host(o);
+		host(o, profiles_given);
 	if (o->container && !o->k8s_pod)
 		errx(1, "--container is only valid with --k8s-pod");
 	if (o->docker)
@@ -265,7 +267,7 @@ opts_parse(int argc, char **argv, struct collect_opts *o)
 	opt_value(o, OPT_UNWIND, RP_DEFAULT_UNWIND);
 	offcpu_defaults(o);
 	heap_defaults(o);
-	int launch = 0;
+	int launch = 0, profiles_given = 0;
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:hv", longopts, NULL)) != -1) {
@@ -291,6 +293,7 @@ opts_parse(int argc, char **argv, struct collect_opts *o)
 			errx(1, "unknown option '%s' (see --help)", argv[optind - 1]);
 		else
 			opt_value(o, c, optarg);
+		profiles_given |= c == OPT_PROFILES;
 	}
 	if (launch) {
 		if (o->pid || o->docker || o->k8s_pod || o->host)
@@ -303,5 +306,5 @@ opts_parse(int argc, char **argv, struct collect_opts *o)
 	}
 	if (optind < argc)
 		errx(1, "unexpected argument '%s' (see --help)", argv[optind]);
-	targets(o);
+	targets(o, profiles_given);
 }

@@ -60,6 +60,9 @@ total() {
 	run "$RP_BIN/collect" --host --profiles cpu,heap --duration 1s
 	assert_failure
 	assert_output "collect: --host records the cpu profile only (--profiles cpu)"
+	# Without --profiles, collect's default drops heap, which has no target here.
+	run -0 --separate-stderr "$RP_BIN/collect" --host --duration 1s
+	[ "${#output}" -gt 0 ]
 	run "$RP" replay --host --input /dev/null
 	assert_failure
 	[ "${#lines[@]}" -eq 1 ]
