@@ -6,7 +6,7 @@
 #                         --k8s-pod NAMESPACE/NAME [--container NAME]) [--json]
 #                         [--symbol-dir DIR]... [--debuginfod URL]
 #   rustprofile.sh record (--pid PID | --docker-container ID_OR_NAME |
-#                          --k8s-pod NAMESPACE/NAME [--container NAME]) [OPTIONS]
+#                          --k8s-pod NAMESPACE/NAME [--container NAME] | --host) [OPTIONS]
 #   rustprofile.sh launch [OPTIONS] -- COMMAND [ARGS...]
 #   rustprofile.sh replay --input STREAM [OPTIONS]
 #   rustprofile.sh import --input CAPTURE [--format auto|perf-data|simpleperf] [OPTIONS]
@@ -69,7 +69,7 @@ fi
 usage() {
 	cat <<EOF
 usage: $prog record (--pid PID | --docker-container ID_OR_NAME |
-              --k8s-pod NAMESPACE/NAME [--container NAME]) [OPTIONS]
+              --k8s-pod NAMESPACE/NAME [--container NAME] | --host) [OPTIONS]
        $prog launch [OPTIONS] -- COMMAND [ARGS...]
        $prog replay --input STREAM [--module-cache DIR] [OPTIONS]
        $prog import --input CAPTURE [--format FORMAT] [--event NAME] [--kallsyms FILE]
@@ -88,6 +88,12 @@ Options (defaults in brackets):
   --k8s-pod NAMESPACE/NAME       Kubernetes Pod to profile, from the node's profiler Pod
                                  (record; in-cluster service account, NODE_NAME)
   --container NAME               with --k8s-pod: the Pod's application container
+  --host                         every process of the machine, sampled by CPU (record;
+                                 cpu profile only; docs/host.md)
+  --cpuid LIST                   sample on these CPUs only, e.g. 2,4-7 (record, launch;
+                                 off-cpu: intervals that start with a switch-out there)
+  --require-hardware-pmu         fail instead of sampling the CPU clock when the hardware
+                                 cycles event cannot be opened (no PMU)
   --duration DURATION            how long to record; 0 = until exit or signal [$RP_DEFAULT_DURATION]
   --window DURATION              window length, > 0 [$RP_DEFAULT_WINDOW; replay: the recorded length]
   --output DIR                   where windows are published [$RP_DEFAULT_OUTPUT]
@@ -233,7 +239,7 @@ freq=$RP_DEFAULT_CPU_FREQUENCY keep=$RP_DEFAULT_KEEP_WINDOWS max_stacks=$RP_DEFA
 max_pending=$RP_DEFAULT_MAX_PENDING_EVENTS reorder=$RP_DEFAULT_EVENT_REORDER_WINDOW save='' input=''
 cache='' max_threads='' max_cache='' selectors=0 partial='' svg='' collapsed='' firefox=''
 timeline=$RP_DEFAULT_MAX_TIMELINE_SAMPLES budget=$RP_DEFAULT_COMPLETION_BUDGET
-docker='' k8s_pod='' k8s_container=''
+docker='' k8s_pod='' k8s_container='' host='' cpuid='' cpuid_set='' require_hw='' profiles_given=''
 symdirs=() profile_opts=() debuginfod='' otlp_opts=()
 need() { [ $# -ge 2 ] || err "option '$1' needs a value"; }
 while [ $# -gt 0 ]; do
@@ -242,10 +248,13 @@ while [ $# -gt 0 ]; do
 	--docker-container) need "$@"; docker=$2; selectors=$((selectors + 1)); shift 2 ;;
 	--k8s-pod) need "$@"; k8s_pod=$2; selectors=$((selectors + 1)); shift 2 ;;
 	--container) need "$@"; k8s_container=$2; shift 2 ;;
+	--host) host=1; selectors=$((selectors + 1)); shift ;;
+	--cpuid) need "$@"; cpuid=$2; cpuid_set=1; shift 2 ;;
+	--require-hardware-pmu) require_hw=1; shift ;;
 	--duration) need "$@"; duration=$2; shift 2 ;;
 	--window) need "$@"; window=$2; shift 2 ;;
 	--output) need "$@"; output=$2; shift 2 ;;
-	--profiles) need "$@"; profiles=$2; shift 2 ;;
+	--profiles) need "$@"; profiles=$2; profiles_given=1; shift 2 ;;
 	--offcpu-phase | --offcpu-min-duration-us | --offcpu-ring-buffer | --offcpu-btf | \
 	--offcpu-probability | --alloc-interval | --allocator)
 		need "$@"; profile_opts+=("$1" "$2"); shift 2 ;;
@@ -284,7 +293,7 @@ done
 case $cmd in
 record)
 	[ "$selectors" -eq 1 ] ||
-		err "record needs exactly one target selector (--pid PID, --docker-container ID_OR_NAME or --k8s-pod NAMESPACE/NAME)"
+		err "record needs exactly one target selector (--pid PID, --docker-container ID_OR_NAME, --k8s-pod NAMESPACE/NAME or --host)"
 	[ -z "$k8s_container" ] || [ -n "$k8s_pod" ] || err "--container is only valid with --k8s-pod"
 	[ $# -eq 0 ] || err "record takes no command; use launch -- COMMAND"
 	[ -z "$input" ] || err "--input is only valid with replay and import" ;;
@@ -301,7 +310,9 @@ replay | import)
 	[ -f "$input" ] || [ -p "$input" ] || [ "$input" = /dev/stdin ] ||
 		err "--input '$input' is not a file"
 	[ -r "$input" ] || err "cannot read '$input'"
-	[ -z "$save" ] || err "--save-stream is only valid with record and launch" ;;
+	[ -z "$save" ] || err "--save-stream is only valid with record and launch"
+	[ -z "$cpuid_set$require_hw" ] ||
+		err "--cpuid and --require-hardware-pmu are only valid with record and launch" ;;
 esac
 [ "$cmd" = import ] || [ "$format$event$kallsyms" = "$RP_DEFAULT_FORMAT" ] ||
 	err "--format, --event and --kallsyms are only valid with import"
@@ -357,15 +368,21 @@ case $cmd in replay | import) aopts=(${wopt[@]+"${wopt[@]}"} "${aopts[@]}") ;; e
 fopts=(--completion-budget "$budget")
 "$bin/fanout" --check "${fopts[@]}" || exit 1
 "$bin/commit" --check --keep-windows "$keep" || exit 1
+# The host has no target for the heap probes: its default is the cpu profile alone.
+[ -z "$host" ] || [ -n "$profiles_given" ] || profiles=cpu
 copts=(--duration "$duration" ${wopt[@]+"${wopt[@]}"} --cpu-frequency "$freq" --unwind "$unwind"
 	--profiles "$profiles")
 [ -z "$max_threads" ] || copts+=(--max-threads "$max_threads")
+[ -z "$cpuid_set" ] || copts+=(--cpuid "$cpuid")
+[ -z "$require_hw" ] || copts+=(--require-hardware-pmu)
 [ -z "$max_cache" ] || copts+=(--max-module-cache "$max_cache")
 [ -z "$partial" ] || copts+=(--allow-partial)
 copts+=(${profile_opts[@]+"${profile_opts[@]}"})
 # The target of record: a process, or a container (collect resolves it through its API).
 if [ -n "$docker" ]; then
 	topts=(--docker-container "$docker")
+elif [ -n "$host" ]; then
+	topts=(--host)
 elif [ -n "$k8s_pod" ]; then
 	topts=(--k8s-pod "$k8s_pod")
 	[ -z "$k8s_container" ] || topts+=(--container "$k8s_container")

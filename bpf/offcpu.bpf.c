@@ -38,6 +38,9 @@ const volatile __u32 target_tgid = 0;
 /* launch's cgroup scope: the threads of every process of this cgroup v2 (its id), the
  * command's descendants included.  0: by process. */
 const volatile __u64 target_cgroup = 0;
+/* --cpuid: only a switch-out on a CPU whose "cpus" entry is 1 opens an interval; where the
+ * thread wakes or runs next does not matter.  cpu_filter 0: every CPU. */
+const volatile __u32 cpu_filter = 0;
 
 /* The task iterator's two runs (collect/offcpu_blocked.c), set by collect before each: the
  * snapshot at the recording's start (open_at), before an unwind calibration, and the run
@@ -52,6 +55,13 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, OFFCPU_MAX_CPUS);
+	__type(key, __u32);
+	__type(value, __u8);
+} cpus SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -259,6 +269,15 @@ read_top(struct pt_regs *regs, __u32 tid, struct offcpu_start *s, struct offcpu_
 #endif
 }
 
+static __always_inline bool
+cpu_listed(__u32 cpu)
+{
+	if (!cpu_filter)
+		return true;
+	__u8 *on = bpf_map_lookup_elem(&cpus, &cpu);
+	return on && *on;
+}
+
 /* The time of this switch, read once and only when a target thread is involved. */
 static __always_inline __u64
 switch_time(__u64 *now)
@@ -303,6 +322,8 @@ switch_out(void *ctx, bool preempt, struct task_struct *prev, __u64 *now)
 	} else if (target_tgid ? tgid != target_tgid : !bpf_map_lookup_elem(&targets, &tgid)) {
 		return;
 	}
+	if (!cpu_listed(bpf_get_smp_processor_id()))
+		return;
 	__u32 tid = prev->pid;
 	long state = task_state(prev);
 	/* The thread's entry (below) goes with the thread. */
@@ -441,6 +462,9 @@ sleeping_target(struct task_struct *task)
 		return 0;
 	if (target_cgroup ? BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id) != target_cgroup :
 			    (__u32)task->tgid != target_tgid)
+		return 0;
+	/* Asleep since its last switch-out, on the CPU it last ran on. */
+	if (!cpu_listed(task->thread_info.cpu))
 		return 0;
 	long state = task_state(task);
 	return state != 0 && !(state & (TASK_DEAD_STATE | TASK_HELD_STATES)) && !task->on_cpu;

@@ -27,6 +27,8 @@
  * unwind to walk with the CFI, for at most OFFCPU_MAX_DEEP threads off the CPU at once. */
 #define OFFCPU_DEEP_BYTES 512
 #define OFFCPU_MAX_DEEP 4096
+/* --cpuid: CPUs below this, a bit each (as lib/cpulist.h's CPULIST_MAX). */
+#define OFFCPU_MAX_CPUS 4096
 
 struct offcpu_ustack {
 	__u64 hash;

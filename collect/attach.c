@@ -111,7 +111,8 @@ attach(struct perf_set *p, const struct attach_spec *a)
 		 * Events bound to the target's threads or cgroup are switched in and out with
 		 * them, which costs every context switch of the target even when nothing fires
 		 * (about a tenth of a pipe ping-pong's rate: bench/offcpu.sh); events on the CPUs
-		 * never are.  They see every process, and the records are filtered by scope. */
+		 * never are.  They see every process, and the records are filtered by scope.
+		 * --host samples on them too: every task of the machine, by CPU. */
 		if (perf_set_add_cpus(p, why, sizeof(why)) < 0)
 			errx(1, "%s", why);
 		return;

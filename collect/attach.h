@@ -10,7 +10,8 @@
 struct attach_spec {
 	pid_t pid;              /* the target: every thread of it */
 	unsigned max_threads;   /* --max-threads: events for at most that many threads */
-	int cpus;               /* no cpu profile: side-band events on every CPU instead */
+	int cpus;               /* events on every CPU for every task instead: side-band only
+				 * without a cpu profile, sampling too for --host */
 	int cgroup_fd;          /* launch's cgroup scope: the cgroup's events instead, or -1 */
 	const char *cgroup_path;
 	int verbose;

@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "ctarget.h"
 #include "emit.h"
+#include "evsource.h"
 #include "exec.h"
 #include "fallback.h"
 #include "heap.h"
@@ -42,6 +43,7 @@ struct recording {
 	int exit_status;                /* launched command's wait status, -1 unknown */
 	char release[65];               /* the kernel release of the last preflight */
 	int exit_written;               /* a container's last exit is in the stream already */
+	uint64_t modules_unread;        /* --host: modules not copied (their process ended) */
 };
 
 /* The records of a calibration, whole, for the stream once the mode is chosen. */
@@ -94,6 +96,7 @@ struct collect {
 	struct names names;             /* what each thread is called */
 	struct snapshot snap;
 	struct ctr_identity ctr;        /* a container target (kind CTR_NONE otherwise) */
+	struct evsource ev;             /* the cpu profile's event: cycles or the CPU clock */
 };
 
 /* The tags of the live loop's epoll set (loop.c, follow.c). */

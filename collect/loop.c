@@ -107,7 +107,8 @@ loop_setup(struct collect *c, int pidfd, int *sfd, int *tfd)
 	if (ep < 0)
 		err(1, "epoll_create1");
 	watch_rings(c, ep);
-	watch(ep, pidfd, EPOLLIN, TAG_PIDFD);
+	if (pidfd >= 0) /* --host has no target */
+		watch(ep, pidfd, EPOLLIN, TAG_PIDFD);
 	/* Edge-triggered: the program wakes us only when its ring buffer is filling. */
 	if (c->offcpu.prog)
 		watch(ep, offcpu_fd(c->offcpu.prog), EPOLLIN | EPOLLET, TAG_RING);
@@ -205,7 +206,8 @@ announce(struct collect *c)
 	scope_announce(&c->scope, &c->out, t);
 	collect_offcpu_announce(&c->offcpu, &c->out, t);
 	collect_heap_announce(&c->heap, &c->out, t);
-	lifecycle_announce(&c->lifecycle, &c->out, t);
+	if (!c->o.host) /* no target whose exec and exit it would watch */
+		lifecycle_announce(&c->lifecycle, &c->out, t);
 }
 
 int

@@ -9,6 +9,7 @@
  * except in a cgroup scope, which keeps every process of the cgroup: launch's own, or a
  * container's (--docker-container, --k8s-pod: resolved through its API, ctarget.h; its
  * restarts are followed, follow.c).
+ * --host keeps every process of the machine, sampled by CPU (host.h).
  * Ends on --duration, SIGINT/SIGTERM or target exit with an END frame and status 0.
  * Non-dumpable from the start; after setup it keeps only the capabilities its loop still
  * uses, with no-new-privs (privdrop.c).
@@ -93,6 +94,29 @@ open_cache(struct collect *c)
 	jitcopy_init(&c->jit, &c->cache, &c->out, c->run.session_id);
 }
 
+/* The recording ended with reason: what is still to say, and everything closed. */
+static void
+finish(struct collect *c, int reason)
+{
+	if (c->o.verbose)
+		warnx("end reason %d: %llu samples written, %llu of other processes dropped",
+		      reason, (unsigned long long)c->rec.samples,
+		      (unsigned long long)c->rec.dropped);
+	if (c->run.modules_unread)
+		warnx("host: %llu modules of processes that ended or could not be read were not "
+		      "copied to the module cache (-v names them)",
+		      (unsigned long long)c->run.modules_unread);
+	emit_close(&c->out);
+	perf_set_close(&c->perf);
+	ksyms_free(&c->ksyms);
+	fallback_free(&c->fb);
+	jitcopy_free(&c->jit);
+	modcache_free(&c->cache);
+	procend_free(&c->procend);
+	names_free(&c->names);
+	free(c->snap.v);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -109,6 +133,7 @@ main(int argc, char **argv)
 		need_tracefs(c.o.verbose);
 	if (c.o.check && c.o.launch_argv) {
 		scope_check(c.o.allow_partial);
+		evsource_choose(&c.ev, c.o.freq, c.o.no_cpu, c.o.require_hw);
 		collect_offcpu_probe(&c);
 		collect_heap_probe(&c);
 		return 0;
@@ -117,6 +142,7 @@ main(int argc, char **argv)
 		follow_resolve(&c);
 	if (c.o.check) {
 		preflight_run(&c.o, &pf);
+		evsource_choose(&c.ev, c.o.freq, c.o.no_cpu, c.o.require_hw);
 		collect_offcpu_probe(&c);
 		collect_heap_probe(&c);
 		return 0;
@@ -127,8 +153,11 @@ main(int argc, char **argv)
 	scope_init(&c.scope, c.o.pid);
 	if (c.ctr.kind)
 		scope_container(&c.scope, c.ctr.pid, c.ctr.cgroup);
+	if (c.o.host)
+		scope_host(&c.scope);
 	preflight_run(&c.o, &pf);
-	int pidfd = open_pidfd(c.o.pid);
+	evsource_choose(&c.ev, c.o.freq, c.o.no_cpu, c.o.require_hw);
+	int pidfd = c.o.host ? -1 : open_pidfd(c.o.pid); /* --host: no target to end it */
 	/* The launch cgroup is named after the session. */
 	if (getrandom(&c.run.session_id, sizeof(c.run.session_id), 0) !=
 	    sizeof(c.run.session_id))
@@ -152,10 +181,12 @@ main(int argc, char **argv)
 	snprintf(c.run.release, sizeof(c.run.release), "%s", pf.release);
 	collect_offcpu_start(&c);
 	collect_heap_start(&c);
-	lifecycle_start(&c.lifecycle, c.o.pid, scope_cgroup_id(&c.scope), c.o.offcpu_btf,
-			c.o.verbose);
+	if (!c.o.host)
+		lifecycle_start(&c.lifecycle, c.o.pid, scope_cgroup_id(&c.scope), c.o.offcpu_btf,
+				c.o.verbose);
 	fallback_init(&c.fb, c.o.pid, c.o.window_ns, c.o.verbose);
-	fallback_arm(&c.fb, c.o.unwind, &c.unwind, c.run.start_ns);
+	/* --host: no window of one target to judge (mode.c). */
+	fallback_arm(&c.fb, c.o.host ? "host" : c.o.unwind, &c.unwind, c.run.start_ns);
 	reopen(&c, 0, pf.nthreads);
 	if (c.o.launch_argv && !resumed)
 		launch_resume(c.o.pid);
@@ -165,18 +196,6 @@ main(int argc, char **argv)
 	/* Setup is over: what the loop still needs stays (privdrop.c). */
 	privdrop_keep_needed(c.o.verbose);
 
-	int reason = collect_loop(&c, pidfd);
-	if (c.o.verbose)
-		warnx("end reason %d: %llu samples written, %llu of other processes dropped",
-		      reason, (unsigned long long)c.rec.samples, (unsigned long long)c.rec.dropped);
-	emit_close(&c.out);
-	perf_set_close(&c.perf);
-	ksyms_free(&c.ksyms);
-	fallback_free(&c.fb);
-	jitcopy_free(&c.jit);
-	modcache_free(&c.cache);
-	procend_free(&c.procend);
-	names_free(&c.names);
-	free(c.snap.v);
+	finish(&c, collect_loop(&c, pidfd));
 	return 0;
 }

@@ -72,6 +72,16 @@ mode_choose(struct collect *c, int pidfd, int nthreads, int *resumed)
 		return 0;
 	}
 	u->mode = strcmp(c->o.unwind, "dwarf") == 0 ? "dwarf" : "fp";
+	if (c->o.host) {
+		/* The calibration and the fallback judge one target's stacks; host-wide every
+		 * process gets the one mode (docs/host.md). */
+		snprintf(u->reason, sizeof(u->reason), "%s", strcmp(c->o.unwind, "auto") != 0 ?
+			 (u->mode[0] == 'd' ? "host: dwarf requested, for every process" :
+			  "host: fp requested, for every process") :
+			 "host: auto uses frame pointers for every process (no per-process "
+			 "calibration host-wide); --unwind dwarf copies every sample's user stack");
+		return 0;
+	}
 	if (strcmp(c->o.unwind, "auto") != 0) {
 		snprintf(u->reason, sizeof(u->reason), "%s requested", u->mode);
 		if (strcmp(u->mode, "dwarf") == 0)

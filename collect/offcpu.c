@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "bpflog.h"
+#include "cpulist.h"
 #include "kernver.h"
 #include "offcpu.h"
 #include "offcpu_blocked.h"
@@ -94,6 +95,7 @@ offcpu_open(pid_t pid, const struct offcpu_config *cfg, char *why, size_t whylen
 	 * select the idle tasks, whose tgid is 0: all ones matches no process. */
 	o->skel->rodata->target_tgid = cfg->cgroup_id ? 0 : pid > 0 ? (__u32)pid : ~0u;
 	o->skel->rodata->target_cgroup = cfg->cgroup_id;
+	o->skel->rodata->cpu_filter = cfg->cpus != NULL;
 	/* Woken at half full: the regular drains keep up below that. */
 	o->skel->rodata->wakeup_bytes = cfg->ring_bytes / 2;
 	o->blocked = offcpu_blocked_wanted(cfg->recording);
@@ -108,6 +110,10 @@ offcpu_open(pid_t pid, const struct offcpu_config *cfg, char *why, size_t whylen
 	__u8 one = 1;
 	if (bpf_map_update_elem(bpf_map__fd(o->skel->maps.targets), &key, &one, BPF_ANY))
 		return fail(o, -errno, "configure", why, whylen);
+	for (__u32 c = 0; cfg->cpus && c < OFFCPU_MAX_CPUS; c++)
+		if (cpulist_has(cfg->cpus, (int)c) &&
+		    bpf_map_update_elem(bpf_map__fd(o->skel->maps.cpus), &c, &one, BPF_ANY))
+			return fail(o, -errno, "configure", why, whylen);
 	o->pid = pid;
 	o->cgroup = cfg->cgroup_id != 0;
 	o->rb = ring_buffer__new(bpf_map__fd(o->skel->maps.events), offcpu_ring_event, o, NULL);

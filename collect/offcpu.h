@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cpulist.h"
 #include "emit.h"
 
 struct offcpu_config {
@@ -21,6 +22,7 @@ struct offcpu_config {
 	int recording;          /* 0: the --check probe, which records nothing */
 	uint64_t cgroup_id;     /* launch's cgroup scope: every process in it; 0: pid only */
 	int verbose;            /* -v: libbpf's messages on stderr */
+	const struct cpulist *cpus; /* --cpuid: switch-outs on these CPUs only; NULL: all */
 	/* How many leading kernel ips of a stack are the collector's own frames (the BPF
 	 * program and the tracepoint's glue), left out of every interval. */
 	size_t (*own_frames)(void *arg, const uint64_t *ips, size_t n);

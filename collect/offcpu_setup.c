@@ -123,7 +123,8 @@ open_for(struct collect *c, int recording, char *why, size_t whylen)
 				     .btf_path = c->o.offcpu_btf, .recording = recording,
 				     .before = before, .own_frames = own_frames, .arg = c,
 				     .cgroup_id = scope_cgroup_id(&c->scope),
-				     .verbose = c->o.verbose };
+				     .verbose = c->o.verbose,
+				     .cpus = c->o.cpuid.set ? &c->o.cpuid.cpus : NULL };
 	return offcpu_open(c->o.pid, &cfg, why, whylen);
 }
 

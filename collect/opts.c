@@ -17,13 +17,16 @@
 enum { OPT_PID = 256, OPT_DURATION, OPT_FREQ, OPT_UNWIND, OPT_PROFILES, OPT_KIND,
        OPT_RESUME, OPT_CACHE, OPT_MAX_THREADS, OPT_SAVE, OPT_LAUNCH, OPT_LAUNCH_FD,
        OPT_LAUNCH_ERR_FD, OPT_CHECK, OPT_PARTIAL, OPT_WINDOW, OPT_MAX_CACHE, OPT_DOCKER,
-       OPT_K8S, OPT_CONTAINER };
+       OPT_K8S, OPT_CONTAINER, OPT_HOST, OPT_CPUID, OPT_REQUIRE_HW };
 
 static const struct option longopts[] = {
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "docker-container", required_argument, NULL, OPT_DOCKER },
 	{ "k8s-pod", required_argument, NULL, OPT_K8S },
 	{ "container", required_argument, NULL, OPT_CONTAINER },
+	{ "host", no_argument, NULL, OPT_HOST },
+	{ "cpuid", required_argument, NULL, OPT_CPUID },
+	{ "require-hardware-pmu", no_argument, NULL, OPT_REQUIRE_HW },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "cpu-frequency", required_argument, NULL, OPT_FREQ },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
@@ -56,6 +59,7 @@ static void
 usage(void)
 {
 	printf("usage: collect --pid PID [options] > STREAM\n"
+	       "       collect --host [options] > STREAM\n"
 	       "       collect --launch [options] -- COMMAND [ARGS...] > STREAM\n"
 	       "\n"
 	       "Samples the CPU stacks of one running process (not its children), or of a\n"
@@ -67,6 +71,11 @@ usage(void)
 	       "                        (Engine API at $DOCKER_HOST, else /var/run/docker.sock)\n"
 	       "  --k8s-pod NS/NAME     a Kubernetes Pod's application container (in-cluster)\n"
 	       "  --container NAME      with --k8s-pod: the container of a multi-container Pod\n"
+	       "  --host                every process of the machine (cpu profile; no target)\n"
+	       "  --cpuid LIST          sample on these CPUs only (2,4-7); off-CPU: intervals\n"
+	       "                        that start with a switch-out on one of them\n"
+	       "  --require-hardware-pmu  fail instead of falling back to the CPU clock when\n"
+	       "                        the hardware cycles event cannot be opened\n"
 	       "  --launch              run COMMAND, stopped right after its exec until\n"
 	       "                        sampling is enabled, and profile it until it exits;\n"
 	       "                        its descendants too, through a cgroup v2 made under\n"
@@ -152,6 +161,9 @@ opt_value(struct collect_opts *o, int c, const char *arg)
 	case OPT_CONTAINER:
 		o->container = arg;
 		break;
+	case OPT_CPUID:
+		cpusel_parse(&o->cpuid, arg);
+		break;
 	case OPT_DURATION:
 		if (parse_duration(arg, &o->duration_ns, why, sizeof(why)) < 0)
 			errx(1, "--duration: %s", why);
@@ -211,15 +223,30 @@ opt_value(struct collect_opts *o, int c, const char *arg)
 	}
 }
 
-/* Exactly one of --pid, --docker-container and --k8s-pod; --container with --k8s-pod only. */
+/* --host: the machine's every process, sampled by CPU; the heap and off-CPU collectors
+ * follow a target, which there is none of. */
 static void
-targets(struct collect_opts *o)
+host(struct collect_opts *o, int profiles_given)
 {
-	int n = (o->pid != 0) + (o->docker != NULL) + (o->k8s_pod != NULL);
+	if (!profiles_given)
+		offcpu_profiles(o, "cpu"); /* the default's heap has no target */
+	if (o->heap || o->offcpu)
+		errx(1, "--host records the cpu profile only (--profiles cpu)");
+	o->kind = "host";
+}
+
+/* Exactly one of --pid, --docker-container, --k8s-pod and --host; --container with
+ * --k8s-pod only. */
+static void
+targets(struct collect_opts *o, int profiles_given)
+{
+	int n = (o->pid != 0) + (o->docker != NULL) + (o->k8s_pod != NULL) + o->host;
 	if (n == 0)
-		errx(1, "--pid is required (see --help)");
+		errx(1, "--pid or --host is required (see --help)");
 	if (n > 1)
-		errx(1, "--pid, --docker-container and --k8s-pod are mutually exclusive");
+		errx(1, "--pid, --docker-container, --k8s-pod and --host are mutually exclusive");
+	if (o->host)
+		host(o, profiles_given);
 	if (o->container && !o->k8s_pod)
 		errx(1, "--container is only valid with --k8s-pod");
 	if (o->docker)
@@ -240,7 +267,7 @@ opts_parse(int argc, char **argv, struct collect_opts *o)
 	opt_value(o, OPT_UNWIND, RP_DEFAULT_UNWIND);
 	offcpu_defaults(o);
 	heap_defaults(o);
-	int launch = 0;
+	int launch = 0, profiles_given = 0;
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:hv", longopts, NULL)) != -1) {
@@ -256,15 +283,20 @@ opts_parse(int argc, char **argv, struct collect_opts *o)
 			o->check = 1;
 		else if (c == OPT_PARTIAL)
 			o->allow_partial = 1;
+		else if (c == OPT_HOST)
+			o->host = 1;
+		else if (c == OPT_REQUIRE_HW)
+			o->require_hw = 1;
 		else if (c == ':')
 			errx(1, "option '%s' needs a value", argv[optind - 1]);
 		else if (c == '?')
 			errx(1, "unknown option '%s' (see --help)", argv[optind - 1]);
 		else
 			opt_value(o, c, optarg);
+		profiles_given |= c == OPT_PROFILES;
 	}
 	if (launch) {
-		if (o->pid || o->docker || o->k8s_pod)
+		if (o->pid || o->docker || o->k8s_pod || o->host)
 			errx(1, "--launch and a target selector are mutually exclusive");
 		if (optind >= argc && !o->check)
 			errx(1, "--launch needs a command after --");
@@ -274,5 +306,5 @@ opts_parse(int argc, char **argv, struct collect_opts *o)
 	}
 	if (optind < argc)
 		errx(1, "unexpected argument '%s' (see --help)", argv[optind]);
-	targets(o);
+	targets(o, profiles_given);
 }

@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cpusel.h"
+
 struct collect_opts {
 	pid_t pid;                      /* --pid; for a container: its init process now */
 	const char *docker;             /* --docker-container ID_OR_NAME */
@@ -37,6 +39,9 @@ struct collect_opts {
 	int heap;                       /* heap requested */
 	uint64_t alloc_interval;        /* --alloc-interval, bytes */
 	const char *allocator;          /* --allocator: auto, rust or system */
+	int host;                       /* --host: every process of the machine, no target */
+	struct cpusel cpuid;            /* --cpuid: the CPUs sampled (all online without) */
+	int require_hw;                 /* --require-hardware-pmu: no CPU-clock fallback */
 };
 
 /* Fills o (defaults first); prints --help and exits 0, or exits 1 on a bad option. */

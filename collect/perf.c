@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpulist.h"
 #include "perf.h"
 
 #define RING_PAGES 128          /* 512 KiB per CPU: seconds of 999 Hz deep stacks */
@@ -73,34 +74,22 @@ perf_attr(struct perf_event_attr *a, unsigned freq, int layout, unsigned pages)
 	}
 }
 
-/* "0-3,5,7-8" from /sys/devices/system/cpu/online. */
+/* The online CPUs, every one of them a slot. */
 static int
 online_cpus(struct perf_set *p)
 {
-	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
-	char buf[4096] = "";
-	if (f) {
-		if (!fgets(buf, sizeof(buf), f))
-			buf[0] = 0;
-		fclose(f);
+	struct cpulist l;
+	char why[300];
+	if (cpulist_read(CPULIST_ONLINE, &l, why, sizeof(why)) < 0) {
+		memset(&l, 0, sizeof(l));
+		cpulist_add(&l, 0);
 	}
-	long nconf = sysconf(_SC_NPROCESSORS_CONF);
-	p->cpus = calloc((size_t)(nconf > 0 ? nconf : 1) + 4096, sizeof(int));
+	p->cpus = calloc((size_t)l.n, sizeof(int));
 	if (!p->cpus)
 		return -1;
-	for (char *s = buf; *s && *s != '\n';) {
-		char *end;
-		long a = strtol(s, &end, 10), b = a;
-		if (end == s)
-			break;
-		if (*end == '-')
-			b = strtol(end + 1, &end, 10);
-		for (long c = a; c <= b && p->ncpu < nconf + 4096; c++)
-			p->cpus[p->ncpu++] = (int)c;
-		s = *end == ',' ? end + 1 : end;
-	}
-	if (p->ncpu == 0)
-		p->cpus[p->ncpu++] = 0;
+	for (int c = 0; c < CPULIST_MAX; c++)
+		if (cpulist_has(&l, c))
+			p->cpus[p->ncpu++] = c;
 	return 0;
 }
 
@@ -254,7 +243,46 @@ perf_set_add_cgroup(struct perf_set *p, int cgroup_fd, char *err, size_t errlen)
 int
 perf_set_add_cpus(struct perf_set *p, char *err, size_t errlen)
 {
-	return add_per_cpu(p, -1, 0, "the mappings", err, errlen);
+	return add_per_cpu(p, -1, 0, p->attr.freq ? "every task" : "the mappings", err, errlen);
+}
+
+void
+perf_set_source(struct perf_set *p, int cycles, const struct cpulist *only, int exclude_idle)
+{
+	if (cycles && p->attr.freq) {
+		p->attr.type = PERF_TYPE_HARDWARE;
+		p->attr.config = PERF_COUNT_HW_CPU_CYCLES;
+	}
+	p->attr.exclude_idle = exclude_idle ? 1 : 0;
+	if (!only)
+		return;
+	int n = 0;
+	for (int i = 0; i < p->ncpu; i++)
+		if (cpulist_has(only, p->cpus[i]))
+			p->cpus[n++] = p->cpus[i];
+	p->ncpu = n;
+}
+
+int
+perf_cycles_probe(unsigned freq, char *why, size_t whylen)
+{
+	struct perf_event_attr a;
+	perf_attr(&a, freq, PERF_FP, RING_PAGES);
+	a.type = PERF_TYPE_HARDWARE;
+	a.config = PERF_COUNT_HW_CPU_CYCLES;
+	a.inherit = 0;
+	a.build_id = 0;
+	a.disabled = 1;
+	/* Ourselves on any CPU: where a PMU exists this opens for every task. */
+	int fd = perf_open(&a, 0, -1, 0);
+	if (fd < 0) {
+		snprintf(why, whylen, "the hardware cycles event cannot be opened (%s)",
+			 errno == ENOENT || errno == EOPNOTSUPP || errno == ENODEV ?
+				 "no hardware PMU" : strerror(errno));
+		return -1;
+	}
+	close(fd);
+	return 0;
 }
 
 int

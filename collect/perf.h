@@ -1,5 +1,5 @@
 /*
- * The CPU-clock sampling events: one event per (thread, CPU), all events of a CPU writing
+ * The sampling events (the CPU clock, or the hardware cycles event where a PMU exists): one event per (thread, CPU), all events of a CPU writing
  * into one ring buffer (PERF_EVENT_IOC_SET_OUTPUT to that CPU's first event), inherit=1 so
  * threads (and child processes, which collect filters out) created later are covered.
  * launch's cgroup scope opens one event per CPU for the whole cgroup instead.
@@ -65,13 +65,24 @@ enum { PERF_FP, PERF_DWARF, PERF_BOTH };
 /* Builds the attribute (layout one of PERF_*) and finds the online CPUs.  0, or -1 with
  * err. */
 int perf_set_init(struct perf_set *p, unsigned freq, int layout, char *err, size_t errlen);
+struct cpulist;
+/* After perf_set_init, before any event opens: the sampling event is the hardware cycles
+ * event (frequency mode, the same --cpu-frequency) instead of the CPU clock when cycles is
+ * set (a side-band set stays what it is); the events open on the CPUs of only alone (NULL:
+ * every online CPU); with exclude_idle the idle task is not sampled. */
+void perf_set_source(struct perf_set *p, int cycles, const struct cpulist *only,
+		     int exclude_idle);
+/* Whether the hardware cycles event opens in frequency mode: 0, or -1 with why ("no
+ * hardware PMU" for ENOENT, EOPNOTSUPP and ENODEV, else the error's text). */
+int perf_cycles_probe(unsigned freq, char *why, size_t whylen);
 /* Opens tid's events on every CPU: 1 when opened, 0 when the thread is gone, -1 with err. */
 int perf_set_add(struct perf_set *p, pid_t tid, char *err, size_t errlen);
 /* Opens the events of every task in the cgroup, one per CPU (launch's cgroup scope).  0, or
  * -1 with err. */
 int perf_set_add_cgroup(struct perf_set *p, int cgroup_fd, char *err, size_t errlen);
-/* One side-band event per CPU for every task (pid -1): mappings, names and threads only,
- * never switched with the tasks.  For recordings without the CPU profile. */
+/* One event per CPU for every task (pid -1), never switched with the tasks: side-band
+ * (mappings, names and threads) only for recordings without the CPU profile, sampling
+ * every task for --host. */
 int perf_set_add_cpus(struct perf_set *p, char *err, size_t errlen);
 /* Opens and closes one event on tid: the preflight "perf access" probe.  0 or -1 with err. */
 int perf_probe(pid_t tid, char *err, size_t errlen);

@@ -125,10 +125,13 @@ void
 preflight_run(const struct collect_opts *o, struct preflight *pf)
 {
 	char why[320];
+	/* --host has no target: the machine runs our architecture, and its threads are
+	 * sampled by CPU, whatever their number. */
+	pid_t pid = o->host ? getpid() : o->pid;
 	memset(pf, 0, sizeof(*pf));
 	if (preflight_root(why, sizeof(why)) < 0 || preflight_kernel(pf, why, sizeof(why)) < 0 ||
-	    preflight_target(o->pid, pf, why, sizeof(why)) < 0 ||
-	    preflight_threads(o->pid, pf, why, sizeof(why)) < 0 ||
-	    preflight_perf(o->pid, why, sizeof(why)) < 0)
+	    preflight_target(pid, pf, why, sizeof(why)) < 0 ||
+	    (!o->host && preflight_threads(pid, pf, why, sizeof(why)) < 0) ||
+	    preflight_perf(pid, why, sizeof(why)) < 0)
 		errx(1, "%s", why);
 }

@@ -34,10 +34,13 @@ events_open(struct collect *c, int layout, int nthreads)
 	/* Without a cpu profile the events only follow mappings, names and threads. */
 	if (perf_set_init(&c->perf, c->o.no_cpu ? 0 : c->o.freq, layout, why, sizeof(why)) < 0)
 		errx(1, "%s", why);
+	perf_set_source(&c->perf, c->ev.cycles, c->o.cpuid.set ? &c->o.cpuid.cpus : NULL,
+			c->o.host);
 	raise_nofile(nthreads, c->perf.ncpu);
 	scope_unfiltered(&c->scope, c->o.no_cpu); /* attach() then watches the CPUs */
 	struct attach_spec a = {
-		.pid = c->o.pid, .max_threads = c->o.max_threads, .cpus = c->o.no_cpu,
+		.pid = c->o.pid, .max_threads = c->o.max_threads,
+		.cpus = c->o.no_cpu || c->o.host,
 		.cgroup_fd = c->scope.cgroup ? c->scope.cg.fd : -1, .cgroup_path = c->scope.cg.path,
 		.verbose = c->o.verbose, .out = c->run.started ? &c->out : NULL,
 	};

@@ -28,6 +28,15 @@ scope_init(struct scope *s, pid_t target)
 	s->cg.path[0] = 0;
 	s->cg.fd = -1;
 	s->adopted = 0;
+	s->host = 0;
+}
+
+void
+scope_host(struct scope *s)
+{
+	s->target = 0;
+	s->requested = s->effective = "host";
+	s->host = 1;
 }
 
 static const char partial_hint[] = "--allow-partial profiles the command's own pid only";
@@ -117,7 +126,7 @@ add_to(struct u32set *set, uint32_t pid)
 int
 scope_covers(struct scope *s, uint32_t pid)
 {
-	if (pid == (uint32_t)s->target)
+	if (pid == (uint32_t)s->target || s->host)
 		return 1;
 	if (!s->cgroup)
 		return 0;

@@ -3,7 +3,8 @@
  * lifecycle, signals, and partial mode").  record --pid covers one process.  launch asks
  * for the cgroup scope: the command and every descendant, through a short-lived cgroup v2
  * sampled per CPU; when that cgroup cannot be made, --allow-partial falls back to the
- * command's own pid and anything else is fatal.
+ * command's own pid and anything else is fatal.  record --host covers every process of the
+ * machine, sampled by CPU (host.c).
  */
 #ifndef COLLECT_SCOPE_H
 #define COLLECT_SCOPE_H
@@ -30,12 +31,15 @@ struct scope {
 	 * inside or outside until it exits. */
 	int unfiltered;
 	struct u32set inside, outside;
+	int host;               /* --host: every process of the machine, target 0 */
 };
 
 struct collect_opts;
 
 /* The scope of record --pid: the process target. */
 void scope_init(struct scope *s, pid_t target);
+/* --host: every process of the machine is covered; there is no target. */
+void scope_host(struct scope *s);
 /* launch, the command (the target) stopped after its exec: creates the cgroup and moves
  * the command into it; without one, falls back with --allow-partial or kills the command
  * and exits. */

@@ -13,6 +13,7 @@
 
 #include "collect.h"
 #include "elfid.h"
+#include "host.h"
 #include "procfs.h"
 #include "vdso.h"
 
@@ -46,7 +47,10 @@ collect_mapping(struct collect *c, struct fr_mmap *m, uint64_t end)
 	int rc = path[0] == '/' && m->build_id_len ?
 			 modcache_add(&c->cache, m->build_id, m->build_id_len, (pid_t)m->pid,
 				      m->start, end, path, why, sizeof(why)) : 0;
-	if (rc < 0)
+	/* Host-wide, processes end while their maps are read: counted, told at the end. */
+	if (rc < 0 && c->o.host && !c->o.verbose)
+		c->run.modules_unread++;
+	else if (rc < 0)
 		warnx("module cache: %s", why);
 	if (rc == MODCACHE_FULL) {
 		/* Once, in the window it happened in. */
@@ -192,9 +196,29 @@ synth_other(void *arg, pid_t pid)
 	synth_one(arg, pid, collect_now(), 1);
 }
 
+/* --host: every process there is, each quietly (it may end while it is read). */
+static void
+synth_host(struct collect *c)
+{
+	size_t over = host_each_process(synth_other, c);
+	if (!over)
+		return;
+	char text[200];
+	snprintf(text, sizeof(text), "host: more than %d processes at the start: %zu were not "
+		 "read from /proc, and their samples keep addresses only", HOST_MAX_PROCESSES,
+		 over);
+	warnx("%s", text);
+	struct fr_warning w = { collect_now(), str_of(text) };
+	emit_warning(&c->out, &w);
+}
+
 void
 synth_existing(struct collect *c)
 {
+	if (c->scope.host) {
+		synth_host(c);
+		return;
+	}
 	/* A target that exited during the calibration may have no /proc left; a container's
 	 * init process may end at any time (its restart is followed). */
 	synth_one(c, c->o.pid, collect_now(), c->run.end_reason == END_TARGET_EXIT ||
@@ -210,7 +234,7 @@ synth_target(struct collect *c, uint64_t since)
 	if (c->snap.valid) {
 		snprintf(exe, sizeof(exe), "%s", c->snap.exe);
 		snprintf(comm, sizeof(comm), "%s", c->snap.comm);
-	} else {
+	} else if (!c->o.host) {
 		if (procfs_exe(c->o.pid, exe, sizeof(exe)) < 0)
 			exe[0] = 0;
 		if (procfs_comm(c->o.pid, c->o.pid, comm, sizeof(comm)) < 0)
@@ -249,6 +273,9 @@ synth_target(struct collect *c, uint64_t since)
 		.k8s_namespace = str_of(c->ctr.ns),
 		.k8s_pod_name = str_of(c->ctr.pod),
 		.k8s_pod_uid = str_of(c->ctr.pod_uid),
+		.cpu_event = str_of(c->ev.name ? c->ev.name : ""),
+		.cpu_event_reason = str_of(c->ev.reason),
+		.cpu_list = str_of(c->o.cpuid.text),
 	};
 	const struct heap_probe *hp = &c->heap.probe;
 	if (c->o.heap) {

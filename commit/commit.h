@@ -38,6 +38,8 @@ struct commit_target {
 	char *allocator_requested, *allocator_detected, *allocator_module, *allocator_reason;
 	uint32_t allocator_complete;
 	char *heap_scope;
+	/* The CPU profile's event, why it is not cycles, the CPUs sampled ("" for all). */
+	char *cpu_event, *cpu_event_reason, *cpu_list;
 };
 
 /* An accepted file: name derived by commit, temp open (fd) and identified by dev/ino so

@@ -23,7 +23,7 @@ static const char *const cpu_documented[] = {
 	"usable_stacks", "unusable_stacks", "truncated_stacks", "empty_stacks",
 	"cyclic_stacks", "out_of_mapping_stacks", "failed_unwind_stacks", "distinct_stacks",
 	"max_stacks",
-	"fallback_reason",
+	"fallback_reason", "event", "event_reason", "cpuid",
 };
 
 /* Top-level names a dotted statistic may not reuse as its object. */
@@ -141,7 +141,7 @@ write_target(struct json *j, const struct commit_target *t)
 	json_object_begin(j);
 	json_kstring(j, "kind", t->kind);
 	json_key(j, "pid");
-	t->have ? json_u64(j, t->pid) : json_nil(j);
+	t->have && t->pid ? json_u64(j, t->pid) : json_nil(j);
 	json_kstring(j, "executable", t->exe);
 	json_kstring(j, "comm", t->comm);
 	json_kstring(j, "kernel_release", t->kernel_release);
@@ -199,6 +199,16 @@ write_outputs(struct json *j, const struct commit *c, const struct commit_batch 
 	json_array_end(j);
 }
 
+/* A string of the target, null when empty or absent (the value of a key written already). */
+static void
+str_or_nil(struct json *j, const char *s)
+{
+	if (s && s[0])
+		json_str(j, s);
+	else
+		json_nil(j);
+}
+
 /* One documented cpu member: from the target frame, computed, or a statistic. */
 static void
 write_cpu_member(struct json *j, const struct commit *c, const struct fr_window_end *we,
@@ -225,6 +235,12 @@ write_cpu_member(struct json *j, const struct commit *c, const struct fr_window_
 		json_str(j, t->fallback_reason);
 	else if (strcmp(key, "fallback_reason") == 0)
 		json_nil(j);
+	else if (strcmp(key, "event") == 0)
+		str_or_nil(j, t->cpu_event);
+	else if (strcmp(key, "event_reason") == 0)
+		str_or_nil(j, t->cpu_event_reason);
+	else if (strcmp(key, "cpuid") == 0)
+		str_or_nil(j, t->cpu_list);
 	else
 		json_u64(j, stat_get(we, key));
 }
@@ -418,7 +434,8 @@ write_window(struct json *j, const struct commit *c, const struct commit_batch *
 	json_kstring(j, "session_id", session);
 	json_ku64(j, "window_index", we->index);
 	json_key(j, "pid");
-	c->target.have ? json_u64(j, c->target.pid) : json_nil(j);
+	/* pid 0: no target process (record --host). */
+	c->target.have && c->target.pid ? json_u64(j, c->target.pid) : json_nil(j);
 	json_ki64(j, "window_start_unix_nanos", commit_unix(c, we->start));
 	json_ki64(j, "window_end_unix_nanos", commit_unix(c, we->end));
 	json_ku64(j, "duration_nanos", we->end >= we->start ? we->end - we->start : 0);

@@ -76,6 +76,9 @@ target_free(struct commit_target *t)
 	free(t->allocator_module);
 	free(t->allocator_reason);
 	free(t->heap_scope);
+	free(t->cpu_event);
+	free(t->cpu_event_reason);
+	free(t->cpu_list);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -122,6 +125,9 @@ commit_set_target(struct commit *c, const struct fr_target *t)
 	d->allocator_reason = commit_xstrdup(t->allocator_reason);
 	d->allocator_complete = t->allocator_complete;
 	d->heap_scope = commit_xstrdup(t->heap_scope);
+	d->cpu_event = commit_xstrdup(t->cpu_event);
+	d->cpu_event_reason = commit_xstrdup(t->cpu_event_reason);
+	d->cpu_list = commit_xstrdup(t->cpu_list);
 }
 
 void

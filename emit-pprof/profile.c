@@ -190,8 +190,10 @@ add_sample(struct profile *p, uint32_t pid, uint32_t tid, const uint32_t *locs, 
 int
 profile_add_stack(struct profile *p, const struct fr_window_stack *s)
 {
-	uint64_t v[2] = { s->count, s->nanos };
-	return add_sample(p, s->pid, s->tid, s->locs, s->nlocs, v, 2);
+	/* Cycles: the periods summed are cycles, the CPU time an estimate after them. */
+	uint64_t v[3] = { s->count, s->nanos,
+			  defs_cycles_ns(s->count, p->defs->cpu_frequency) };
+	return add_sample(p, s->pid, s->tid, s->locs, s->nlocs, v, p->defs->cycles ? 3 : 2);
 }
 
 int
@@ -418,8 +420,15 @@ put_header(struct profile *p, const struct fr_window_end *we, int64_t clock_offs
 		unit = defs_str(d, d->sample_unit);
 		ns = !strcmp(type, "cpu") && !strcmp(unit, "nanoseconds");
 	}
+	if (d->cycles) {
+		type = "cycles";
+		unit = "count";
+		ns = 0;
+	}
 	put_value_type(p, P_SAMPLE_TYPE, "samples", "count");
 	put_value_type(p, P_SAMPLE_TYPE, type, unit);
+	if (d->cycles)
+		put_value_type(p, P_SAMPLE_TYPE, "cpu", "nanoseconds");
 	pb_int(b, P_TIME_NANOS, stream_unix_ns(we->start, clock_offset_ns));
 	pb_int(b, P_DURATION, we->end > we->start ? (int64_t)(we->end - we->start) : 0);
 	put_value_type(p, P_PERIOD_TYPE, type, unit);

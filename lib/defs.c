@@ -104,6 +104,7 @@ defs_set_target(struct defs *d, const struct fr_target *t)
 	d->profile_offcpu = (t->flags & TARGET_OFFCPU) != 0;
 	d->profile_heap = (t->flags & TARGET_HEAP) != 0;
 	d->alloc_interval = t->alloc_interval;
+	d->cycles = str_eq(t->cpu_event, "cycles") && t->cpu_frequency;
 	if (pool_str(d, t->exe, &d->exe) < 0 || pool_str(d, t->sample_type, &d->sample_type) < 0 ||
 	    pool_str(d, t->sample_unit, &d->sample_unit) < 0 || set_labels(d, t) < 0)
 		return -1;
@@ -396,4 +397,10 @@ defs_take(struct defs *d, const struct frame *f)
 	default:
 		return 0;
 	}
+}
+
+uint64_t
+defs_cycles_ns(uint64_t count, uint32_t hz)
+{
+	return hz ? count * (1000000000u / hz) + count * (1000000000u % hz) / hz : 0;
 }

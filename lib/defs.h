@@ -70,6 +70,9 @@ struct defs {
 	struct pstr comm;       /* the target's process name at start */
 	/* What the periods count (the target's sample type): empty for CPU nanoseconds. */
 	struct pstr sample_type, sample_unit;
+	/* The samples are of the hardware cycles event in frequency mode (the target's
+	 * cpu_event "cycles"): periods count cycles, and the CPU time is estimated. */
+	int cycles;
 	/* A container target's identity, as sample labels: values of defs_label_keys, an
 	 * empty one left out (every target but a container has them all empty). */
 	struct pstr labels[DEFS_LABELS];
@@ -117,6 +120,10 @@ int defs_forget(struct defs *d, const struct fr_forget *f);
  * or acts on an FR_FORGET: 1 when taken, 0 for any other frame type, -1 with d->err set
  * (corrupt or redefined). */
 int defs_take(struct defs *d, const struct frame *f);
+
+/* The CPU nanoseconds count cycle samples stand for, sampled in frequency mode at hz: each
+ * one 1/hz s of the task's running time (docs/host.md); 0 without a frequency. */
+uint64_t defs_cycles_ns(uint64_t count, uint32_t hz);
 
 /* NULL when the id was never defined. */
 const struct def_mapping *defs_mapping(const struct defs *d, uint32_t id);

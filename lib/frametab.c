@@ -221,6 +221,10 @@ static const struct frame_field target_fields[] = {
 	APPENDED_IF(8, alloc_interval),
 	U64(alloc_interval), STR(allocator_requested), STR(allocator_detected),
 	STR(allocator_module), U32(allocator_complete), STR(allocator_reason), STR(heap_scope),
+	APPENDED_IF(2, cpu_event.len),
+	STR(cpu_event), STR(cpu_event_reason),
+	APPENDED_IF(2, cpu_list.len),
+	STR(cpu_list),
 };
 #undef T
 

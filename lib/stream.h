@@ -138,6 +138,11 @@ struct fr_target {
 	struct str allocator_requested, allocator_detected, allocator_module;
 	uint32_t allocator_complete;
 	struct str allocator_reason, heap_scope;
+	/* Appended: the CPU profile's event ("cycles", the hardware cycles event in frequency
+	 * mode, or "cpu-clock"), why it is not the cycles event ("" when it is), and the CPUs
+	 * sampled (--cpuid, canonical "2,4-7"; "" for every online CPU).  All empty from
+	 * producers that predate them and for imports. */
+	struct str cpu_event, cpu_event_reason, cpu_list;
 };
 
 struct fr_mmap {

@@ -57,7 +57,7 @@ _rustprofile() {
 	--docker-container | --k8s-pod | --container | --duration | --window | --alloc-interval | \
 	--offcpu-min-duration-us | --offcpu-ring-buffer | --offcpu-probability | --cpu-frequency | \
 	--keep-windows | --max-stacks | --max-pending-events | --event-reorder-window | \
-	--max-threads | --debuginfod | --max-timeline-samples | --completion-budget | \
+	--max-threads | --cpuid | --debuginfod | --max-timeline-samples | --completion-budget | \
 	--otlp-endpoint | --otlp-header | --otlp-timeout | --resource-attribute | --event | \
 	--max-module-cache | --listen | --cors-origin | --bearer-token)
 		return 0 ;;
@@ -70,11 +70,12 @@ _rustprofile() {
 		--debuginfod --svg --collapsed --firefox-profile --max-timeline-samples
 		--completion-budget --otlp-endpoint --otlp-header --otlp-timeout --otlp-compression
 		--otlp-ca --resource-attribute --otlp-timeline --help"
+	local cpus="--cpuid --require-hardware-pmu"
 	local opts
 	case $cmd in
-	record) opts="--pid --docker-container --k8s-pod --container --save-stream
-		--max-module-cache $common" ;;
-	launch) opts="--save-stream --max-module-cache $common --" ;;
+	record) opts="--pid --docker-container --k8s-pod --container --host --save-stream
+		--max-module-cache $cpus $common" ;;
+	launch) opts="--save-stream --max-module-cache $cpus $common --" ;;
 	replay) opts="--input --module-cache $common" ;;
 	import) opts="--input --format --event --kallsyms $common" ;;
 	check) opts="--pid --docker-container --k8s-pod --container --json --symbol-dir --debuginfod

@@ -76,7 +76,7 @@ refuses() {
 @test "collect: an unknown off-CPU phase"     { refuses --pid 1 --profiles off-cpu --offcpu-phase idle "--offcpu-phase: unknown phase 'idle' (blocked, runqueue or all)"; }
 @test "collect: unknown profile"               { refuses --pid 1 --profiles cpu,gpu "unknown profile 'gpu'"; }
 @test "collect: frequency above 999"           { refuses --pid 1 --cpu-frequency 1000 "--cpu-frequency: 1000 is out of range 1..999"; }
-@test "collect: pid is required"               { refuses --duration 1s "--pid is required (see --help)"; }
+@test "collect: pid is required"               { refuses --duration 1s "--pid or --host is required (see --help)"; }
 
 @test "collect: --help documents every option" {
 	run -0 "$RP_BIN/collect" --help
