@@ -86,7 +86,7 @@ jq_is() {
 	assert_success
 	for i in 0 1; do jq -e . "$(diag $i)" >/dev/null; done
 	jq_is 0 'keys_unsorted' '["schema_version","session_id","window_index","pid","window_start_unix_nanos","window_end_unix_nanos","duration_nanos","final_window","written_at_unix_nanos","target","requested_profiles","written_profiles","output_paths","warnings","cpu","event_order","allocator_probe","scope","output_backpressure","off_cpu"]'
-	jq_is 0 '.cpu|keys_unsorted' '["cpu_nanoseconds","samples","lost_samples","malformed_samples","aggregation_dropped_samples","aggregation_dropped_nanoseconds","frequency_hz","unwind_mode","unwind_requested","unwind_reason","usable_stack_ratio","usable_stacks","unusable_stacks","truncated_stacks","empty_stacks","cyclic_stacks","out_of_mapping_stacks","failed_unwind_stacks","distinct_stacks","max_stacks","fallback_reason","calibration"]'
+	jq_is 0 '.cpu|keys_unsorted' '["cpu_nanoseconds","samples","lost_samples","malformed_samples","aggregation_dropped_samples","aggregation_dropped_nanoseconds","frequency_hz","unwind_mode","unwind_requested","unwind_reason","usable_stack_ratio","usable_stacks","unusable_stacks","truncated_stacks","empty_stacks","cyclic_stacks","out_of_mapping_stacks","failed_unwind_stacks","distinct_stacks","max_stacks","fallback_reason","event","event_reason","cpuid","calibration"]'
 	jq_is 0 '.event_order|keys_unsorted' '["max_pending_events","reorder_window_nanos","peak_pending_events","late_events","forced_flushes","timeline_events_dropped"]'
 	jq_is 1 '[.schema_version,.session_id,.window_index,.pid,.final_window]' "[3,\"$S\",1,4242,true]"
 	jq_is 0 '.final_window' 'false'
