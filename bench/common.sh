@@ -34,6 +34,12 @@ bench_cleanup() {
 say() { printf '%s: %s\n' "$BENCH" "$*"; }
 die() { say "$*" >&2; exit 1; }
 
+# bench_runs DEFAULT: RUNS from the environment (DEFAULT when unset), a positive integer.
+bench_runs() {
+	RUNS=${RUNS:-$1}
+	case $RUNS in '' | *[!0-9]* | 0) die "RUNS must be a positive integer, not '$RUNS'" ;; esac
+}
+
 # need_workload NAME: the path of a built workload, or exits saying how to build it.
 need_workload() {
 	[ -x "$RP_WORKLOADS/$1" ] || die "workload '$RP_WORKLOADS/$1' missing: run 'make workloads'"

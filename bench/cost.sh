@@ -85,8 +85,7 @@ start_target() {
 
 per_s() { awk -v c="$1" -v s="$SECONDS_REC" 'BEGIN { if (c == "n/a") print c; else printf "%.4f\n", c / s }'; }
 
-RUNS=${RUNS:-3}
-case $RUNS in '' | *[!0-9]* | 0) die "RUNS must be a positive integer, not '$RUNS'" ;; esac
+bench_runs 3
 have_driver || { say "rustprofile driver '$RP_DRIVER' not found: build it with 'make'"; failed=1; }
 
 # run_variant rustprofile|perf ROUND: one recording; appends its measure to $BENCH_TMP/NAME.

@@ -14,7 +14,7 @@
 set -eu
 . "$(dirname "$0")/common.sh"
 bench_init firefox
-RUNS=${RUNS:-5}
+bench_runs 5
 FREQ=${FREQ:-20000}
 SECS=${SECONDS_:-8}
 [ "$(id -u)" -eq 0 ] || die "run as root (perf record)"

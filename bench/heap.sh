@@ -26,9 +26,8 @@ set -u
 . "$(dirname "$0")/common.sh"
 bench_init heap
 
-RUNS=${RUNS:-3}
+bench_runs 3
 SECS=${SECONDS_PER_RUN:-4}
-case $RUNS in '' | *[!0-9]* | 0) die "RUNS must be a positive integer, not '$RUNS'" ;; esac
 W=$(need_workload alloc_rate) || exit 1
 FLOOR=$(need_bench_driver heap_floor_driver) || exit 1
 have_driver || die "rustprofile driver '$RP_DRIVER' not found: build it with 'make'"

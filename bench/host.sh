@@ -19,8 +19,7 @@ set -u
 bench_init host
 
 SECONDS_REC=${SECONDS_REC:-8}
-RUNS=${RUNS:-3}
-case $RUNS in '' | *[!0-9]* | 0) die "RUNS must be a positive integer, not '$RUNS'" ;; esac
+bench_runs 3
 WORK=$(need_workload cpu_split) || exit 1
 command -v perf >/dev/null 2>&1 || die "perf not found: install linux-perf (scripts/install-deps.sh)"
 have_driver || die "rustprofile driver '$RP_DRIVER' not found: build it with 'make'"

@@ -60,7 +60,7 @@ set -u
 . "$(dirname "$0")/common.sh"
 bench_init offcpu
 
-RUNS=${RUNS:-3}
+bench_runs 3
 BPF_STATS=${BPF_STATS:-0}
 SAMPLED=${SAMPLED:-10}
 case $SAMPLED in '' | *[!0-9]*) die "SAMPLED must be a percentage, not '$SAMPLED'" ;; esac
@@ -68,7 +68,6 @@ VARIANTS="bare rp-offcpu offcputime"
 [ "$SAMPLED" -ge 1 ] && [ "$SAMPLED" -le 99 ] && VARIANTS="bare rp-offcpu rp-offcpu-p$SAMPLED offcputime"
 SECS=${SECONDS_PER_RUN:-4}
 REGIMES=${REGIMES:-split busy shared}
-case $RUNS in '' | *[!0-9]* | 0) die "RUNS must be a positive integer, not '$RUNS'" ;; esac
 W=$(need_workload offcpu_pipe) || exit 1
 have_driver || die "rustprofile driver '$RP_DRIVER' not found: build it with 'make'"
 PEER=$(command -v offcputime || true)

@@ -25,7 +25,7 @@ set -eu
 . "$(dirname "$0")/common.sh"
 bench_init otlp
 n=${OTLP_STACKS:-65536}
-RUNS=${RUNS:-5}
+bench_runs 5
 for s in emit-pprof emit-otlp; do
 	[ -x "$RP_BIN/$s" ] || die "'$RP_BIN/$s' missing: run 'make'"
 done

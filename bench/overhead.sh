@@ -19,9 +19,8 @@ set -u
 . "$(dirname "$0")/common.sh"
 bench_init overhead
 
-RUNS=${RUNS:-5}
+bench_runs 5
 LIMIT=300	# seconds before a profiled run counts as hung and is killed (timeout exits 124)
-case $RUNS in '' | *[!0-9]* | 0) die "RUNS must be a positive integer, not '$RUNS'" ;; esac
 FIXEDJOB=$(need_workload fixedjob) || exit 1
 command -v perf >/dev/null 2>&1 || die "perf not found: install linux-perf (scripts/install-deps.sh)"
 failed=0

@@ -29,9 +29,8 @@ set -u
 . "$(dirname "$0")/common.sh"
 bench_init startup
 
-RUNS=${RUNS:-5}
+bench_runs 5
 WORKLOADS=${WORKLOADS:-busy2 cpu_split cpp_workload deep_nofp}
-case $RUNS in '' | *[!0-9]* | 0) die "RUNS must be a positive integer, not '$RUNS'" ;; esac
 command -v perf >/dev/null 2>&1 || die "perf not found: install linux-perf (scripts/install-deps.sh)"
 [ -n "$(cg_root)" ] || die "no cgroup v2 tree: the CPU of every process cannot be counted"
 have_driver || die "rustprofile driver '$RP_DRIVER' not found: build it with 'make'"

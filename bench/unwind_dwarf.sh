@@ -22,7 +22,7 @@ set -u
 . "$(dirname "$0")/common.sh"
 bench_init unwind_dwarf
 
-RUNS=${RUNS:-5}
+bench_runs 5
 RECORDINGS=${RECORDINGS:-8 30}
 DEEP=$(need_workload deep_nofp) || exit 1
 CPU=$(need_bench_driver cpu_driver) || exit 1
