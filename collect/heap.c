@@ -226,32 +226,39 @@ put_alloc(struct heap *h, const struct heap_alloc_event *e, const struct heap_de
 	emit_alloc(h->out, a);
 }
 
-static int hold_record(struct heap *h, const void *data, size_t len);
-
-static int
-ring_event(void *ctx, void *data, size_t len)
+/* One record of the ring, written as frames. */
+static void
+write_record(struct heap *h, const void *data, size_t len)
 {
-	struct heap *h = ctx;
 	const struct heap_free_event *f = data;
-	if (h->hold)
-		return hold_record(h, data, len);
 	if (len < sizeof(*f)) {
 		h->malformed++;
-		return 0;
+		return;
 	}
 	if (f->kind == HEAP_EV_FREE || f->kind == HEAP_EV_MOVE) {
 		struct fr_heap_free v = { f->time, h->pid, f->tid, f->addr,
 					  f->kind == HEAP_EV_MOVE ? f->new_addr : 0 };
 		if (v.addr)
 			emit_heap_free(h->out, &v);
-		return 0;
+		return;
 	}
 	if (f->kind != HEAP_EV_ALLOC || len < sizeof(struct heap_alloc_event) ||
 	    !((const struct heap_alloc_event *)data)->weight) {
 		h->malformed++;
-		return 0;
+		return;
 	}
 	put_alloc(h, data, len >= sizeof(struct heap_deep_event) ? data : NULL);
+}
+
+static int hold_record(struct heap *h, const void *data, size_t len);
+
+static int
+ring_event(void *ctx, void *data, size_t len)
+{
+	struct heap *h = ctx;
+	if (h->hold)
+		return hold_record(h, data, len);
+	write_record(h, data, len);
 	return 0;
 }
 
@@ -346,7 +353,7 @@ release_one(struct heap *h, const unsigned char *rec, size_t n, int cut, int dee
 	const struct heap_alloc_event *e = (const void *)rec;
 	if (n < sizeof(*e) || e->kind != HEAP_EV_ALLOC) {
 		memcpy(&scratch, rec, n);
-		ring_event(h, &scratch, n);
+		write_record(h, &scratch, n);
 		return;
 	}
 	if (deep && cut) {
@@ -355,11 +362,11 @@ release_one(struct heap *h, const unsigned char *rec, size_t n, int cut, int dee
 		memcpy(&scratch.e, rec, sizeof(*e));
 		scratch.e.flags |= ALLOC_NO_STACK;
 		scratch.e.nips = 0;
-		ring_event(h, &scratch, sizeof(*e));
+		write_record(h, &scratch, sizeof(*e));
 		return;
 	}
 	memcpy(&scratch, rec, n);
-	ring_event(h, &scratch, deep ? sizeof(scratch) : sizeof(*e));
+	write_record(h, &scratch, deep ? sizeof(scratch) : sizeof(*e));
 }
 
 /* The held records up to time until (all: UINT64_MAX), in the order held. */
@@ -384,15 +391,16 @@ heap_release(struct heap *h, struct emit *out, int deep, uint64_t until, uint64_
 {
 	if (!h->hold)
 		return 0;
-	ring_buffer__consume(h->rb);
+	/* What the ring still has joins the held records: at the first call, and the last. */
+	if (h->held_at == 0 || until == UINT64_MAX)
+		ring_buffer__consume(h->rb);
 	h->out = out;
-	h->hold = 0; /* ring_event writes */
 	release_upto(h, deep, until);
 	if (until != UINT64_MAX) {
-		h->hold = 1;
 		h->out = NULL;
 		return 0;
 	}
+	h->hold = 0;
 	heap_set_dwarf(h, deep);
 	if (deep && h->held_cut) {
 		struct fr_lost l = { now, h->held_cut, LOST_HEAP_STACK };
