@@ -14,11 +14,49 @@
  * look-up.  Losses are counted in "counters", never silently dropped.
  */
 #include "vmlinux.h"
-#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
 #include "heap_shared.h"
+
+/*
+ * The registers a uprobe sees, read through this view rather than vmlinux.h's struct
+ * pt_regs: that type is CO-RE-relocated, and one relocation makes libbpf parse the kernel's
+ * whole BTF at load (about 10 ms of collect's start) for offsets that are user ABI and
+ * never move.  x86_64: the order of uapi asm/ptrace.h; arm64: user_pt_regs, which the
+ * kernel's pt_regs begins with.
+ */
+#if defined(__TARGET_ARCH_x86)
+struct uregs {
+	__u64 r15, r14, r13, r12, bp, bx, r11, r10, r9, r8, ax, cx, dx, si, di, orig_ax, ip,
+		cs, flags, sp, ss;
+};
+#define R(ctx) ((const struct uregs *)(ctx))
+#define U_PARM1(ctx) (R(ctx)->di)
+#define U_PARM2(ctx) (R(ctx)->si)
+#define U_PARM3(ctx) (R(ctx)->dx)
+#define U_PARM4(ctx) (R(ctx)->cx)
+#define U_RC(ctx) (R(ctx)->ax)
+#define U_SP(ctx) (R(ctx)->sp)
+#define U_IP(ctx) (R(ctx)->ip)
+#define U_FP(ctx) (R(ctx)->bp)
+#elif defined(__TARGET_ARCH_arm64)
+struct uregs {
+	__u64 regs[31], sp, pc, pstate;
+};
+#define R(ctx) ((const struct uregs *)(ctx))
+#define U_PARM1(ctx) (R(ctx)->regs[0])
+#define U_PARM2(ctx) (R(ctx)->regs[1])
+#define U_PARM3(ctx) (R(ctx)->regs[2])
+#define U_PARM4(ctx) (R(ctx)->regs[3])
+#define U_RC(ctx) (R(ctx)->regs[0])
+#define U_SP(ctx) (R(ctx)->sp)
+#define U_IP(ctx) (R(ctx)->pc)
+#define U_FP(ctx) (R(ctx)->regs[29])
+#define U_LR(ctx) (R(ctx)->regs[30])
+#else
+#error "the allocator program knows the registers of x86_64 and arm64 only"
+#endif
 
 const volatile __u32 target_tgid = 0;
 const volatile __u64 interval = 524288;     /* --alloc-interval */
@@ -45,6 +83,10 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, HEAP_MAX_LIVE);
+	/* Entries come only with sampled blocks, so allocating each as it comes costs little,
+	 * and a preallocated map of this size costs collect's start some 10 ms of page
+	 * clearing and memory charging (and its end as much to free them). */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u64);
 	__type(value, __u8);
 } live SEC(".maps");
@@ -95,7 +137,7 @@ enter(struct pt_regs *ctx, __u32 call, __u64 size, __u64 old, __u64 memptr)
 	if ((__u32)(id >> 32) != target_tgid)
 		return 0;
 	__u32 tid = (__u32)id;
-	__u64 sp = PT_REGS_SP(ctx);
+	__u64 sp = U_SP(ctx);
 	count(HEAP_C_CALLS);
 	struct heap_pending *p = bpf_map_lookup_elem(&pending, &tid);
 	if (p) {
@@ -153,12 +195,12 @@ take_stack(struct pt_regs *ctx, struct heap_alloc_event *e)
 static __always_inline void
 take_copy(struct pt_regs *ctx, struct heap_deep_event *d)
 {
-	__u64 sp = PT_REGS_SP(ctx);
-	d->regs[0] = PT_REGS_IP(ctx);
+	__u64 sp = U_SP(ctx);
+	d->regs[0] = U_IP(ctx);
 	d->regs[1] = sp;
-	d->regs[2] = PT_REGS_FP(ctx);
+	d->regs[2] = U_FP(ctx);
 #if defined(__TARGET_ARCH_arm64)
-	d->regs[3] = PT_REGS_RET(ctx);
+	d->regs[3] = U_LR(ctx);
 #else
 	d->regs[3] = 0;
 #endif
@@ -259,11 +301,11 @@ leave(struct pt_regs *ctx, int memalign)
 		return 0;
 	__u32 tid = (__u32)id;
 	struct heap_pending *pp = bpf_map_lookup_elem(&pending, &tid);
-	if (!pp || pp->sp + RET_SP_DELTA != PT_REGS_SP(ctx))
+	if (!pp || pp->sp + RET_SP_DELTA != U_SP(ctx))
 		return 0; /* not noted, or the return of a call nested in the noted one */
 	struct heap_pending p = *pp;
 	bpf_map_delete_elem(&pending, &tid);
-	__u64 addr = PT_REGS_RC(ctx);
+	__u64 addr = U_RC(ctx);
 	if (memalign) {
 		if (addr != 0 || !p.memptr ||
 		    bpf_probe_read_user(&addr, sizeof(addr), (void *)p.memptr) < 0)
@@ -281,13 +323,13 @@ leave(struct pt_regs *ctx, int memalign)
 SEC("uprobe")
 int heap_malloc(struct pt_regs *ctx)
 {
-	return enter(ctx, HEAP_CALL_ALLOC, PT_REGS_PARM1(ctx), 0, 0);
+	return enter(ctx, HEAP_CALL_ALLOC, U_PARM1(ctx), 0, 0);
 }
 
 SEC("uprobe")
 int heap_calloc(struct pt_regs *ctx)
 {
-	__u64 n = PT_REGS_PARM1(ctx), size = PT_REGS_PARM2(ctx);
+	__u64 n = U_PARM1(ctx), size = U_PARM2(ctx);
 	/* Factors that could overflow: such a request fails (or is absurd); not sampled. */
 	if ((n | size) >> 32)
 		return 0;
@@ -299,27 +341,27 @@ int heap_calloc(struct pt_regs *ctx)
 SEC("uprobe")
 int heap_realloc(struct pt_regs *ctx)
 {
-	return enter(ctx, HEAP_CALL_REALLOC, PT_REGS_PARM2(ctx), PT_REGS_PARM1(ctx), 0);
+	return enter(ctx, HEAP_CALL_REALLOC, U_PARM2(ctx), U_PARM1(ctx), 0);
 }
 
 /* aligned_alloc(alignment, size): glibc's calls malloc for a small alignment. */
 SEC("uprobe")
 int heap_aligned_alloc(struct pt_regs *ctx)
 {
-	return enter(ctx, HEAP_CALL_WRAPPER, PT_REGS_PARM2(ctx), 0, 0);
+	return enter(ctx, HEAP_CALL_WRAPPER, U_PARM2(ctx), 0, 0);
 }
 
 SEC("uprobe")
 int heap_posix_memalign(struct pt_regs *ctx)
 {
-	return enter(ctx, HEAP_CALL_MEMALIGN, PT_REGS_PARM3(ctx), 0, PT_REGS_PARM1(ctx));
+	return enter(ctx, HEAP_CALL_MEMALIGN, U_PARM3(ctx), 0, U_PARM1(ctx));
 }
 
 /* __rust_realloc(ptr, old_size, align, new_size) */
 SEC("uprobe")
 int heap_rust_realloc(struct pt_regs *ctx)
 {
-	return enter(ctx, HEAP_CALL_REALLOC, PT_REGS_PARM4(ctx), PT_REGS_PARM1(ctx), 0);
+	return enter(ctx, HEAP_CALL_REALLOC, U_PARM4(ctx), U_PARM1(ctx), 0);
 }
 
 SEC("uprobe")
@@ -328,7 +370,7 @@ int heap_free(struct pt_regs *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	if ((__u32)(id >> 32) != target_tgid)
 		return 0;
-	__u64 addr = PT_REGS_PARM1(ctx);
+	__u64 addr = U_PARM1(ctx);
 	if (!addr || bpf_map_delete_elem(&live, &addr) < 0)
 		return 0;
 	send_free((__u32)id, HEAP_EV_FREE, addr, 0);
