@@ -4,13 +4,13 @@
  * bounded twice: by Content-Length before any byte is read, and by counting what arrives
  * (a chunked answer announces nothing).
  */
-#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "ctrhttp.h"
+#include "curlso.h"
 #include "errbuf.h"
 
 struct sink {
@@ -69,31 +69,31 @@ on_header(char *data, size_t size, size_t nmemb, void *arg)
 }
 
 static int
-setup(CURL *c, const struct ctr_http *h, const char *url, struct sink *s,
-      struct curl_slist **hdrs)
+setup(const struct curl_so *so, CURL *c, const struct ctr_http *h, const char *url,
+      struct sink *s, struct curl_slist **hdrs)
 {
 	long timeout = h->timeout_ms > 0 ? h->timeout_ms : CTR_HTTP_TIMEOUT_MS;
 	int bad = 0;
-	bad |= curl_easy_setopt(c, CURLOPT_URL, url) != CURLE_OK;
-	bad |= curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout) != CURLE_OK;
-	bad |= curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L) != CURLE_OK;
-	bad |= curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)s->max) != CURLE_OK;
-	bad |= curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK;
-	bad |= curl_easy_setopt(c, CURLOPT_WRITEDATA, s) != CURLE_OK;
-	bad |= curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header) != CURLE_OK;
-	bad |= curl_easy_setopt(c, CURLOPT_HEADERDATA, s) != CURLE_OK;
-	bad |= curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK;
-	bad |= curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK;
+	bad |= so->easy_setopt(c, CURLOPT_URL, url) != CURLE_OK;
+	bad |= so->easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout) != CURLE_OK;
+	bad |= so->easy_setopt(c, CURLOPT_NOSIGNAL, 1L) != CURLE_OK;
+	bad |= so->easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)s->max) != CURLE_OK;
+	bad |= so->easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK;
+	bad |= so->easy_setopt(c, CURLOPT_WRITEDATA, s) != CURLE_OK;
+	bad |= so->easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header) != CURLE_OK;
+	bad |= so->easy_setopt(c, CURLOPT_HEADERDATA, s) != CURLE_OK;
+	bad |= so->easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK;
+	bad |= so->easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK;
 	if (h->unix_socket)
-		bad |= curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, h->unix_socket) != CURLE_OK;
+		bad |= so->easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, h->unix_socket) != CURLE_OK;
 	if (h->ca_file)
-		bad |= curl_easy_setopt(c, CURLOPT_CAINFO, h->ca_file) != CURLE_OK;
-	*hdrs = curl_slist_append(NULL, "Accept: application/json");
+		bad |= so->easy_setopt(c, CURLOPT_CAINFO, h->ca_file) != CURLE_OK;
+	*hdrs = so->slist_append(NULL, "Accept: application/json");
 	if (h->bearer && *hdrs) {
 		char *line = malloc(strlen(h->bearer) + 32);
 		if (line) {
 			sprintf(line, "Authorization: Bearer %s", h->bearer);
-			struct curl_slist *n = curl_slist_append(*hdrs, line);
+			struct curl_slist *n = so->slist_append(*hdrs, line);
 			free(line);
 			*hdrs = n ? n : *hdrs;
 			bad |= !n;
@@ -101,14 +101,14 @@ setup(CURL *c, const struct ctr_http *h, const char *url, struct sink *s,
 			bad = 1;
 		}
 	}
-	bad |= !*hdrs || curl_easy_setopt(c, CURLOPT_HTTPHEADER, *hdrs) != CURLE_OK;
+	bad |= !*hdrs || so->easy_setopt(c, CURLOPT_HTTPHEADER, *hdrs) != CURLE_OK;
 	return bad ? -1 : 0;
 }
 
 /* The failure in words: the bounds by name, the rest as curl says it. */
 static int
-failure(CURLcode rc, const struct sink *s, const struct ctr_http *h, const char *errtext,
-	char *err, size_t errlen)
+failure(const struct curl_so *so, CURLcode rc, const struct sink *s,
+	const struct ctr_http *h, const char *errtext, char *err, size_t errlen)
 {
 	long timeout = h->timeout_ms > 0 ? h->timeout_ms : CTR_HTTP_TIMEOUT_MS;
 	if (s->too_large || rc == CURLE_FILESIZE_EXCEEDED)
@@ -119,41 +119,40 @@ failure(CURLcode rc, const struct sink *s, const struct ctr_http *h, const char 
 	if (rc == CURLE_OPERATION_TIMEDOUT)
 		return errbuf_fail(err, errlen, "no complete answer within %ld ms (the "
 				   "control-plane timeout)", timeout);
-	return errbuf_fail(err, errlen, "%s", errtext[0] ? errtext : curl_easy_strerror(rc));
+	return errbuf_fail(err, errlen, "%s", errtext[0] ? errtext : so->easy_strerror(rc));
 }
 
 int
 ctr_http_get(const struct ctr_http *h, const char *url, struct ctr_reply *r, char *err,
 	     size_t errlen)
 {
-	static int inited;
 	char errtext[CURL_ERROR_SIZE] = "";
 	struct curl_slist *hdrs = NULL;
 	struct sink s = { .r = r, .max = h->max_body ? h->max_body : CTR_HTTP_MAX_BODY,
 			  .want = h->want_header };
 
 	memset(r, 0, sizeof(*r));
-	if (!inited && curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-		return errbuf_fail(err, errlen, "cannot initialise libcurl");
-	inited = 1;
-	CURL *c = curl_easy_init();
+	const struct curl_so *so = curl_so(err, errlen);
+	if (!so)
+		return -1;
+	CURL *c = so->easy_init();
 	if (!c)
 		return errbuf_fail(err, errlen, "cannot initialise libcurl");
 	int rc = -1;
-	if (setup(c, h, url, &s, &hdrs) < 0) {
+	if (setup(so, c, h, url, &s, &hdrs) < 0) {
 		errbuf_fail(err, errlen, "cannot set up the request");
 	} else {
-		curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errtext);
-		CURLcode cr = curl_easy_perform(c);
+		so->easy_setopt(c, CURLOPT_ERRORBUFFER, errtext);
+		CURLcode cr = so->easy_perform(c);
 		if (cr == CURLE_OK) {
-			curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+			so->easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
 			rc = 0;
 		} else {
-			failure(cr, &s, h, errtext, err, errlen);
+			failure(so, cr, &s, h, errtext, err, errlen);
 		}
 	}
-	curl_slist_free_all(hdrs);
-	curl_easy_cleanup(c);
+	so->slist_free_all(hdrs);
+	so->easy_cleanup(c);
 	if (rc == 0 && !r->body && !(r->body = calloc(1, 1)))
 		rc = errbuf_fail(err, errlen, "out of memory");
 	if (rc < 0)
