@@ -52,8 +52,20 @@ unset RUSTPROFILE_SIGNALS_RESET
 
 prog=rustprofile
 # Installed, PREFIX/bin/rustprofile is a link to PREFIX/libexec/rustprofile/rustprofile.sh.
-self=$(readlink -f -- "$0" 2>/dev/null || echo "$0")
-here=$(cd -- "$(dirname -- "$self")" && pwd)
+# parent_of PATH: dirname's answer without its process (the driver's start is timed).
+parent_of() {
+	local p=$1
+	while [ "${#p}" -gt 1 ] && [ "${p%/}" != "$p" ]; do p=${p%/}; done
+	case $p in
+	*/*) p=${p%/*}
+		while [ "${#p}" -gt 1 ] && [ "${p%/}" != "$p" ]; do p=${p%/}; done
+		printf '%s' "${p:-/}" ;;
+	*) printf '.' ;;
+	esac
+}
+self=$0
+[ ! -L "$0" ] || self=$(readlink -f -- "$0" 2>/dev/null || echo "$0")
+here=$(cd -- "$(parent_of "$self")" && pwd)
 if [ -n "${RP_BIN:-}" ]; then
 	bin=$RP_BIN
 elif [ -f "$here/collect" ] && [ -x "$here/collect" ]; then
@@ -400,19 +412,22 @@ esac
 # creates it).  An owner of uid 0 keeps uid 0 without any capability, and only Landlock
 # (applied by each stage to itself) keeps such a stage out of the rest of the file system:
 # without Landlock, nobody instead.
-uid=$(id -u)
+# The effective ids, as id -u and id -g print them.
+uid=$EUID egid=
+while read -r k _ e _; do [ "$k" != Gid: ] || { egid=$e; break; }; done </proc/self/status
+[ -n "$egid" ] || egid=$(id -g)
 if [ "$uid" -ne 0 ]; then
 	case $cmd in replay | import) ;;
 	*) err "$cmd must run as root (perf events of another process)" ;; esac
 fi
 drop=()
-ruid=$uid rgid=$(id -g)
+ruid=$uid rgid=$egid
 if [ "$uid" -eq 0 ]; then
 	command -v setpriv >/dev/null || err "setpriv (util-linux) is needed to drop privileges"
 	if [ -n "${SUDO_UID:-}" ] && [ "$SUDO_UID" != 0 ]; then
 		ruid=$SUDO_UID rgid=${SUDO_GID:-$SUDO_UID}
 	elif [ -e "$output" ]; then
-		ruid=$(stat -c %u -- "$output") rgid=$(stat -c %g -- "$output")
+		owner=$(stat -c '%u %g' -- "$output") && ruid=${owner% *} rgid=${owner#* }
 	else
 		ruid=0 rgid=0
 	fi
@@ -447,9 +462,9 @@ fi
 if [ ! -e "$output" ]; then
 	# The topmost directory created, so that the whole new tree can be given away.
 	created=$output
-	while p=$(dirname -- "$created") && [ ! -e "$p" ]; do created=$p; done
+	while p=$(parent_of "$created") && [ ! -e "$p" ]; do created=$p; done
 	mkdir -p -- "$output" 2>/dev/null || err "cannot create output directory '$output'"
-	[ "$uid" -ne 0 ] || chown -R -- "$ruid:$rgid" "$created"
+	[ "$uid" -ne 0 ] || [ "$ruid:$rgid" = "$uid:$egid" ] || chown -R -- "$ruid:$rgid" "$created"
 	# A directory the stages cannot use is not left behind.
 	(check_output) || { rm -rf -- "$created"; exit 1; }
 fi
@@ -471,7 +486,7 @@ cleanup() {
 trap cleanup EXIT
 mkfifo "$work/s0" "$work/s1" "$work/s2" "$work/s3" "$work/s4" "$work/s5" "$work/s6" "$work/s7" \
 	"$work/s8" "$work/s9"
-chown "$ruid:${rgid:-$(id -g)}" "$work"/s*
+[ "$ruid:$rgid" = "$uid:$egid" ] || chown "$ruid:$rgid" "$work"/s*
 
 # start NAME IN OUT CMD...: runs a stage in the background reading IN and writing OUT
 # ("-" keeps the driver's) with its stderr in a file of its own, and remembers its pid.  The
@@ -517,7 +532,8 @@ else
 	# Made before unwind starts: it may read only what exists when it confines itself, and
 	# it reads the JIT symbol files collect copies there (docs/jit.md).
 	if [ ! -e "$cache" ] && mkdir -m 0755 -- "$cache" 2>/dev/null; then
-		[ "$uid" -ne 0 ] || chown -- "$(stat -c %u:%g -- "$output")" "$cache"
+		owner=$(stat -c %u:%g -- "$output")
+		[ "$uid" -ne 0 ] || [ "$owner" = "$uid:$egid" ] || chown -- "$owner" "$cache"
 	fi
 	first=$work/s1 src=$work/s1
 	[ -z "$save" ] || first=$work/s0
@@ -586,7 +602,7 @@ next=$work/s4
 branches=()
 if [ -n "$live" ]; then
 	mkfifo "$work/svg.in" "$work/svg.out" "$work/ff.in" "$work/ff.out"
-	chown "$ruid:${rgid:-$(id -g)}" "$work"/*.in "$work"/*.out
+	[ "$ruid:$rgid" = "$uid:$egid" ] || chown "$ruid:$rgid" "$work"/*.in "$work"/*.out
 	if [ -n "$svg" ]; then
 		start_svg "$work/svg.in" "$work/svg.out"
 		branches+=(emit-svg)
