@@ -116,3 +116,17 @@ setup_file() {
 	run -0 "$RP" --help
 	assert_output --partial "--json-windows"
 }
+
+@test "jsonwin: off-CPU windows of a saved stream validate and sum to their pprof" {
+	g="$BATS_TEST_DIRNAME/golden"
+	run -0 "$RP" replay --input "$g/offcpu.stream" --module-cache "$g/.modules" \
+		--json-windows --output "$BATS_TEST_TMPDIR/off"
+	n=0
+	for p in "$BATS_TEST_TMPDIR"/off/off-cpu-*.pb.gz; do
+		run -0 check sum "${p%.pb.gz}.json"
+		assert_equal "$output" "$(raw_totals "$p")"
+		[ "${output%% *}" -gt 0 ]
+		n=$((n + 1))
+	done
+	[ "$n" -ge 2 ]
+}
