@@ -4,7 +4,9 @@
           jsonwin_check.py SCHEMA deltas FILE...  (heap files in window order: checks that
                                                   each delta is in-use minus the previous
                                                   window's, and that the deltas sum to the
-                                                  last window's in-use totals)
+                                                  last window's in-use totals; prints
+                                                  those totals and how many deltas are
+                                                  negative)
 Validates every file against SCHEMA first (python3-jsonschema, draft 2020-12)."""
 import json
 import sys
@@ -24,6 +26,7 @@ def key(s):
 
 def deltas(docs):
     total = [0, 0]
+    released = 0
     prev = {}
     for d in docs:
         cur = {}
@@ -34,6 +37,7 @@ def deltas(docs):
             if [now[0] - was[0], now[1] - was[1]] != s["delta"]:
                 sys.exit(f"window {d['window']['index']}: delta {s['delta']} is not {now} - {was}")
             total = [total[0] + s["delta"][0], total[1] + s["delta"][1]]
+            released += s["delta"][1] < 0
             cur[k] = now
         for k, was in prev.items():
             if k not in cur and was != [0, 0]:
@@ -43,7 +47,7 @@ def deltas(docs):
             sum(s["values"][3] for s in docs[-1]["stacks"])]
     if total != last:
         sys.exit(f"deltas sum to {total}, last in-use is {last}")
-    print(total[0], total[1])
+    print(total[0], total[1], released)
 
 
 def main():
