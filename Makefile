@@ -47,6 +47,7 @@ TOOLS := \
 	emit-pprof \
 	emit-svg \
 	emit-collapsed \
+	emit-json \
 	emit-firefox \
 	commit \
 	import \

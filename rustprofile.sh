@@ -135,6 +135,8 @@ Options (defaults in brackets):
                                  server (http:// or https://); no network without it
   --svg                          also write a static SVG flame graph per window
   --collapsed                    also write folded stacks (FlameGraph format) per window
+  --json-windows                 also write each window's profiles as JSON: stacks, labels,
+                                 values and signed heap deltas (docs/json-windows.schema.json)
   --firefox-profile FORMAT       also write a Firefox Profiler profile per window: json or jslb
   --max-timeline-samples N       timestamped samples kept per Firefox window [$RP_DEFAULT_MAX_TIMELINE_SAMPLES]
   --completion-budget DURATION   record/launch with --svg or --firefox-profile: how long the
@@ -249,7 +251,7 @@ format=$RP_DEFAULT_FORMAT event='' kallsyms='' pid='' duration=$RP_DEFAULT_DURAT
 output=$RP_DEFAULT_OUTPUT profiles=$RP_DEFAULT_PROFILES unwind=$RP_DEFAULT_UNWIND
 freq=$RP_DEFAULT_CPU_FREQUENCY keep=$RP_DEFAULT_KEEP_WINDOWS max_stacks=$RP_DEFAULT_MAX_STACKS
 max_pending=$RP_DEFAULT_MAX_PENDING_EVENTS reorder=$RP_DEFAULT_EVENT_REORDER_WINDOW save='' input=''
-cache='' max_threads='' max_cache='' selectors=0 partial='' svg='' collapsed='' firefox=''
+cache='' max_threads='' max_cache='' selectors=0 partial='' svg='' collapsed='' jsonwin='' firefox=''
 timeline=$RP_DEFAULT_MAX_TIMELINE_SAMPLES budget=$RP_DEFAULT_COMPLETION_BUDGET
 docker='' k8s_pod='' k8s_container='' host='' cpuid='' cpuid_set='' require_hw='' profiles_given=''
 symdirs=() profile_opts=() debuginfod='' otlp_opts=()
@@ -283,6 +285,7 @@ while [ $# -gt 0 ]; do
 	--svg) svg=1; shift ;;
 	--allow-partial) partial=--allow-partial; shift ;;
 	--collapsed) collapsed=1; shift ;;
+	--json-windows) jsonwin=1; shift ;;
 	--firefox-profile) need "$@"; firefox=$2; shift 2 ;;
 	--max-timeline-samples) need "$@"; timeline=$2; shift 2 ;;
 	--completion-budget) need "$@"; budget=$2; shift 2 ;;
@@ -354,6 +357,7 @@ fi
 stages=(collect unwind aggregate emit-pprof commit fanout)
 [ -z "$svg" ] || stages+=(emit-svg)
 [ -z "$collapsed" ] || stages+=(emit-collapsed)
+[ -z "$jsonwin" ] || stages+=(emit-json)
 [ -z "$firefox" ] || stages+=(emit-firefox)
 [ "$cmd" != import ] || stages+=(import)
 # The export is asked for by an --otlp option or an endpoint in the environment; otherwise
@@ -485,7 +489,7 @@ cleanup() {
 }
 trap cleanup EXIT
 mkfifo "$work/s0" "$work/s1" "$work/s2" "$work/s3" "$work/s4" "$work/s5" "$work/s6" "$work/s7" \
-	"$work/s8" "$work/s9"
+	"$work/s8" "$work/s9" "$work/s10"
 [ "$ruid:$rgid" = "$uid:$egid" ] || chown "$ruid:$rgid" "$work"/s*
 
 # start NAME IN OUT CMD...: runs a stage in the background reading IN and writing OUT
@@ -578,6 +582,13 @@ if [ -n "$collapsed" ]; then
 	start emit-collapsed "$next" "$work/s6" ${drop[@]+"${drop[@]}"} "$bin/emit-collapsed" \
 		--output "$output"
 	next=$work/s6
+fi
+# The JSON windows sit in the main path like the collapsed stacks: their heap deltas
+# need every window, which a shed window would break, and writing them is as cheap.
+if [ -n "$jsonwin" ]; then
+	start emit-json "$next" "$work/s10" ${drop[@]+"${drop[@]}"} "$bin/emit-json" \
+		--output "$output"
+	next=$work/s10
 fi
 if [ -z "$live" ] && [ -n "$svg" ]; then
 	start_svg "$next" "$work/s5"

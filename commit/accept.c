@@ -36,6 +36,9 @@ static const struct kind_rule {
 	{ "svg-off-cpu", "emit-svg", "off-cpu", { "svg" }, 0 },
 	{ "collapsed-cpu", "emit-collapsed", "cpu", { "collapsed" }, 0 },
 	{ "collapsed-off-cpu", "emit-collapsed", "off-cpu", { "collapsed" }, 0 },
+	{ "json-cpu", "emit-json", "cpu", { "json" }, 0 },
+	{ "json-off-cpu", "emit-json", "off-cpu", { "json" }, 0 },
+	{ "json-heap", "emit-json", "heap", { "json" }, 0 },
 	{ "firefox", "emit-firefox", "firefox", { "json.gz", "jslb.gz" }, 0 },
 };
 

@@ -67,7 +67,7 @@ _rustprofile() {
 		--offcpu-phase --offcpu-min-duration-us --offcpu-ring-buffer --offcpu-btf
 		--offcpu-probability --unwind --allow-partial --cpu-frequency --keep-windows
 		--max-stacks --max-pending-events --event-reorder-window --max-threads --symbol-dir
-		--debuginfod --svg --collapsed --firefox-profile --max-timeline-samples
+		--debuginfod --svg --collapsed --json-windows --firefox-profile --max-timeline-samples
 		--completion-budget --otlp-endpoint --otlp-header --otlp-timeout --otlp-compression
 		--otlp-ca --resource-attribute --otlp-timeline --help"
 	local cpus="--cpuid --require-hardware-pmu"

@@ -4,9 +4,9 @@
 # Replays each saved stream of this directory (fp, dwarf, offcpu) through every emitter into
 # WORKDIR/STREAM/{main,options,folded} and prints "SHA256  STREAM/RUN/FILE" for each file
 # published, sorted: tests/golden.bats compares the lines with SHA256SUMS.
-#   main     unwind | aggregate | emit-collapsed | emit-svg | emit-firefox | emit-pprof
-#            | commit, as rustprofile.sh replay --svg --collapsed --firefox-profile json
-#            wires them
+#   main     unwind | aggregate | emit-collapsed | emit-json | emit-svg | emit-firefox
+#            | emit-pprof | commit, as rustprofile.sh replay --svg --collapsed
+#            --json-windows --firefox-profile json wires them
 #   options  the same with emit-collapsed --annotate --samples and emit-firefox --format
 #            jslb --max-timeline-samples 16 (fewer than a window holds), without emit-svg
 #   folded   emit-svg --folded of each CPU collapsed file of options
@@ -67,7 +67,7 @@ emitters() {
 }
 
 for s in fp dwarf offcpu; do
-	pipeline "$s" "$work/$s/main" emit-collapsed emit-svg "emit-firefox --format json"
+	pipeline "$s" "$work/$s/main" emit-collapsed emit-json emit-svg "emit-firefox --format json"
 	pipeline "$s" "$work/$s/options" "emit-collapsed --annotate --samples" \
 		"emit-firefox --format jslb --max-timeline-samples 16"
 	# A relative name: the SVG's subtitle shows it.
