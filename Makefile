@@ -320,6 +320,7 @@ FUZZ_STAGE_stage_aggregate := aggregate
 FUZZ_STAGE_stage_pprof := emit-pprof
 FUZZ_STAGE_stage_svg := emit-svg
 FUZZ_STAGE_stage_collapsed := emit-collapsed
+FUZZ_STAGE_stage_json := emit-json
 FUZZ_STAGE_stage_firefox := emit-firefox
 FUZZ_STAGE_stage_fanout := fanout
 FUZZ_STAGE_stage_commit := commit

@@ -115,7 +115,7 @@ streams() {
 		names="$names $n"
 	done
 	mkdir -p "$C/unwind_stream" "$C/stage_aggregate" "$C/stage_pprof" "$C/stage_svg" \
-		"$C/stage_collapsed" "$C/stage_firefox" "$C/stage_fanout" "$C/stage_commit" \
+		"$C/stage_collapsed" "$C/stage_json" "$C/stage_firefox" "$C/stage_fanout" "$C/stage_commit" \
 		"$C/stream_decode" "$C/bpf_ring" "$C/perf_ring"
 	mkdir -p "$T/o"
 	for n in $names; do
@@ -127,7 +127,7 @@ streams() {
 		"$B/emit-firefox" --output "$T/o" <"$T/$n.agg" >/dev/null
 		cp "$T/$n.trim" "$C/unwind_stream/$n"
 		"$TOOLS/trimstream" 12 3072 <"$T/$n.unw" >"$C/stage_aggregate/$n"
-		for s in pprof svg collapsed firefox; do
+		for s in pprof svg collapsed json firefox; do
 			"$TOOLS/trimstream" 24 0 <"$T/$n.agg" >"$C/stage_$s/$n"
 		done
 		"$TOOLS/trimstream" 24 0 <"$T/$n.pprof" >"$C/stage_fanout/$n"
