@@ -98,6 +98,18 @@ setup_file() {
 		all(.stacks[]; .frames[0].kind == "root" and .labels["process.pid"] > 0)' "$f"
 }
 
+@test "jsonwin: --pretty indents the same document the compact form holds" {
+	mkdir -p "$BATS_TEST_TMPDIR/c" "$BATS_TEST_TMPDIR/p"
+	"$STREAMGEN" good | "$RP_BIN/emit-json" --output "$BATS_TEST_TMPDIR/c" >/dev/null
+	"$STREAMGEN" good | "$RP_BIN/emit-json" --pretty --output "$BATS_TEST_TMPDIR/p" >/dev/null
+	c=$(ls "$BATS_TEST_TMPDIR"/c/.cpu-*-000000-*.json.tmp-* | head -n 1)
+	p=$(ls "$BATS_TEST_TMPDIR"/p/.cpu-*-000000-*.json.tmp-* | head -n 1)
+	[ "$(wc -l <"$c")" -le 1 ]
+	[ "$(wc -l <"$p")" -gt 10 ]
+	grep -q '^  "' "$p"
+	[ "$(jq -S . "$c")" = "$(jq -S . "$p")" ]
+}
+
 @test "jsonwin: a corrupt stream is a one-line error and leaves no file" {
 	mkdir -p "$BATS_TEST_TMPDIR/out"
 	"$STREAMGEN" missing-loc >"$BATS_TEST_TMPDIR/in.rps"
