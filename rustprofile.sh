@@ -138,7 +138,7 @@ Options (defaults in brackets):
   --json-windows                 also write each window's profiles as JSON: stacks, labels,
                                  values and signed heap deltas (docs/json-windows.schema.json)
   --firefox-profile FORMAT       also write a Firefox Profiler profile per window: json or jslb
-  --max-timeline-samples N       timestamped samples kept per Firefox window [$RP_DEFAULT_MAX_TIMELINE_SAMPLES]
+  --max-timeline-samples N       timestamped samples (and allocations) kept per Firefox window [$RP_DEFAULT_MAX_TIMELINE_SAMPLES]
   --completion-budget DURATION   record/launch with --svg or --firefox-profile: how long the
                                  last windows may wait for those files after --duration or
                                  a stop; then they are published without them [$RP_DEFAULT_COMPLETION_BUDGET]

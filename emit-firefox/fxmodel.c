@@ -40,6 +40,9 @@ fxmodel_release(struct fxmodel *m)
 	free(m->sample_stack);
 	free(m->sample_thread);
 	free(m->order);
+	free(m->alloc_stack);
+	free(m->alloc_thread);
+	free(m->alloc_order);
 	idmap_release(&m->lib_ix);
 	idmap_release(&m->fn_ix);
 	idmap_release(&m->unsym_ix);
@@ -58,6 +61,8 @@ clear(struct fxmodel *m)
 	m->n_libs = m->n_funcs = m->n_sources = m->n_frames = 0;
 	m->n_stack_frame = m->n_stack_prefix = m->n_threads = 0;
 	m->n_sample_stack = m->n_sample_thread = m->n_order = 0;
+	m->n_alloc_stack = m->n_alloc_thread = m->n_alloc_order = 0;
+	m->fa = NULL;
 	idmap_clear(&m->lib_ix);
 	idmap_clear(&m->fn_ix);
 	idmap_clear(&m->unsym_ix);
@@ -350,12 +355,44 @@ sort_slice(struct fxmodel *m, const struct timeline *t, size_t *o, size_t n)
 	return 0;
 }
 
-/* Orders threads by (pid, tid) and groups the samples by thread, each group in time order. */
+/* Groups the entries of t by thread (thr: each one's thread index, set here), each group
+ * in time order, into order; the threads' first/n (or first_alloc/n_alloc) say where. */
 static int
-group_samples(struct fxmodel *m, const struct timeline *t)
+group(struct fxmodel *m, const struct timeline *t, uint32_t *thr, size_t *order, int alloc)
 {
 	size_t i, nt = m->n_threads;
 	uint32_t ix;
+
+#define FIRST(th) (alloc ? &(th)->first_alloc : &(th)->first)
+#define COUNT(th) (alloc ? &(th)->n_alloc : &(th)->n)
+	for (i = 0; i < t->n; i++) {
+		idmap_get(&m->thread_ix, thread_key(t->s[i].pid, t->s[i].tid,
+						    !!(t->s[i].flags & TL_OFFCPU)), &ix);
+		thr[i] = ix;
+		(*COUNT(&m->threads[ix]))++;
+	}
+	for (i = 0; i < nt; i++)
+		*FIRST(&m->threads[i]) = i ? *FIRST(&m->threads[i - 1]) + *COUNT(&m->threads[i - 1])
+					   : 0;
+	for (i = 0; i < nt; i++)
+		*COUNT(&m->threads[i]) = 0;
+	for (i = 0; i < t->n; i++) {
+		struct fxthread *th = &m->threads[thr[i]];
+		order[*FIRST(th) + (*COUNT(th))++] = i;
+	}
+	for (i = 0; i < nt; i++)
+		if (sort_slice(m, t, order + *FIRST(&m->threads[i]), *COUNT(&m->threads[i])) < 0)
+			return -1;
+#undef FIRST
+#undef COUNT
+	return 0;
+}
+
+/* Orders threads by (pid, tid) and groups the samples and allocations by thread. */
+static int
+group_samples(struct fxmodel *m, const struct timeline *t, const struct timeline *at)
+{
+	size_t i, nt = m->n_threads;
 
 	if (nt)
 		qsort(m->threads, nt, sizeof(*m->threads), cmp_thread);
@@ -367,30 +404,55 @@ group_samples(struct fxmodel *m, const struct timeline *t)
 	if (grow_array((void **)&m->order, &m->cap_order, t->n, 0, sizeof(*m->order)) < 0)
 		return oom(m);
 	m->n_order = t->n;
-	for (i = 0; i < t->n; i++) {
-		idmap_get(&m->thread_ix, thread_key(t->s[i].pid, t->s[i].tid,
-						    !!(t->s[i].flags & TL_OFFCPU)), &ix);
-		m->sample_thread[i] = ix;
-		m->threads[ix].n++;
+	if (group(m, t, m->sample_thread, m->order, 0) < 0)
+		return -1;
+	if (!at)
+		return 0;
+	if (grow_array((void **)&m->alloc_order, &m->cap_alloc_order, at->n, 0,
+		       sizeof(*m->alloc_order)) < 0)
+		return oom(m);
+	m->n_alloc_order = at->n;
+	return group(m, at, m->alloc_thread, m->alloc_order, 1);
+}
+
+/* 1 when every location of s is still defined and not forgotten (a free's stack may be an
+ * old one). */
+static int
+locs_defined(const struct fxmodel *m, const struct timeline *t, const struct tl_sample *s)
+{
+	for (size_t i = 0; i < s->nlocs; i++) {
+		const struct def_location *l = defs_location(m->defs, t->locs[s->locs + i]);
+		const struct def_mapping *mp = l && l->mapping_id
+						       ? defs_mapping(m->defs, l->mapping_id) : NULL;
+		/* defs keeps a forgotten mapping until it compacts: gone is gone already. */
+		if (!l || (l->mapping_id && (!mp || mp->gone)))
+			return 0;
 	}
-	for (i = 0; i < nt; i++)
-		m->threads[i].first = i ? m->threads[i - 1].first + m->threads[i - 1].n : 0;
-	for (i = 0; i < nt; i++)
-		m->threads[i].n = 0;
-	for (i = 0; i < t->n; i++) {
-		struct fxthread *th = &m->threads[m->sample_thread[i]];
-		m->order[th->first + th->n++] = i;
-	}
-	for (i = 0; i < nt; i++)
-		if (sort_slice(m, t, m->order + m->threads[i].first, m->threads[i].n) < 0)
+	return 1;
+}
+
+/* The window's allocations: stacks and threads (the CPU track of each thread). */
+static int
+build_allocs(struct fxmodel *m, const struct timeline *at)
+{
+	for (size_t i = 0; i < at->n; i++) {
+		const struct tl_sample *s = &at->s[i];
+		int32_t stack = (s->flags & TL_FREE) && !locs_defined(m, at, s)
+					? -1 : sample_stack(m, at, s);
+
+		if (stack < -1 || thread_of(m, s->pid, s->tid, 0) < 0)
 			return -1;
+		if (PUSH(m, alloc_stack, stack) < 0 || PUSH(m, alloc_thread, 0) < 0)
+			return oom(m);
+	}
 	return 0;
 }
 
 int
-fxmodel_build(struct fxmodel *m, const struct timeline *t)
+fxmodel_build(struct fxmodel *m, const struct timeline *t, const struct fxalloc *fa)
 {
 	clear(m);
+	m->fa = fa;
 	for (size_t i = 0; i < t->n; i++) {
 		const struct tl_sample *s = &t->s[i];
 		int32_t stack = sample_stack(m, t, s);
@@ -400,5 +462,7 @@ fxmodel_build(struct fxmodel *m, const struct timeline *t)
 		if (PUSH(m, sample_stack, stack) < 0 || PUSH(m, sample_thread, 0) < 0)
 			return oom(m);
 	}
-	return group_samples(m, t);
+	if (fa && build_allocs(m, &fa->tl) < 0)
+		return -1;
+	return group_samples(m, t, fa ? &fa->tl : NULL);
 }

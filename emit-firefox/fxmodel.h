@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "defs.h"
+#include "fxalloc.h"
 #include "fxstr.h"
 #include "idmap.h"
 #include "timeline.h"
@@ -43,6 +44,7 @@ struct fxthread {
 	uint32_t pid, tid;
 	int offcpu;                     /* the thread's off-CPU samples, a track of their own */
 	size_t first, n;                /* its samples in fxmodel.order */
+	size_t first_alloc, n_alloc;    /* its allocations in fxmodel.alloc_order */
 };
 
 /* Grows an array member pair (ptr, cap) of a model; used by the table builders. */
@@ -62,6 +64,10 @@ struct fxmodel {
 	FX_ARR(int32_t, sample_stack);  /* per timeline sample, -1: no stack */
 	FX_ARR(uint32_t, sample_thread);
 	FX_ARR(size_t, order);          /* timeline sample indexes grouped by thread */
+	const struct fxalloc *fa;       /* the window's allocations, NULL: none */
+	FX_ARR(int32_t, alloc_stack);   /* per allocation entry, -1: no stack */
+	FX_ARR(uint32_t, alloc_thread);
+	FX_ARR(size_t, alloc_order);    /* allocation entry indexes grouped by thread */
 	struct idmap lib_ix, fn_ix, unsym_ix, src_ix, frame_ix, stack_ix, thread_ix;
 	/* Some frame has a function from the stream: unwind has symbolized it, and what it
 	 * left unnamed no public server names (the front end would send it every library id
@@ -72,9 +78,11 @@ struct fxmodel {
 
 void fxmodel_init(struct fxmodel *m, const struct defs *d);
 void fxmodel_release(struct fxmodel *m);
-/* Builds the tables of timeline t (after clearing the previous window's): 0, or -1 with
- * m->err (a reference to an undefined location or mapping, or out of memory). */
-int fxmodel_build(struct fxmodel *m, const struct timeline *t);
+/* Builds the tables of timeline t and of the allocations fa (NULL: none; an allocation
+ * goes in the CPU track of its thread), after clearing the previous window's: 0, or -1
+ * with m->err (a reference to an undefined location or mapping, or out of memory).  A free
+ * whose allocation's stack names a location forgotten since has no stack. */
+int fxmodel_build(struct fxmodel *m, const struct timeline *t, const struct fxalloc *fa);
 
 
 #endif

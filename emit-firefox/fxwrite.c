@@ -472,6 +472,55 @@ write_samples(struct fxw *w, const struct fxthread *th, double *time)
 	json_object_end(j);
 }
 
+/* The thread's sampled allocations and frees (fxalloc.h), as the balanced table the front
+ * end pairs into retained memory: bytes, negative for a free, and the block's number. */
+static void
+write_allocations(struct fxw *w, const struct fxthread *th)
+{
+	const struct fxmodel *m = w->m;
+	const struct timeline *at = &m->fa->tl;
+	const size_t *o = m->alloc_order + th->first_alloc;
+	uint64_t start = w->meta->start;
+	struct json *j = &w->j;
+	size_t i, n = th->n_alloc;
+
+	json_key(j, "nativeAllocations");
+	json_object_begin(j);
+	json_key(j, "time");
+	json_array_begin(j);
+	for (i = 0; i < n; i++) {
+		uint64_t t = at->s[o[i]].time;
+		json_double(j, (double)(t > start ? t - start : 0) / 1e6);
+	}
+	json_array_end(j);
+	json_key(j, "weight");
+	json_array_begin(j);
+	for (i = 0; i < n; i++) {
+		const struct tl_sample *s = &at->s[o[i]];
+		uint64_t b = s->period > INT64_MAX ? INT64_MAX : s->period;
+		json_i64(j, s->flags & TL_FREE ? -(int64_t)b : (int64_t)b);
+	}
+	json_array_end(j);
+	json_kstring(j, "weightType", "bytes");
+	json_key(j, "stack");
+	json_array_begin(j);
+	for (i = 0; i < n; i++)
+		m->alloc_stack[o[i]] < 0 ? json_nil(j) : json_i64(j, m->alloc_stack[o[i]]);
+	json_array_end(j);
+	json_key(j, "memoryAddress");
+	json_array_begin(j);
+	for (i = 0; i < n; i++)
+		json_u64(j, m->fa->block[o[i]]);
+	json_array_end(j);
+	json_key(j, "threadId");
+	json_array_begin(j);
+	for (i = 0; i < n; i++)
+		json_u64(j, at->s[o[i]].tid);
+	json_array_end(j);
+	json_ku64(j, "length", n);
+	json_object_end(j);
+}
+
 static void
 write_thread(struct fxw *w, const struct fxthread *th, double *time)
 {
@@ -510,6 +559,8 @@ write_thread(struct fxw *w, const struct fxthread *th, double *time)
 	json_array_begin(j);
 	json_array_end(j);
 	write_samples(w, th, time);
+	if (th->n_alloc)
+		write_allocations(w, th);
 	empty_table(w, "markers", markers);
 	json_object_end(j);
 }

@@ -9,7 +9,9 @@
  * close, up to --max-timeline-samples per window (the rest are counted and left out).  At FR_WINDOW_END it lays them out as one profile
  * (threads per PID/TID, samples in time order with CPU-time weights; with off-CPU data each
  * thread's FR_OFFCPU_STACK pieces form a track "NAME (off-CPU)" beside it, one sample per
- * piece at its start weighing its length, under the same --max-timeline-samples), writes it
+ * piece at its start weighing its length, under the same --max-timeline-samples; with heap
+ * data the sampled allocations and frees of each thread go in its nativeAllocations table,
+ * fxalloc.h), writes it
  * to a fsynced temporary file in the output directory and announces it with FR_FILE, kind
  * "firefox", not required: commit renames it into place; the window's end carries the
  * timeline's counts.  A corrupt stream stops it with a one-line reason and exit status 1,
@@ -23,6 +25,7 @@
 #include "defaults.h"
 #include "defs.h"
 #include "emitter.h"
+#include "fxalloc.h"
 #include "fxfile.h"
 #include "fxmodel.h"
 #include "parse.h"
@@ -42,6 +45,7 @@ static struct env {
 
 struct state {
 	struct timeline tl;
+	struct fxalloc fa;
 	struct fxmodel model;
 };
 
@@ -77,7 +81,7 @@ write_window(struct emitter *e, const struct fr_window_end *we)
 	struct fxmeta mt;
 	char why[300];
 
-	if (fxmodel_build(&s.model, &s.tl) < 0)
+	if (fxmodel_build(&s.model, &s.tl, &s.fa) < 0)
 		errx(1, "%s: window %u: %s", e->in.name, we->index, s.model.err);
 	struct emitter_file *f = emitter_create(e, "firefox",
 						env.format == FX_JSLB ? "jslb.gz" : "json.gz");
@@ -87,12 +91,21 @@ write_window(struct emitter *e, const struct fr_window_end *we)
 	emitter_finish(e, NULL, 0, "firefox");
 }
 
-/* The window's timeline counts go into its statistics for the diagnostics: the drop count
- * replaces aggregate's event_order.timeline_events_dropped, and firefox.* keys are added. */
 static void
-add_timeline_stats(struct fr_window_end *we, uint64_t kept, uint64_t dropped)
+add_stat(struct fr_window_end *we, const char *key, uint64_t value)
+{
+	if (we->nstats < STREAM_MAX_STATS)
+		we->stats[we->nstats++] = (struct fr_stat){ { key, (uint16_t)strlen(key) }, value };
+}
+
+/* The window's timeline counts go into its statistics for the diagnostics: the drop count
+ * replaces aggregate's event_order.timeline_events_dropped, and firefox.* keys are added
+ * (the allocation ones when the target has a heap profile). */
+static void
+add_timeline_stats(const struct emitter *e, struct fr_window_end *we)
 {
 	static const struct str key_drop = { "event_order.timeline_events_dropped", 35 };
+	uint64_t dropped = s.tl.dropped;
 	int found = 0;
 
 	for (unsigned i = 0; i < we->nstats; i++) {
@@ -102,13 +115,13 @@ add_timeline_stats(struct fr_window_end *we, uint64_t kept, uint64_t dropped)
 			found = 1;
 		}
 	}
-	if (!found && we->nstats < STREAM_MAX_STATS)
-		we->stats[we->nstats++] = (struct fr_stat){ key_drop, dropped };
-	if (we->nstats + 2 <= STREAM_MAX_STATS) {
-		we->stats[we->nstats++] = (struct fr_stat){ { "firefox.dropped_samples", 23 },
-							    dropped };
-		we->stats[we->nstats++] = (struct fr_stat){ { "firefox.timeline_samples", 24 },
-							    kept };
+	if (!found)
+		add_stat(we, key_drop.p, dropped);
+	add_stat(we, "firefox.dropped_samples", dropped);
+	add_stat(we, "firefox.timeline_samples", s.tl.n);
+	if (e->heap || s.fa.seen) {
+		add_stat(we, "firefox.native_allocations", s.fa.tl.n);
+		add_stat(we, "firefox.dropped_allocations", s.fa.tl.dropped);
 	}
 }
 
@@ -116,9 +129,10 @@ static void
 end_window(struct emitter *e, struct fr_window_end *we)
 {
 	write_window(e, we);
-	add_timeline_stats(we, s.tl.n, s.tl.dropped);
+	add_timeline_stats(e, we);
 	e->restated = 1;
 	timeline_clear(&s.tl);
+	fxalloc_clear(&s.fa);
 }
 
 /* Decodes f into v with the typed decoder dec, or stops with the stream's name. */
@@ -136,6 +150,9 @@ frame(struct emitter *e, const struct frame *f)
 	static union {
 		struct fr_stack stack;
 		struct fr_offcpu_stack off;
+		struct fr_heap_stack heap;
+		struct fr_heap_free free;
+		struct fr_heap_reset reset;
 	} u;                    /* large (a stack): keep it off the stack */
 
 	switch (f->type) {
@@ -149,6 +166,20 @@ frame(struct emitter *e, const struct frame *f)
 		if (timeline_add_offcpu(&s.tl, &u.off) < 0)
 			errx(1, "out of memory");
 		break;
+	case FR_HEAP_STACK:
+		DECODE(e, stream_get_heap_stack, f, &u.heap);
+		if (fxalloc_stack(&s.fa, &u.heap) < 0)
+			errx(1, "out of memory");
+		break;
+	case FR_HEAP_FREE:
+		DECODE(e, stream_get_heap_free, f, &u.free);
+		if (fxalloc_free(&s.fa, &u.free) < 0)
+			errx(1, "out of memory");
+		break;
+	case FR_HEAP_RESET:
+		DECODE(e, stream_get_heap_reset, f, &u.reset);
+		fxalloc_reset(&s.fa, u.reset.pid);
+		break;
 	}
 	return NULL;
 }
@@ -157,6 +188,7 @@ static void
 init(struct emitter *e)
 {
 	timeline_init(&s.tl, env.max_samples);
+	fxalloc_init(&s.fa, env.max_samples);
 	fxmodel_init(&s.model, &e->defs);
 }
 
@@ -165,6 +197,7 @@ release(struct emitter *e)
 {
 	(void)e;
 	fxmodel_release(&s.model);
+	fxalloc_release(&s.fa);
 	timeline_release(&s.tl);
 }
 
@@ -198,8 +231,9 @@ static const struct emitter_ops firefox_ops = {
 		  "processed-profile JSON, or the same profile in a\n"
 		  "JsonSlabs container (default json)" },
 		{ "max-timeline-samples", required_argument, 'n', "-n, --max-timeline-samples N",
-		  "timestamped samples kept per window; later ones\n"
-		  "are left out and counted (default "
+		  "timestamped samples kept per window, and apart\n"
+		  "allocations; later ones are left out and counted\n"
+		  "(default "
 	  RP_DEFAULT_TEXT(RP_DEFAULT_MAX_TIMELINE_SAMPLES) ")" },
 		{ 0 },
 	},

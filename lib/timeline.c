@@ -27,8 +27,9 @@ timeline_clear(struct timeline *t)
 	t->dropped = 0;
 }
 
-static int
-add(struct timeline *t, const struct tl_sample *v, const uint32_t *locs, uint16_t nlocs)
+int
+timeline_add_entry(struct timeline *t, const struct tl_sample *v, const uint32_t *locs,
+		   uint16_t nlocs)
 {
 	uint16_t n = nlocs > STREAM_MAX_LOCS ? STREAM_MAX_LOCS : nlocs;
 
@@ -52,7 +53,7 @@ timeline_add(struct timeline *t, const struct fr_stack *s)
 {
 	struct tl_sample v = { .time = s->time, .period = s->period, .pid = s->pid,
 			       .tid = s->tid, .cpu = s->cpu, .flags = s->flags };
-	return add(t, &v, s->locs, s->nlocs);
+	return timeline_add_entry(t, &v, s->locs, s->nlocs);
 }
 
 int
@@ -63,7 +64,7 @@ timeline_add_offcpu(struct timeline *t, const struct fr_offcpu_stack *s)
 		struct tl_sample v = { .time = sp.start, .period = sp.end - sp.start,
 				       .pid = s->pid, .tid = s->tid, .cpu = s->cpu,
 				       .flags = (s->stack_flags & ~TL_OFFCPU) | TL_OFFCPU };
-		if (add(t, &v, s->locs, s->nlocs) < 0)
+		if (timeline_add_entry(t, &v, s->locs, s->nlocs) < 0)
 			return -1;
 	}
 	return 0;

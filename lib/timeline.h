@@ -40,5 +40,8 @@ void timeline_clear(struct timeline *t);
 int timeline_add(struct timeline *t, const struct fr_stack *s);
 /* The same for an off-CPU piece: a sample at its start weighing its length. */
 int timeline_add_offcpu(struct timeline *t, const struct fr_offcpu_stack *s);
+/* The same for any entry v (its locs and nlocs fields are set here from locs). */
+int timeline_add_entry(struct timeline *t, const struct tl_sample *v, const uint32_t *locs,
+		       uint16_t nlocs);
 
 #endif

@@ -198,3 +198,119 @@ firefox_samples() {
 		cmp "$BATS_TEST_TMPDIR/plain/$f" "$REC/json/$f"
 	done
 }
+
+# heap_stream [EXTRA]: a crafted heap stream as text (tests/tools/streamgen.c pack): two
+# allocations in window 0 (800 and 1000 bytes), a realloc move and an unsampled free; in
+# window 1 the moved block freed by another thread, then EXTRA (a reset or a forget) and
+# the free of the second block.
+heap_stream() {
+	cat <<-EOT
+	header clockid=1 e_machine=62 clock_offset_ns=1700000000000000000 session_id=0x00c0ffee12345678
+	target pid=100 cpu_frequency=100 flags=2 kind=pid exe=/usr/bin/app comm=app profiles=cpu,heap
+	mapping id=2 pid=100 start=0x7f0000000000 limit=0x7f0000100000 offset=0x1000 flags=2 build_id=12abcdef path=/lib/libc.so.6
+	mapping id=3 pid=100 start=0x400000 limit=0x500000 offset=0x1000 flags=30 build_id=4f1c3b path=/usr/bin/app
+	function id=1 start_line=10 name=main filename=app.c
+	function id=2 start_line=20 name=work filename=app.c
+	function id=4 name=memcpy
+	location id=1 mapping_id=2 address=0x7f0000001000 lines=4:0
+	location id=2 mapping_id=3 address=0x401100 lines=2:25
+	location id=3 mapping_id=3 address=0x401050 lines=1:12
+	comm pid=100 tid=100 comm=app
+	comm pid=100 tid=101 comm=worker
+	heap-stack time=2000 pid=100 tid=100 addr=0x1000 size=100 weight=8 stack_flags=1 locs=2,3
+	heap-stack time=3000 pid=100 tid=100 addr=0x2000 size=1000 weight=1 stack_flags=1 locs=1,3
+	heap-free time=4000 pid=100 tid=101 addr=0x1000 new_addr=0x5000
+	heap-free time=5000 pid=100 tid=101 addr=0x9999 new_addr=0
+	window-start start=1000 end=1000001000
+	window-end start=1000 end=1000001000 reason=1
+	heap-free time=1000002000 pid=100 tid=101 addr=0x5000 new_addr=0
+	$1
+	heap-free time=1000004000 pid=100 tid=100 addr=0x2000 new_addr=0
+	window-start index=1 start=1000001000 end=2000001000
+	window-end index=1 start=1000001000 end=2000001000 reason=1
+	end time=3000000000 reason=4
+	EOT
+}
+
+# heap_allocs EXTRA: each window's nativeAllocations per thread, one line per window.
+heap_allocs() {
+	local d=$BATS_TEST_TMPDIR/h f
+	rm -rf "$d" && mkdir -p "$d"
+	heap_stream "$1" | "$STREAMGEN" pack | "$RP_BIN/emit-firefox" --output "$d" |
+		"$RP_BIN/commit" --output "$d" >/dev/null
+	for f in $(outputs "$d" firefox json.gz); do
+		zcat "$d/$f" | jq -c '[.threads[] | select(.nativeAllocations) | [.tid,
+			(.nativeAllocations | .weightType, .weight, .memoryAddress, .threadId,
+			 (.stack | map(. != null)), .length)]]'
+	done
+}
+
+@test "firefox heap: allocations, a moved block's free in a later thread and window, a reset" {
+	run -0 heap_allocs "heap-reset time=1000003000 pid=100 reason=1"
+	# block 1 (8 × 100 bytes) moved, then freed by the worker; block 2 forgotten by the reset.
+	assert_line --index 0 '[["100","bytes",[800,1000],[1,2],[100,100],[true,true],2]]'
+	assert_line --index 1 '[["101","bytes",[-800],[1],[101],[true],1]]'
+}
+
+@test "firefox heap: a free whose allocation stack was forgotten has no stack" {
+	run -0 heap_allocs "forget pid=0 tid=0 ids=2"
+	assert_line --index 1 '[["100","bytes",[-1000],[2],[100],[false],1],["101","bytes",[-800],[1],[101],[true],1]]'
+}
+
+@test "firefox heap: allocations add up to the heap pprof, retained to its in-use bytes" {
+	require_root
+	local d=$BATS_TEST_TMPDIR/mix f n=0 pos neg sum=0
+	mkdir -p "$d" && chmod a+rwx "$d"
+	run -0 "$RP" launch --profiles cpu,heap --unwind fp --alloc-interval 64k --window 2s \
+		--firefox-profile json --output "$d" -- "$RP_WORKLOADS/heap_mix" 5
+	for f in $(outputs "$d" heap pb.gz); do
+		x=$d/firefox-${f#heap-}
+		x=${x%.pb.gz}.json.gz
+		read -r pos neg <<<"$(zcat "$x" | jq -r '[.threads[].nativeAllocations.weight[]?] |
+			"\(map(select(. > 0)) | add // 0) \(map(select(. < 0)) | add // 0)"')"
+		# per window: what it allocated, as the pprof's alloc_space
+		[ "$pos" -eq "$(pprof -raw "$d/$f" | awk '/^alloc_objects/ { on = 1; next }
+			/^Locations/ { on = 0 } on && NF >= 5 && $2 ~ /^[0-9]+$/ { s += $2 }
+			END { print s + 0 }')" ]
+		sum=$((sum + pos + neg))
+		inuse=$(pprof -raw "$d/$f" | awk '/^alloc_objects/ { on = 1; next }
+			/^Locations/ { on = 0 } on && NF >= 5 && $2 ~ /^[0-9]+$/ { s += $4 + 0 }
+			END { print s + 0 }')
+		# what is still allocated since the attach: the window's in-use bytes
+		[ "$sum" -eq "$inuse" ] || fail "window $f: retained $sum, inuse_space $inuse"
+		dg=$d/diagnostics-${f#heap-}
+		dg=${dg%.pb.gz}.json
+		[ "$(jq '.firefox.native_allocations' "$dg")" -eq \
+		  "$(zcat "$x" | jq '[.threads[].nativeAllocations.length // 0] | add')" ]
+		[ "$(jq '.firefox.dropped_allocations' "$dg")" -eq 0 ]
+		n=$((n + 1))
+	done
+	[ "$n" -ge 2 ]
+}
+
+@test "firefox heap: --max-timeline-samples caps the allocations of each window, counted" {
+	require_root
+	local d=$BATS_TEST_TMPDIR/cap f
+	mkdir -p "$d" && chmod a+rwx "$d"
+	run -0 "$RP" launch --profiles cpu,heap --unwind fp --alloc-interval 64k --window 2s \
+		--firefox-profile json --max-timeline-samples 10 --output "$d" -- \
+		"$RP_WORKLOADS/heap_mix" 3
+	for f in $(outputs "$d" firefox json.gz); do
+		[ "$(zcat "$d/$f" | jq '[.threads[].nativeAllocations.length // 0] | add')" -eq 10 ]
+		dg=$d/diagnostics-${f#firefox-}
+		[ "$(jq '.firefox.dropped_allocations' "${dg%.json.gz}.json")" -gt 0 ]
+	done
+}
+
+@test "firefox heap: a CPU-only recording has no allocation tables or counts" {
+	require_root
+	local d=$BATS_TEST_TMPDIR/cpu f
+	mkdir -p "$d" && chmod a+rwx "$d"
+	run -0 "$RP" launch --profiles cpu --unwind fp --window 2s --firefox-profile json \
+		--output "$d" -- "$RP_WORKLOADS/heap_mix" 3
+	for f in $(outputs "$d" firefox json.gz); do
+		[ "$(zcat "$d/$f" | jq '[.threads[] | has("nativeAllocations")] | any')" = false ]
+		dg=$d/diagnostics-${f#firefox-}
+		[ "$(jq '.firefox | has("native_allocations")' "${dg%.json.gz}.json")" = false ]
+	done
+}
