@@ -88,7 +88,7 @@ refuses() {
 
 @test "collect: a late thread is sampled, kernel symbols come first, target exit ends it" {
 	require_root
-	start_workload threads_later 3
+	start_workload threads_later 4
 	# stdout and --save-stream carry the same bytes; the file is the one read back.
 	"$RP_BIN/collect" --pid "$wpid" --cpu-frequency 199 --module-cache "$BATS_TEST_TMPDIR/cache" \
 		--save-stream "$BATS_TEST_TMPDIR/s.rps" >"$BATS_TEST_TMPDIR/stdout.rps"
@@ -102,7 +102,7 @@ refuses() {
 	assert_line "TARGET_EXIT $wpid"
 	assert_line --index -1 "END 3"
 	late=$(awk '$1 == "FORK" { print $3; exit }' "$BATS_TEST_TMPDIR/frames")
-	[ "$(grep -c "^SAMPLE $wpid $late " "$BATS_TEST_TMPDIR/frames")" -gt 50 ]
+	[ "$(grep -c "^SAMPLE $wpid $late " "$BATS_TEST_TMPDIR/frames")" -gt 30 ]
 	# Every kernel frame's symbol is sent before the first sample that needs it.
 	awk '$1 == "KSYM" { k++ } $1 == "SAMPLE" && $4 > 0 && !k { exit 1 }' \
 		"$BATS_TEST_TMPDIR/frames"

@@ -74,7 +74,7 @@ chain_share() {
 
 @test "unwind: DWARF stacks pass through libc: program, qsort, program" {
 	start_workload qsort_cb 30
-	run -0 "$RP" record --pid "$wpid" --unwind dwarf --duration 2s --window 2s \
+	run -0 "$RP" record --pid "$wpid" --unwind dwarf --duration 4s --window 4s \
 		--cpu-frequency 199 --output "$out"
 	prof=$out/$(outputs "$out" cpu pb.gz)
 	run -0 pprof -traces "$prof"
