@@ -269,3 +269,17 @@ fxalloc_reset(struct fxalloc *a, uint32_t pid)
 		}
 	}
 }
+
+void
+fxalloc_drop_before(struct fxalloc *a, uint64_t t)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < a->tl.n; i++) {
+		if (a->tl.s[i].time < t)
+			continue;
+		a->tl.s[n] = a->tl.s[i];
+		a->block[n++] = a->block[i];
+	}
+	a->tl.n = n;
+}

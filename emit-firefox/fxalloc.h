@@ -51,5 +51,8 @@ void fxalloc_clear(struct fxalloc *a);
 int fxalloc_stack(struct fxalloc *a, const struct fr_heap_stack *s);
 int fxalloc_free(struct fxalloc *a, const struct fr_heap_free *f);
 void fxalloc_reset(struct fxalloc *a, uint32_t pid);
+/* Leaves out the window's entries timed before t: those of a window fanout shed for this
+ * emitter (its allocations never came; its frees did, to keep the blocks right). */
+void fxalloc_drop_before(struct fxalloc *a, uint64_t t);
 
 #endif

@@ -47,6 +47,8 @@ struct state {
 	struct timeline tl;
 	struct fxalloc fa;
 	struct fxmodel model;
+	uint32_t last_index;    /* of the window written last, when have_index */
+	int have_index;
 };
 
 static struct state s;
@@ -128,6 +130,11 @@ add_timeline_stats(const struct emitter *e, struct fr_window_end *we)
 static void
 end_window(struct emitter *e, struct fr_window_end *we)
 {
+	/* Behind fanout a shed window leaves a gap, and its frees here. */
+	if (s.have_index && we->index != s.last_index + 1)
+		fxalloc_drop_before(&s.fa, we->start);
+	s.have_index = 1;
+	s.last_index = we->index;
 	write_window(e, we);
 	add_timeline_stats(e, we);
 	e->restated = 1;

@@ -204,6 +204,7 @@ window_only(uint32_t type)
 	switch (type) {
 	case FR_STACK:
 	case FR_OFFCPU_STACK:
+	case FR_HEAP_STACK:     /* its frees and resets go on: they keep the blocks right */
 	case FR_WINDOW_START:
 	case FR_WINDOW_STACK:
 	case FR_WINDOW_OFFCPU_STACK:
