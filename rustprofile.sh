@@ -381,6 +381,12 @@ wopt=()
 aopts=(--event-reorder-window "$reorder" --max-stacks "$max_stacks" --max-pending-events "$max_pending")
 "$bin/aggregate" --check ${wopt[@]+"${wopt[@]}"} "${aopts[@]}" || exit 1
 case $cmd in replay | import) aopts=(${wopt[@]+"${wopt[@]}"} "${aopts[@]}") ;; esac
+# With no reader of the timestamped events (emit-firefox, emit-otlp --timeline), aggregate
+# writes the windows alone: the emitters and commit then read kilobytes, not the stream.
+case " ${otlp_opts[*]-} " in
+*" --timeline "*) ;;
+*) [ -n "$firefox" ] || aopts+=(--windows-only) ;;
+esac
 fopts=(--completion-budget "$budget")
 "$bin/fanout" --check "${fopts[@]}" || exit 1
 "$bin/commit" --check --keep-windows "$keep" || exit 1

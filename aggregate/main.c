@@ -41,6 +41,7 @@
 static struct {
 	uint64_t window_ns, reorder_ns, max_pending, max_stacks;
 	int window_given; /* --window given: it wins over the recorded window length */
+	int windows_only; /* --windows-only: the events the windows count do not go on */
 } env = {
 	.max_pending = RP_DEFAULT_MAX_PENDING_EVENTS,
 	.max_stacks = RP_DEFAULT_MAX_STACKS,
@@ -51,7 +52,8 @@ usage(FILE *f, int status)
 {
 	fprintf(f,
 		"usage: aggregate [--window DURATION] [--max-stacks N] [--max-pending-events N]\n"
-		"                 [--event-reorder-window DURATION] [--check] < stream > stream\n"
+		"                 [--event-reorder-window DURATION] [--windows-only] [--check]\n"
+		"                 < stream > stream\n"
 		"\n"
 		"Cuts resolved stacks into time windows (see docs/stream-format.md).\n"
 		"  --window DURATION               window length, > 0, overriding for a replay the\n"
@@ -65,6 +67,9 @@ usage(FILE *f, int status)
 		RP_DEFAULT_TEXT(RP_DEFAULT_MAX_PENDING_EVENTS) ")\n"
 		"  --event-reorder-window DURATION tolerated timestamp skew, <= window "
 		"(default " RP_DEFAULT_EVENT_REORDER_WINDOW ")\n"
+		"  --windows-only                  write the windows, not the stacks, off-CPU pieces\n"
+		"                                  and heap events they count (for a chain without\n"
+		"                                  emit-firefox or emit-otlp --timeline)\n"
 		"  --check                         validate the options and exit\n");
 	exit(status);
 }
@@ -77,6 +82,7 @@ parse_options(int argc, char **argv)
 		{ "max-stacks", required_argument, NULL, 's' },
 		{ "max-pending-events", required_argument, NULL, 'p' },
 		{ "event-reorder-window", required_argument, NULL, 'r' },
+		{ "windows-only", no_argument, NULL, 'o' },
 		{ "check", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -107,6 +113,9 @@ parse_options(int argc, char **argv)
 		case 'p':
 			if (parse_u64(optarg, 1, 1u << 24, &env.max_pending, e, sizeof(e)) < 0)
 				errx(1, "--max-pending-events: %s", e);
+			break;
+		case 'o':
+			env.windows_only = 1;
 			break;
 		case 'c':
 			check = 1;
@@ -168,7 +177,8 @@ heap_one(struct agg *a, const struct frame *f, uint64_t time)
 	return 0;
 }
 
-/* Counts a stack into its window and sends its frame on, as it arrived. */
+/* Counts a stack into its window and sends its frame on, as it arrived (unless
+ * --windows-only: then nothing downstream reads it). */
 static void
 release_one(struct agg *a, struct pending *p, int forced)
 {
@@ -178,7 +188,7 @@ release_one(struct agg *a, struct pending *p, int forced)
 		a->win.st.forced++;
 	/* The event is given back whatever happens: nothing else holds it now. */
 	int failed = (p->ev.type ? heap_one(a, &f, p->ev.time) : windows_add(&a->win, &p->ev)) < 0 ||
-		     stream_forward(&a->out, &f) < 0;
+		     (!env.windows_only && stream_forward(&a->out, &f) < 0);
 	if (p->ev.time > a->released)
 		a->released = p->ev.time;
 	reorder_free(&a->ro, p);
@@ -422,9 +432,11 @@ agg_init(struct agg *a)
 
 	if (reorder_init(&a->ro, env.max_pending) < 0 || windows_init(&a->win, &a->out, &o) < 0)
 		return -1;
-	if (heap_agg_init(&a->heap, env.max_stacks) < 0)
+	if (heap_agg_init(&a->heap, env.max_stacks) < 0 ||
+	    offcpu_agg_init(&a->off, env.max_stacks, env.max_pending) < 0)
 		return -1;
-	return offcpu_agg_init(&a->off, env.max_stacks, env.max_pending);
+	a->off.keep_pieces = !env.windows_only;
+	return 0;
 }
 
 int

@@ -13,6 +13,7 @@ offcpu_agg_init(struct offcpu_agg *o, size_t max_stacks, size_t max_pending)
 	memset(o, 0, sizeof(*o));
 	o->max = max_pending;
 	o->percent = 100;
+	o->keep_pieces = 1;
 	return stacktab_init(&o->tab, max_stacks);
 }
 
@@ -136,6 +137,8 @@ fwd_put(void *arg, uint32_t group, const uint8_t *spans, const uint8_t *extra, u
 	(void)extra;
 	static struct fr_offcpu_stack os; /* large: keep it off the stack */
 	struct fwd_ctx *c = arg;
+	if (!c->o->keep_pieces)
+		return 0;
 	const struct offcpu_group *g = c->o->fwd.groups[group];
 	struct offcpu_span first = stream_span_unpack(spans, 0);
 	os.start = first.start;

@@ -213,3 +213,36 @@ teardown() {
 		and .firefox.dropped_samples > 0
 		and .event_order.timeline_events_dropped == .firefox.dropped_samples' "$d"
 }
+
+# hand_chain DIR [aggregate options]: the saved stream $out/rec.stream through every
+# window-reading emitter, by hand.
+hand_chain() {
+	local d=$1 b=$RP_BIN
+	shift
+	mkdir -p "$d"
+	"$b/unwind" --module-cache "$out/.modules" <"$out/rec.stream" | "$b/aggregate" "$@" |
+		tee "$d.agg" | "$b/emit-svg" --output "$d" | "$b/emit-collapsed" --output "$d" |
+		"$b/emit-json" --output "$d" | "$b/emit-pprof" --output "$d" |
+		"$b/commit" --output "$d" >/dev/null
+}
+
+@test "aggregate --windows-only: the same files from every window emitter, without the events" {
+	run -0 "$RP" launch --profiles cpu,heap,off-cpu --unwind fp --duration 4s --window 2s \
+		--output "$out" --save-stream "$out/rec.stream" -- "$RP_WORKLOADS/heap_mix" 3
+	hand_chain "$BATS_TEST_TMPDIR/all"
+	hand_chain "$BATS_TEST_TMPDIR/win" --windows-only
+	local sg=$BATS_TEST_TMPDIR/streamgen n=0 f
+	${CC:-cc} -std=c17 -D_GNU_SOURCE -I"$BATS_TEST_DIRNAME/../lib" ${LDFLAGS:-} -o "$sg" \
+		"$BATS_TEST_DIRNAME/tools/streamgen.c" "$RP_BIN/../lib/librp.a" -lz -lm
+	# The full stream has the events; the windows-only one none, and is a tiny part of it.
+	[ "$("$sg" dump <"$BATS_TEST_TMPDIR/all.agg" | grep -c -E '^(stack|offcpu-stack|heap-stack|heap-free)( |$)')" -gt 100 ]
+	run -1 grep -E '^(stack|offcpu-stack|heap-stack|heap-free|heap-reset)( |$)' \
+		<("$sg" dump <"$BATS_TEST_TMPDIR/win.agg")
+	[ $(($(stat -c %s "$BATS_TEST_TMPDIR/win.agg") * 4)) -lt "$(stat -c %s "$BATS_TEST_TMPDIR/all.agg")" ]
+	for f in $(cd "$BATS_TEST_TMPDIR/all" && ls | grep -v '^diagnostics-'); do
+		cmp "$BATS_TEST_TMPDIR/all/$f" "$BATS_TEST_TMPDIR/win/$f"
+		n=$((n + 1))
+	done
+	# pprof, SVG, collapsed and JSON of cpu, off-cpu and heap: several windows of each
+	[ "$n" -ge 12 ]
+}
