@@ -297,7 +297,7 @@ kill_stage() {
 		--firefox-profile json --output "$out" >"$BATS_TEST_TMPDIR/stdout" \
 		2>"$BATS_TEST_TMPDIR/stderr" &
 	rp=$!
-	for _ in $(seq 100); do [ -z "$(outputs "$out" diagnostics json)" ] || break; sleep 0.1; done
+	for _ in $(seq 250); do [ -z "$(outputs "$out" diagnostics json)" ] || break; sleep 0.1; done
 	[ -n "$(outputs "$out" diagnostics json)" ]
 	p=$(pgrep -P "$rp" -x "$name" | head -n 1)
 	[ -n "$p" ]
