@@ -270,7 +270,7 @@ $(OUT)/bpf/%.skel.h: $(OUT)/bpf/%.bpf.o
 # collect's BPF users see the skeletons and the shared headers; collect links libbpf.
 $(OUT)/collect/%.o: ALL_CFLAGS += -I$(OUT)/bpf -Ibpf
 $(OUT)/collect/offcpu.o $(OUT)/collect/offcpu_blocked.o $(OUT)/collect/lifecycle.o \
-	$(OUT)/collect/ksymbpf.o $(OUT)/collect/heap.o: $(BPF_SKELS)
+	$(OUT)/collect/ksymbpf.o $(OUT)/collect/heap.o $(OUT)/collect/physical.o: $(BPF_SKELS)
 # The stage's link line is its prerequisites, so libbpf joins it as one.
 LIBBPF_SO := $(shell $(PKG_CONFIG) --variable=libdir libbpf)/libbpf.so
 $(OUT)/bin/collect: $(LIBBPF_SO)

@@ -76,6 +76,8 @@ EMIT_FN(offcpu, struct fr_offcpu)
 EMIT_FN(alloc, struct fr_alloc)
 EMIT_FN(heap_free, struct fr_heap_free)
 EMIT_FN(heap_reset, struct fr_heap_reset)
+EMIT_FN(page_alloc, struct fr_page_alloc)
+EMIT_FN(page_free, struct fr_page_free)
 
 void
 emit_task(struct emit *e, uint32_t type, const struct fr_task *v)

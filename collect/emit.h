@@ -36,5 +36,7 @@ void emit_offcpu(struct emit *e, const struct fr_offcpu *v);
 void emit_alloc(struct emit *e, const struct fr_alloc *v);
 void emit_heap_free(struct emit *e, const struct fr_heap_free *v);
 void emit_heap_reset(struct emit *e, const struct fr_heap_reset *v);
+void emit_page_alloc(struct emit *e, const struct fr_page_alloc *v);
+void emit_page_free(struct emit *e, const struct fr_page_free *v);
 
 #endif

@@ -699,6 +699,10 @@ TYPED(heap_free, fr_heap_free, FR_HEAP_FREE)
 TYPED(heap_reset, fr_heap_reset, FR_HEAP_RESET)
 TYPED(heap_stack, fr_heap_stack, FR_HEAP_STACK)
 TYPED(window_heap_stack, fr_window_heap_stack, FR_WINDOW_HEAP_STACK)
+TYPED(page_alloc, fr_page_alloc, FR_PAGE_ALLOC)
+TYPED(page_free, fr_page_free, FR_PAGE_FREE)
+TYPED(page_stack, fr_page_stack, FR_PAGE_STACK)
+TYPED(window_page_stack, fr_window_page_stack, FR_WINDOW_PAGE_STACK)
 TYPED(debuginfod, fr_debuginfod, FR_DEBUGINFOD)
 
 /* Fork and exit share a layout; a fork frame carries no flags. */

@@ -378,6 +378,22 @@ static const struct frame_field heap_reset_fields[] = {
 };
 #undef T
 
+#define T struct fr_page_alloc
+static const struct frame_field page_alloc_fields[] = {
+	U64(time), U32(pid), U32(tid), X64(pfn), U32(order), U32(flags),
+	RANGE(order, 0, STREAM_MAX_PAGE_ORDER, "page order above " NUM(STREAM_MAX_PAGE_ORDER)),
+	U16(nuser),
+	ARRAY(FK_U64, ips, nuser, STREAM_MAX_IPS, "too many addresses", NULL, .hex = 1),
+};
+#undef T
+
+#define T struct fr_page_free
+static const struct frame_field page_free_fields[] = {
+	U64(time), U32(pid), X64(pfn), U32(order),
+	RANGE(order, 0, STREAM_MAX_PAGE_ORDER, "page order above " NUM(STREAM_MAX_PAGE_ORDER)),
+};
+#undef T
+
 #define T struct fr_mapping
 static const struct frame_field mapping_fields[] = {
 	U32(id), U32(pid), X64(start), X64(limit), X64(offset), U32(flags), BID(build_id),
@@ -433,6 +449,14 @@ static const struct frame_field heap_stack_fields[] = {
 };
 #undef T
 
+#define T struct fr_page_stack
+static const struct frame_field page_stack_fields[] = {
+	U64(time), U32(pid), U32(tid), X64(pfn), U32(order), U32(flags), U32(stack_flags),
+	RANGE(order, 0, STREAM_MAX_PAGE_ORDER, "page order above " NUM(STREAM_MAX_PAGE_ORDER)),
+	LOCS,
+};
+#undef T
+
 #define T struct fr_debuginfod
 static const struct frame_field debuginfod_fields[] = {
 	U64(queried), U64(requests), U64(fetched), U64(not_found), U64(failed),
@@ -444,6 +468,13 @@ static const struct frame_field debuginfod_fields[] = {
 static const struct frame_field window_heap_stack_fields[] = {
 	U32(index), U32(pid), U32(tid), U64(alloc_objects), U64(alloc_space),
 	U64(inuse_objects), U64(inuse_space), LOCS,
+};
+#undef T
+
+#define T struct fr_window_page_stack
+static const struct frame_field window_page_stack_fields[] = {
+	U32(index), U32(pid), U32(tid), U64(alloc_pages), U64(alloc_bytes), U64(usage_pages),
+	U64(usage_bytes), LOCS,
 };
 #undef T
 
@@ -523,6 +554,7 @@ static const struct frame_desc rows[] = {
 	ROW(FR_ALLOC, "alloc", struct fr_alloc, alloc_fields, .write_check = alloc_write),
 	ROW(FR_HEAP_FREE, "heap-free", struct fr_heap_free, heap_free_fields),
 	ROW(FR_HEAP_RESET, "heap-reset", struct fr_heap_reset, heap_reset_fields),
+	ROW(FR_PAGE_ALLOC, "page-alloc", struct fr_page_alloc, page_alloc_fields),
 	ROW(FR_MAPPING, "mapping", struct fr_mapping, mapping_fields),
 	ROW(FR_FUNCTION, "function", struct fr_function, function_fields),
 	ROW(FR_LOCATION, "location", struct fr_location, location_fields),
@@ -531,6 +563,8 @@ static const struct frame_desc rows[] = {
 	ROW(FR_HEAP_STACK, "heap-stack", struct fr_heap_stack, heap_stack_fields),
 	ROW(FR_DEBUGINFOD, "debuginfod", struct fr_debuginfod, debuginfod_fields),
 	ROW(FR_JIT, "jit", struct fr_jit, jit_fields),
+	ROW(FR_PAGE_STACK, "page-stack", struct fr_page_stack, page_stack_fields),
+	ROW(FR_PAGE_FREE, "page-free", struct fr_page_free, page_free_fields),
 	ROW(FR_WINDOW_START, "window-start", struct fr_window_start, window_start_fields),
 	ROW(FR_WINDOW_STACK, "window-stack", struct fr_window_stack, window_stack_fields),
 	ROW(FR_WINDOW_END, "window-end", struct fr_window_end, window_end_fields),
@@ -539,6 +573,8 @@ static const struct frame_desc rows[] = {
 	ROW(FR_FORGET, "forget", struct fr_forget, forget_fields),
 	ROW(FR_WINDOW_HEAP_STACK, "window-heap-stack", struct fr_window_heap_stack,
 	    window_heap_stack_fields),
+	ROW(FR_WINDOW_PAGE_STACK, "window-page-stack", struct fr_window_page_stack,
+	    window_page_stack_fields),
 	ROW(FR_FILE, "file", struct fr_file, file_fields),
 	ROW(FR_MODULES, "modules", struct fr_modules, modules_fields),
 	ROW(FR_EXPORT, "export", struct fr_export, export_fields),

@@ -144,6 +144,10 @@ union stream_any_frame {
 	struct fr_heap_reset heap_reset;
 	struct fr_heap_stack heap_stack;
 	struct fr_window_heap_stack window_heap_stack;
+	struct fr_page_alloc page_alloc;
+	struct fr_page_free page_free;
+	struct fr_page_stack page_stack;
+	struct fr_window_page_stack window_page_stack;
 	struct fr_debuginfod debuginfod;
 };
 

@@ -49,6 +49,7 @@ enum frame_type {
 	FR_ALLOC = 16,
 	FR_HEAP_FREE = 17,
 	FR_HEAP_RESET = 18,
+	FR_PAGE_ALLOC = 19,
 	FR_MAPPING = 20,
 	FR_FUNCTION = 21,
 	FR_LOCATION = 22,
@@ -57,12 +58,15 @@ enum frame_type {
 	FR_HEAP_STACK = 25,
 	FR_DEBUGINFOD = 26,
 	FR_JIT = 27,
+	FR_PAGE_STACK = 28,
+	FR_PAGE_FREE = 29,
 	FR_WINDOW_START = 30,
 	FR_WINDOW_STACK = 31,
 	FR_WINDOW_END = 32,
 	FR_WINDOW_OFFCPU_STACK = 33,
 	FR_FORGET = 34,
 	FR_WINDOW_HEAP_STACK = 35,
+	FR_WINDOW_PAGE_STACK = 36,
 	FR_FILE = 40,
 	FR_MODULES = 41,
 	FR_EXPORT = 42,
@@ -91,6 +95,7 @@ struct frame {
 
 #define TARGET_OFFCPU 1u /* flags: the off-CPU collector runs */
 #define TARGET_HEAP 2u   /* flags: the allocator probes run (alloc, heap-free frames) */
+#define TARGET_PHYSICAL 4u /* flags: the page allocator tracepoints run (page-* frames) */
 struct fr_target {
 	uint32_t pid;
 	uint32_t cpu_frequency;
@@ -192,6 +197,9 @@ enum lost_kind {
 	LOST_HEAP_EVICTED = 10,     /* samples not tracked as live: the live map was full */
 	LOST_HEAP_UNFINISHED = 11,  /* allocator calls whose return never came */
 	LOST_HEAP_STACK = 12,       /* allocation stacks the kernel could not walk or copy */
+	LOST_PAGE_RING = 13,        /* page allocations or frees lost: BPF ring buffer full */
+	LOST_PAGE_UNTRACKED = 14,   /* sampled page allocations not tracked: the table was full */
+	LOST_PAGE_STACK = 15,       /* page allocation stacks the kernel could not walk */
 };
 struct fr_lost {
 	uint64_t time;
@@ -350,6 +358,36 @@ struct fr_heap_reset {
 	uint64_t time;
 	uint32_t pid, reason;
 };
+/* One sampled physical page allocation of the target (collect, bpf/physical.bpf.c): 2^order
+ * pages from pfn, sampled with probability (--physical-memory-probability)/100, with the
+ * allocating task's user stack by frame pointers, leaf first. */
+#define PAGE_UNTRACKED 1u       /* the tracked-page table was full: its free will not be seen */
+#define PAGE_NO_STACK 2u        /* the kernel could not walk the user stack */
+#define STREAM_MAX_PAGE_ORDER 10 /* MAX_PAGE_ORDER of the kernels supported */
+struct fr_page_alloc {
+	uint64_t time;
+	uint32_t pid, tid;
+	uint64_t pfn;
+	uint32_t order, flags;
+	uint16_t nuser;
+	uint64_t ips[STREAM_MAX_IPS];
+};
+/* Tracked pages of the owner pid were freed, from any context (kswapd, another task). */
+struct fr_page_free {
+	uint64_t time;
+	uint32_t pid;
+	uint64_t pfn;
+	uint32_t order;
+};
+/* FR_PAGE_ALLOC resolved (unwind): location ids leaf first. */
+struct fr_page_stack {
+	uint64_t time;
+	uint32_t pid, tid;
+	uint64_t pfn;
+	uint32_t order, flags, stack_flags;  /* PAGE_*, STACK_* */
+	uint16_t nlocs;
+	uint32_t locs[STREAM_MAX_LOCS];
+};
 /* FR_ALLOC resolved (unwind): location ids leaf first. */
 struct fr_heap_stack {
 	uint64_t time;
@@ -374,6 +412,16 @@ struct fr_window_heap_stack {
 	uint32_t index;
 	uint32_t pid, tid;
 	uint64_t alloc_objects, alloc_space, inuse_objects, inuse_space;
+	uint16_t nlocs;
+	uint32_t locs[STREAM_MAX_LOCS];
+};
+/* One distinct page allocation stack of a window (aggregate): the window's sampled pages and
+ * their bytes scaled by 100/probability (alloc_*), and the tracked pages of the stack still
+ * allocated at the window's end, unscaled (usage_*). */
+struct fr_window_page_stack {
+	uint32_t index;
+	uint32_t pid, tid;
+	uint64_t alloc_pages, alloc_bytes, usage_pages, usage_bytes;
 	uint16_t nlocs;
 	uint32_t locs[STREAM_MAX_LOCS];
 };
@@ -629,6 +677,10 @@ int stream_put_heap_free(struct stream_writer *w, const struct fr_heap_free *v);
 int stream_put_heap_reset(struct stream_writer *w, const struct fr_heap_reset *v);
 int stream_put_heap_stack(struct stream_writer *w, const struct fr_heap_stack *v);
 int stream_put_window_heap_stack(struct stream_writer *w, const struct fr_window_heap_stack *v);
+int stream_put_page_alloc(struct stream_writer *w, const struct fr_page_alloc *v);
+int stream_put_page_free(struct stream_writer *w, const struct fr_page_free *v);
+int stream_put_page_stack(struct stream_writer *w, const struct fr_page_stack *v);
+int stream_put_window_page_stack(struct stream_writer *w, const struct fr_window_page_stack *v);
 int stream_put_debuginfod(struct stream_writer *w, const struct fr_debuginfod *v);
 
 /* Typed decoders: 0, or -1 with a reason in err (size errlen).  Strings point into the
@@ -676,6 +728,14 @@ int stream_get_heap_reset(const struct frame *f, struct fr_heap_reset *v, char *
 int stream_get_heap_stack(const struct frame *f, struct fr_heap_stack *v, char *err,
 			  size_t errlen);
 int stream_get_window_heap_stack(const struct frame *f, struct fr_window_heap_stack *v,
+				 char *err, size_t errlen);
+int stream_get_page_alloc(const struct frame *f, struct fr_page_alloc *v, char *err,
+			  size_t errlen);
+int stream_get_page_free(const struct frame *f, struct fr_page_free *v, char *err,
+			 size_t errlen);
+int stream_get_page_stack(const struct frame *f, struct fr_page_stack *v, char *err,
+			  size_t errlen);
+int stream_get_window_page_stack(const struct frame *f, struct fr_window_page_stack *v,
 				 char *err, size_t errlen);
 int stream_get_debuginfod(const struct frame *f, struct fr_debuginfod *v, char *err,
 			  size_t errlen);

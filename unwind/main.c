@@ -4,8 +4,9 @@
  * Reads the framed stream on stdin and writes it on stdout.  Each FR_SAMPLE (frame-pointer
  * chain) and FR_SAMPLE_REGS (registers and stack copy, see dwarfstack.h) is replaced by
  * an FR_STACK of location ids (leaf first), each FR_OFFCPU by an FR_OFFCPU_STACK
- * (offcpu.h) and each FR_ALLOC by an FR_HEAP_STACK (heapstack.h); the FR_MAPPING, FR_FUNCTION and FR_LOCATION frames defining those ids are
- * written before their first use.  Every other frame is forwarded untouched; before a
+ * (offcpu.h), each FR_ALLOC by an FR_HEAP_STACK (heapstack.h) and each FR_PAGE_ALLOC by an
+ * FR_PAGE_STACK (pagestack.h); the FR_MAPPING, FR_FUNCTION and FR_LOCATION frames defining
+ * those ids are written before their first use.  Every other frame is forwarded untouched; before a
  * round come FR_FORGET frames listing the mappings no process maps any more (a process
  * that ended is forgotten at the first round after its exit, docs/churn.md).  Runs without
  * privileges: ELF and debug files come from the module cache collect filled, the original
@@ -34,6 +35,7 @@
 #include "dwarfstack.h"
 #include "fpstack.h"
 #include "heapstack.h"
+#include "pagestack.h"
 #include "jitsyms.h"
 #include "offcpu.h"
 #include "opener.h"
@@ -274,6 +276,13 @@ on_frame(struct resolver *r, struct stream_writer *out, const struct frame *f)
 		static struct fr_alloc a;
 		stream_get_alloc(f, &a, e, sizeof(e));
 		if (heapstack_resolve(r, &dw, &a, out) < 0)
+			errx(stream_writer_status(out), "%s", out->err[0] ? out->err : "out of memory");
+		return 0;
+	}
+	case FR_PAGE_ALLOC: {
+		static struct fr_page_alloc pa;
+		stream_get_page_alloc(f, &pa, e, sizeof(e));
+		if (pagestack_resolve(r, &pa, out) < 0)
 			errx(stream_writer_status(out), "%s", out->err[0] ? out->err : "out of memory");
 		return 0;
 	}

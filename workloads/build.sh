@@ -3,7 +3,7 @@
 #
 # Builds every bundled workload into OUTDIR (make calls it with .output/workloads):
 #   cpu_split syscall_heavy cpp_workload rust_workload busy2 fixedjob threads_later
-#   offcpu_pipe many_threads forkchurn
+#   offcpu_pipe many_threads forkchurn heap_mix alloc_rate phys_pages
 #   debuglink/stripped  debuglink/stripped.debug        (symbols via .gnu_debuglink)
 #   buildid/stripped_bid  symdir/.build-id/xx/rest.debug (symbols via build ID; pass
 #                                                        --symbol-dir OUTDIR/symdir)
@@ -39,7 +39,7 @@ cc_one() {	# cc_one NAME [extra flags...]: OUT/NAME from SRC/NAME.c
 }
 
 for w in cpu_split syscall_heavy busy2 fixedjob threads_later offcpu_pipe many_threads forkchurn \
-	heap_mix alloc_rate; do
+	heap_mix alloc_rate phys_pages; do
 	cc_one "$w"
 done
 

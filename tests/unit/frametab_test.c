@@ -133,6 +133,15 @@ fix_rules(uint32_t type, union stream_any_frame *v, int variant)
 	case FR_HEAP_RESET:
 		v->heap_reset.reason = HEAP_RESET_REATTACH;
 		break;
+	case FR_PAGE_ALLOC:     /* orders go up to the kernel's largest */
+		v->page_alloc.order = STREAM_MAX_PAGE_ORDER;
+		break;
+	case FR_PAGE_FREE:
+		v->page_free.order = 3;
+		break;
+	case FR_PAGE_STACK:
+		v->page_stack.order = 0;
+		break;
 	case FR_EXPORT:
 		v->export_.status = 3;  /* partial */
 		break;
@@ -322,7 +331,7 @@ main(void)
 			test_type(d, 1);
 		types++;
 	}
-	CHECK(types == 35);
+	CHECK(types == 39);
 	test_write_limits();
 	stream_writer_release(&w);
 	printf("frametab: %d passed, %d failed\n", passed, failed);

@@ -1,0 +1,186 @@
+/*
+ * The physical memory collector (collect/physical.h): bpf/physical.bpf.c on the kmem
+ * tracepoints, its ring records written as page-alloc and page-free frames.
+ */
+#include "physical.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpflog.h"
+#include "physical.skel.h"
+#include "physical_shared.h"
+#include "stream.h"
+
+_Static_assert(sizeof(struct phys_alloc_event) % 8 == 0, "ring records stay 8-byte aligned");
+_Static_assert(sizeof(struct phys_free_event) % 8 == 0, "ring records stay 8-byte aligned");
+_Static_assert(PHYS_MAX_DEPTH <= STREAM_MAX_IPS, "a record's stack fits a frame");
+
+struct physical {
+	struct physical_bpf *skel;
+	struct ring_buffer *rb;
+	int ncpu, counters_fd;
+	uint64_t counted[PHYS_C_MAX];   /* counter values already written as FR_LOST */
+	uint64_t malformed;
+	struct emit *out;               /* during a drain */
+	struct fr_page_alloc fr;        /* scratch */
+};
+
+static void
+reason(int rc, const char *step, char *why, size_t whylen)
+{
+	const char *msg = bpflog_last();
+	snprintf(why, whylen, "physical: cannot %s the page allocator program: %s%s%s%s", step,
+		 strerror(rc < 0 ? -rc : rc ? rc : EINVAL), msg[0] ? " (libbpf: " : "", msg,
+		 msg[0] ? ")" : "");
+}
+
+static int ring_event(void *ctx, void *data, size_t len);
+
+/* The random u32 bound of a probability in percent; 0 (every allocation) at 100. */
+static uint32_t
+keep_below(unsigned probability)
+{
+	return probability >= 100 ? 0 : (uint32_t)(((uint64_t)probability << 32) / 100);
+}
+
+struct physical *
+physical_open(pid_t pid, unsigned probability, int verbose, char *why, size_t whylen)
+{
+	struct physical *p = calloc(1, sizeof(*p));
+	if (!p) {
+		snprintf(why, whylen, "out of memory");
+		return NULL;
+	}
+	bpflog_reset(verbose);
+	int rc = -EINVAL;
+	const char *step = "load";
+	if (!(p->skel = physical_bpf__open())) {
+		rc = -errno;
+		goto fail;
+	}
+	p->skel->rodata->target_tgid = (__u32)pid;
+	p->skel->rodata->keep_below = keep_below(probability);
+	p->skel->rodata->wakeup_bytes = (1u << 22) / 2;
+	if ((rc = physical_bpf__load(p->skel)) != 0)
+		goto fail;
+	p->ncpu = libbpf_num_possible_cpus();
+	p->counters_fd = bpf_map__fd(p->skel->maps.counters);
+	p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.events), ring_event, p, NULL);
+	if (!p->rb || p->ncpu <= 0) {
+		rc = p->ncpu <= 0 ? p->ncpu : -errno;
+		goto fail;
+	}
+	step = "attach";
+	if ((rc = physical_bpf__attach(p->skel)) != 0)
+		goto fail;
+	return p;
+fail:
+	reason(rc, step, why, whylen);
+	physical_close(p);
+	return NULL;
+}
+
+int
+physical_add_process(struct physical *p, pid_t pid)
+{
+	__u32 k = (__u32)pid;
+	__u8 one = 1;
+	return bpf_map_update_elem(bpf_map__fd(p->skel->maps.targets), &k, &one, BPF_ANY) < 0 ?
+		-1 : 0;
+}
+
+int
+physical_fd(const struct physical *p)
+{
+	return bpf_map__fd(p->skel->maps.events);
+}
+
+static void
+put_alloc(struct physical *p, const struct phys_alloc_event *e)
+{
+	struct fr_page_alloc *a = &p->fr;
+	uint32_t n = e->nips > PHYS_MAX_DEPTH ? PHYS_MAX_DEPTH : e->nips;
+	a->time = e->time;
+	a->pid = e->pid;
+	a->tid = e->tid;
+	a->pfn = e->pfn;
+	a->order = e->order;
+	a->flags = e->flags & (PAGE_UNTRACKED | PAGE_NO_STACK);
+	a->nuser = (uint16_t)n;
+	memcpy(a->ips, e->ips, n * sizeof(a->ips[0]));
+	emit_page_alloc(p->out, a);
+}
+
+static int
+ring_event(void *ctx, void *data, size_t len)
+{
+	struct physical *p = ctx;
+	const struct phys_free_event *f = data;
+	if (len < sizeof(*f) || f->order > STREAM_MAX_PAGE_ORDER) {
+		p->malformed++;
+		return 0;
+	}
+	if (f->kind == PHYS_EV_FREE) {
+		struct fr_page_free v = { f->time, f->pid, f->pfn, f->order };
+		emit_page_free(p->out, &v);
+	} else if (f->kind == PHYS_EV_ALLOC && len >= sizeof(struct phys_alloc_event)) {
+		put_alloc(p, data);
+	} else {
+		p->malformed++;
+	}
+	return 0;
+}
+
+/* The program's counters, summed over the CPUs, as FR_LOST of what grew. */
+static void
+put_counters(struct physical *p, uint64_t now)
+{
+	static const uint32_t kinds[PHYS_C_MAX] = {
+		[PHYS_C_RING_DROPS] = LOST_PAGE_RING, [PHYS_C_UNTRACKED] = LOST_PAGE_UNTRACKED,
+		[PHYS_C_STACK_ERR] = LOST_PAGE_STACK,
+	};
+	uint64_t vals[512];
+	if (p->ncpu > 512)
+		return;
+	for (uint32_t c = 0; c < PHYS_C_MAX; c++) {
+		if (!kinds[c] || bpf_map_lookup_elem(p->counters_fd, &c, vals) < 0)
+			continue;
+		uint64_t sum = 0;
+		for (int i = 0; i < p->ncpu; i++)
+			sum += vals[i];
+		if (sum > p->counted[c]) {
+			struct fr_lost l = { now, sum - p->counted[c], kinds[c] };
+			emit_lost(p->out, &l);
+			p->counted[c] = sum;
+		}
+	}
+	if (p->malformed) {
+		struct fr_lost l = { now, p->malformed, LOST_PAGE_RING };
+		emit_lost(p->out, &l);
+		p->malformed = 0;
+	}
+}
+
+void
+physical_drain(struct physical *p, struct emit *out, uint64_t now)
+{
+	p->out = out;
+	ring_buffer__consume(p->rb);
+	put_counters(p, now);
+	p->out = NULL;
+}
+
+void
+physical_close(struct physical *p)
+{
+	if (!p)
+		return;
+	ring_buffer__free(p->rb);
+	physical_bpf__destroy(p->skel);
+	free(p);
+}
