@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpfcount.h"
 #include "bpflog.h"
 #include "grow.h"
 #include "heap.skel.h"
@@ -270,21 +271,7 @@ put_counters(struct heap *h, uint64_t now)
 		[HEAP_C_RING_DROPS] = LOST_HEAP_RING, [HEAP_C_EVICTED] = LOST_HEAP_EVICTED,
 		[HEAP_C_UNFINISHED] = LOST_HEAP_UNFINISHED, [HEAP_C_STACK_ERR] = LOST_HEAP_STACK,
 	};
-	uint64_t vals[512];
-	if (h->ncpu > 512)
-		return;
-	for (uint32_t c = 0; c < HEAP_C_MAX; c++) {
-		if (!kinds[c] || bpf_map_lookup_elem(h->counters_fd, &c, vals) < 0)
-			continue;
-		uint64_t sum = 0;
-		for (int i = 0; i < h->ncpu; i++)
-			sum += vals[i];
-		if (sum > h->counted[c]) {
-			struct fr_lost l = { now, sum - h->counted[c], kinds[c] };
-			emit_lost(h->out, &l);
-			h->counted[c] = sum;
-		}
-	}
+	bpfcount_put(h->counters_fd, h->ncpu, kinds, HEAP_C_MAX, h->counted, h->out, now);
 	if (h->malformed) {
 		struct fr_lost l = { now, h->malformed, LOST_HEAP_RING };
 		emit_lost(h->out, &l);

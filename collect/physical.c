@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpfcount.h"
 #include "bpflog.h"
 #include "physical.skel.h"
 #include "physical_shared.h"
@@ -144,21 +145,7 @@ put_counters(struct physical *p, uint64_t now)
 		[PHYS_C_RING_DROPS] = LOST_PAGE_RING, [PHYS_C_UNTRACKED] = LOST_PAGE_UNTRACKED,
 		[PHYS_C_STACK_ERR] = LOST_PAGE_STACK,
 	};
-	uint64_t vals[512];
-	if (p->ncpu > 512)
-		return;
-	for (uint32_t c = 0; c < PHYS_C_MAX; c++) {
-		if (!kinds[c] || bpf_map_lookup_elem(p->counters_fd, &c, vals) < 0)
-			continue;
-		uint64_t sum = 0;
-		for (int i = 0; i < p->ncpu; i++)
-			sum += vals[i];
-		if (sum > p->counted[c]) {
-			struct fr_lost l = { now, sum - p->counted[c], kinds[c] };
-			emit_lost(p->out, &l);
-			p->counted[c] = sum;
-		}
-	}
+	bpfcount_put(p->counters_fd, p->ncpu, kinds, PHYS_C_MAX, p->counted, p->out, now);
 	if (p->malformed) {
 		struct fr_lost l = { now, p->malformed, LOST_PAGE_RING };
 		emit_lost(p->out, &l);
