@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stackset.h"
 #include "stacktab.h"
 
 int
@@ -68,7 +69,7 @@ rebuild(struct heap_agg *h, size_t nslots, int drop_idle)
 static struct heap_entry *
 entry_get(struct heap_agg *h, const struct fr_heap_stack *s)
 {
-	uint64_t hash = stacktab_hash(s->pid, s->tid, s->locs, s->nlocs);
+	uint64_t hash = stack_key_hash(s->pid, s->tid, s->locs, s->nlocs);
 	size_t j = hash & (h->nslots - 1);
 	for (struct heap_entry *e; (e = h->slots[j]); j = (j + 1) & (h->nslots - 1))
 		if (e->hash == hash && e->pid == s->pid && e->tid == s->tid &&

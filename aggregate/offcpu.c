@@ -137,8 +137,6 @@ fwd_put(void *arg, uint32_t group, const uint8_t *spans, const uint8_t *extra, u
 	(void)extra;
 	static struct fr_offcpu_stack os; /* large: keep it off the stack */
 	struct fwd_ctx *c = arg;
-	if (!c->o->keep_pieces)
-		return 0;
 	const struct offcpu_group *g = c->o->fwd.groups[group];
 	struct offcpu_span first = stream_span_unpack(spans, 0);
 	os.start = first.start;
@@ -178,6 +176,8 @@ forward(struct offcpu_agg *o, struct stream_writer *out, const struct offcpu_pie
 {
 	struct offcpu_fwd *f = &o->fwd;
 	struct offcpu_group *g = p->g;
+	if (!o->keep_pieces)
+		return 0;
 	if (!g->fwd) {
 		if (grow_array((void **)&f->groups, &f->cap, f->n, 1, sizeof(*f->groups)) < 0)
 			return -1;

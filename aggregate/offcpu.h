@@ -64,7 +64,8 @@ struct offcpu_agg {
 	struct offcpu_fwd fwd;
 	uint32_t percent;      /* switch-outs recorded (the target's --offcpu-probability) */
 	struct offcpu_group *inflight; /* the group offcpu_agg_push is queueing */
-	int keep_pieces;       /* 0: the windows count the pieces, none goes out (--windows-only) */
+	int keep_pieces;       /* 0: the windows count the pieces, none is kept to go out
+	                        * (--windows-only) */
 };
 
 int offcpu_agg_init(struct offcpu_agg *o, size_t max_stacks, size_t max_pending);

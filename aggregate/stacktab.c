@@ -1,4 +1,5 @@
 #include "stacktab.h"
+#include "stackset.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -11,19 +12,6 @@ stacktab_init(struct stacktab *t, size_t max)
 	t->nslots = 1024;
 	t->slots = calloc(t->nslots, sizeof(*t->slots));
 	return t->slots ? 0 : -1;
-}
-
-/* FNV-1a over the key words: cheap and good enough for ids. */
-uint64_t
-stacktab_hash(uint32_t pid, uint32_t tid, const uint32_t *locs, uint16_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-	uint32_t head[3] = { pid, tid, n };
-	for (int i = 0; i < 3; i++)
-		h = (h ^ head[i]) * 1099511628211ull;
-	for (unsigned i = 0; i < n; i++)
-		h = (h ^ locs[i]) * 1099511628211ull;
-	return h ^ (h >> 29);
 }
 
 static int
@@ -52,7 +40,7 @@ int
 stacktab_add(struct stacktab *t, uint32_t pid, uint32_t tid, const uint32_t *locs,
 	     uint16_t nlocs, uint64_t count, uint64_t nanos)
 {
-	uint64_t h = stacktab_hash(pid, tid, locs, nlocs);
+	uint64_t h = stack_key_hash(pid, tid, locs, nlocs);
 	size_t j = h & (t->nslots - 1);
 	for (struct stack_entry *e; (e = t->slots[j]); j = (j + 1) & (t->nslots - 1)) {
 		if (e->hash == h && e->pid == pid && e->tid == tid && e->nlocs == nlocs &&

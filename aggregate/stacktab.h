@@ -23,8 +23,6 @@ struct stacktab {
 };
 
 int stacktab_init(struct stacktab *t, size_t max);
-/* The hash of a stack's key (pid, tid, locations), as the tables here use it. */
-uint64_t stacktab_hash(uint32_t pid, uint32_t tid, const uint32_t *locs, uint16_t n);
 /* 1 added or accumulated, 0 refused because the table is full, -1 out of memory. */
 int stacktab_add(struct stacktab *t, uint32_t pid, uint32_t tid, const uint32_t *locs,
 		 uint16_t nlocs, uint64_t count, uint64_t nanos);

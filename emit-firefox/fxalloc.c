@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "stackset.h"
 
 /* An allocation stack, shared by the tracked blocks allocated there. */
 struct fxa_stack {
@@ -55,20 +56,6 @@ fxalloc_clear(struct fxalloc *a)
 {
 	timeline_clear(&a->tl);
 	a->seen = 0;
-}
-
-/* FNV-1a over the stack's key words. */
-static uint64_t
-stack_hash(uint32_t pid, uint32_t tid, const uint32_t *locs, uint16_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-	uint32_t head[3] = { pid, tid, n };
-
-	for (int i = 0; i < 3; i++)
-		h = (h ^ head[i]) * 1099511628211ull;
-	for (unsigned i = 0; i < n; i++)
-		h = (h ^ locs[i]) * 1099511628211ull;
-	return h ^ (h >> 29);
 }
 
 static size_t
@@ -128,7 +115,7 @@ block_at(struct fxalloc *a, uint32_t pid, uint64_t addr)
 static struct fxa_stack *
 stack_get(struct fxalloc *a, const struct fr_heap_stack *s)
 {
-	uint64_t hash = stack_hash(s->pid, s->tid, s->locs, s->nlocs);
+	uint64_t hash = stack_key_hash(s->pid, s->tid, s->locs, s->nlocs);
 	size_t bytes = s->nlocs * sizeof(s->locs[0]);
 	struct fxa_stack *st;
 

@@ -5,16 +5,17 @@
 
 #include "grow.h"
 
-/* FNV-1a over the key words: cheap, and keys are compared whole on a match. */
-static uint64_t
-hash_key(const uint32_t *k, size_t n)
+uint64_t
+stack_key_hash(uint32_t pid, uint32_t tid, const uint32_t *locs, uint16_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	/* The seed aggregate has always used: the order of its window stacks follows it. */
+	uint64_t h = 1469598103934665603ull;
+	uint32_t head[3] = { pid, tid, n };
 
-	for (size_t i = 0; i < n; i++) {
-		h ^= k[i];
-		h *= 0x100000001b3ull;
-	}
+	for (int i = 0; i < 3; i++)
+		h = (h ^ head[i]) * 0x100000001b3ull;
+	for (unsigned i = 0; i < n; i++)
+		h = (h ^ locs[i]) * 0x100000001b3ull;
 	return h ^ (h >> 29);
 }
 
@@ -71,7 +72,7 @@ stackset_add(struct stackset *s, uint32_t pid, uint32_t tid, const uint32_t *loc
 	/* An empty stack may come with no array at all: memcpy wants a pointer even for 0. */
 	if (nlocs)
 		memcpy(k + 3, locs, (size_t)nlocs * sizeof(*locs));
-	h = hash_key(k, n);
+	h = stack_key_hash(pid, tid, locs, nlocs);
 	for (j = h & (s->nslots - 1); s->slots[j].off; j = (j + 1) & (s->nslots - 1))
 		if (s->slots[j].hash == h && same(s, s->slots[j].off - 1, k, n))
 			return 0;

@@ -19,6 +19,9 @@ struct stackset {
 	size_t nslots, count;   /* nslots: a power of two, or 0 */
 };
 
+/* The hash of a stack's key: FNV-1a (with aggregate's seed) over pid, tid, n and the
+ * locations.  Every table of stacks uses it; keys are compared whole on a match. */
+uint64_t stack_key_hash(uint32_t pid, uint32_t tid, const uint32_t *locs, uint16_t n);
 /* 1: added, 0: already there, -1: out of memory.  An empty set needs no init. */
 int stackset_add(struct stackset *s, uint32_t pid, uint32_t tid, const uint32_t *locs,
 		 uint16_t nlocs);
