@@ -83,10 +83,11 @@ void collect_heap_release(struct collect *c, uint64_t until);
 /* Once the unwind mode is chosen: writes what was held in that mode, or attaches the
  * probes now (the same exits as the preflight's probe). */
 void collect_heap_start(struct collect *c);
-/* After an exec at `at` (HEAP_RESET_EXEC; the new image's allocator is found again) or the
- * fallback's switch to DWARF (HEAP_RESET_REATTACH, at 0: now): the heap state restarts,
- * with a heap-reset frame and a warning. */
-void collect_heap_restart(struct collect *c, uint32_t why, uint64_t at);
+/* After an exec (HEAP_RESET_EXEC; the new image's allocator is found again, and the reset
+ * is stamped when the old probes are gone) or the fallback's switch to DWARF
+ * (HEAP_RESET_REATTACH, stamped now): the heap state restarts, with a heap-reset frame and
+ * a warning. */
+void collect_heap_restart(struct collect *c, uint32_t why);
 void collect_heap_announce(const struct heap_run *r, struct emit *out, uint64_t time);
 void collect_heap_drain(struct heap_run *r, struct emit *out, uint64_t now);
 void collect_heap_end(struct heap_run *r, struct emit *out, uint64_t end);

@@ -170,36 +170,43 @@ warn_reset(struct collect *c, uint64_t at, uint32_t why, const char *text)
 }
 
 /* The new image's allocator, probed anew: the probes of the old image do not fire in the
- * new one, even on the same module.  0, or -1 with the reason in c->heap.why. */
+ * new one, even on the same module.  Sets *at to when the old probes were gone: until
+ * then they may have seen the new image's allocations, whose frees the new probes cannot
+ * match, so in-use restarts there and not at the exec.  0, or -1 with the reason in
+ * c->heap.why. */
 static int
-after_exec(struct collect *c)
+after_exec(struct collect *c, uint64_t *at)
 {
-	if (heapsym_detect(c->o.pid, c->o.allocator, &c->heap.probe) < 0) {
+	int found = heapsym_detect(c->o.pid, c->o.allocator, &c->heap.probe);
+	heap_drain(c->heap.prog, &c->out, collect_now());
+	heap_close(c->heap.prog);
+	c->heap.prog = NULL;
+	*at = collect_now();
+	if (found < 0) {
 		snprintf(c->heap.why, sizeof(c->heap.why), "allocator '%s' unavailable: %.400s",
 			 c->o.allocator, c->heap.probe.reason);
-		heap_close(c->heap.prog);
-		c->heap.prog = NULL;
 		return -1;
 	}
-	heap_close(c->heap.prog);
 	return open_now(c);
 }
 
 /* The heap state restarts: after an exec, for the new image's allocator; after the
- * fallback, with the registers and stack copies of DWARF. */
+ * fallback, with the registers and stack copies of DWARF.  The reset goes out at the
+ * moment from which the probes' records describe the new state. */
 void
-collect_heap_restart(struct collect *c, uint32_t why, uint64_t at)
+collect_heap_restart(struct collect *c, uint32_t why)
 {
 	if (!c->heap.prog)
 		return;
 	heap_drain(c->heap.prog, &c->out, collect_now());
-	if (!at)
-		at = collect_now();
+	uint64_t at = 0;
 	int rc = 0;
-	if (why == HEAP_RESET_EXEC)
-		rc = after_exec(c);
-	else
+	if (why == HEAP_RESET_EXEC) {
+		rc = after_exec(c, &at);
+	} else {
 		heap_set_dwarf(c->heap.prog, 1);
+		at = collect_now();
+	}
 	if (rc < 0) {
 		char text[640];
 		snprintf(text, sizeof(text), "heap state cleared: the target executed a new image, "

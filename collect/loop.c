@@ -176,7 +176,7 @@ on_exec(struct collect *c, int pidfd, int ep, uint64_t at)
 	fallback_arm(&c->fb, c->o.unwind, &c->unwind, at);
 	reopen(c, 0, pf.nthreads);
 	watch_rings(c, ep);
-	collect_heap_restart(c, HEAP_RESET_EXEC, at);
+	collect_heap_restart(c, HEAP_RESET_EXEC);
 	watch_heap(c, ep);
 	return c->run.end_reason;
 }
@@ -194,7 +194,7 @@ on_fallback(struct collect *c, int ep)
 	mode_fallback(&c->unwind, why);
 	reopen(c, since, nthreads + 16);
 	watch_rings(c, ep);
-	collect_heap_restart(c, HEAP_RESET_REATTACH, 0);
+	collect_heap_restart(c, HEAP_RESET_REATTACH);
 	watch_heap(c, ep);
 }
 
