@@ -225,6 +225,9 @@ static const struct frame_field target_fields[] = {
 	STR(cpu_event), STR(cpu_event_reason),
 	APPENDED_IF(2, cpu_list.len),
 	STR(cpu_list),
+	APPENDED_IF(4, physical_percent),
+	U32(physical_percent),
+	RANGE(physical_percent, 1, 100, "physical memory probability outside 1..100 percent"),
 };
 #undef T
 

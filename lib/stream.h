@@ -148,6 +148,10 @@ struct fr_target {
 	 * sampled (--cpuid, canonical "2,4-7"; "" for every online CPU).  All empty from
 	 * producers that predate them and for imports. */
 	struct str cpu_event, cpu_event_reason, cpu_list;
+	/* Appended: the percentage of the target's page allocations sampled for the physical
+	 * memory profiles (--physical-memory-probability, 1..100; which of physical-alloc and
+	 * physical-usage were asked is in profiles); 0 (absent): no physical profile. */
+	uint32_t physical_percent;
 };
 
 struct fr_mmap {

@@ -106,6 +106,7 @@ fix_rules(uint32_t type, union stream_any_frame *v, int variant)
 	switch (type) {
 	case FR_TARGET:
 		v->target.offcpu_percent = 50;
+		v->target.physical_percent = 10;
 		break;
 	case FR_SAMPLE_REGS:
 		v->sample_regs.reg_mask = 0x1c0; /* three registers */
