@@ -13,9 +13,9 @@
 
 #include "bpfcount.h"
 #include "bpflog.h"
-#include "grow.h"
 #include "heap.skel.h"
 #include "heap_shared.h"
+#include "held.h"
 #include "stream.h"
 #include "uprobe.h"
 
@@ -37,17 +37,13 @@ struct heap {
 	void (*judge)(void *arg, uint64_t time, const uint64_t *ips, unsigned n);
 	void *arg;
 	struct fr_alloc fr;             /* scratch */
-	/* While held (heap_hold): the ring's records, each a uint64_t length and the record
-	 * cut to its stack_len, up to HOLD_MAX bytes; past that an allocation keeps only its
-	 * frame-pointer part (held_cut of them). */
+	/* While held (heap_hold): the ring's records, each cut to its stack_len, up to
+	 * HOLD_MAX bytes; past that an allocation keeps only its frame-pointer part. */
 	int hold;
-	unsigned char *held;
-	size_t held_len, held_cap, held_at; /* held_at: the next to release */
-	uint64_t held_cut;
+	struct held held;
 };
 
 #define HOLD_MAX (32u << 20)
-#define HELD_CUT (1ull << 63) /* in a held record's length: cut at HOLD_MAX */
 
 static void
 reason(int rc, const char *step, const char *what, char *why, size_t whylen)
@@ -304,24 +300,7 @@ kept_len(const void *data, size_t len)
 static int
 hold_record(struct heap *h, const void *data, size_t len)
 {
-	size_t n = kept_len(data, len);
-	uint64_t cut = 0;
-	if (h->held_len + n > HOLD_MAX && n > sizeof(struct heap_alloc_event)) {
-		n = sizeof(struct heap_alloc_event);
-		h->held_cut++;
-		cut = HELD_CUT;
-	}
-	size_t need = sizeof(uint64_t) + ((n + 7) & ~(size_t)7);
-	void *arr = h->held;
-	if (grow_array(&arr, &h->held_cap, h->held_len, need, 1) < 0) {
-		h->malformed++;
-		return 0;
-	}
-	h->held = arr;
-	uint64_t l = n | cut;
-	memcpy(h->held + h->held_len, &l, sizeof(l));
-	memcpy(h->held + h->held_len + sizeof(l), data, n);
-	h->held_len += need;
+	held_add(&h->held, data, kept_len(data, len), sizeof(struct heap_alloc_event));
 	return 0;
 }
 
@@ -329,6 +308,7 @@ void
 heap_hold(struct heap *h)
 {
 	h->hold = 1;
+	h->held.max = HOLD_MAX;
 }
 
 /* A held record as the ring gave it: a deep one whole again, or, when its stack copies
@@ -360,17 +340,11 @@ release_one(struct heap *h, const unsigned char *rec, size_t n, int cut, int dee
 static void
 release_upto(struct heap *h, int deep, uint64_t until)
 {
-	while (h->held_at + sizeof(uint64_t) <= h->held_len) {
-		const unsigned char *at = h->held + h->held_at;
-		uint64_t w, t;
-		memcpy(&w, at, sizeof(w));
-		size_t n = (size_t)(w & ~HELD_CUT);
-		memcpy(&t, at + sizeof(w), sizeof(t)); /* every record starts with its time */
-		if (t > until)
-			break;
-		release_one(h, at + sizeof(w), n, (w & HELD_CUT) != 0, deep);
-		h->held_at += sizeof(w) + ((n + 7) & ~(size_t)7);
-	}
+	const void *rec;
+	size_t n;
+	int cut;
+	while (held_next(&h->held, until, &rec, &n, &cut))
+		release_one(h, rec, n, cut, deep);
 }
 
 uint64_t
@@ -379,7 +353,7 @@ heap_release(struct heap *h, struct emit *out, int deep, uint64_t until, uint64_
 	if (!h->hold)
 		return 0;
 	/* What the ring still has joins the held records: at the first call, and the last. */
-	if (h->held_at == 0 || until == UINT64_MAX)
+	if (h->held.at == 0 || until == UINT64_MAX)
 		ring_buffer__consume(h->rb);
 	h->out = out;
 	release_upto(h, deep, until);
@@ -389,15 +363,13 @@ heap_release(struct heap *h, struct emit *out, int deep, uint64_t until, uint64_
 	}
 	h->hold = 0;
 	heap_set_dwarf(h, deep);
-	if (deep && h->held_cut) {
-		struct fr_lost l = { now, h->held_cut, LOST_HEAP_STACK };
+	if (deep && h->held.cut) {
+		struct fr_lost l = { now, h->held.cut, LOST_HEAP_STACK };
 		emit_lost(out, &l);
 	}
-	uint64_t cut = h->held_cut;
-	free(h->held);
-	h->held = NULL;
-	h->held_len = h->held_cap = h->held_at = 0;
-	h->held_cut = 0;
+	uint64_t cut = h->held.cut;
+	h->malformed += h->held.failed;
+	held_free(&h->held);
 	h->out = NULL;
 	heap_drain(h, out, now);
 	return cut;
@@ -407,6 +379,23 @@ void
 heap_set_dwarf(struct heap *h, int on)
 {
 	h->skel->bss->dwarf = on != 0;
+}
+
+size_t
+heap_take_live(struct heap *to, const struct heap *from)
+{
+	int src = bpf_map__fd(from->skel->maps.live), dst = bpf_map__fd(to->skel->maps.live);
+	uint64_t key, next;
+	uint8_t v;
+	size_t n = 0;
+	for (int more = bpf_map_get_next_key(src, NULL, &next) == 0; more;
+	     more = bpf_map_get_next_key(src, &key, &next) == 0) {
+		key = next;
+		if (bpf_map_lookup_elem(src, &key, &v) == 0 &&
+		    bpf_map_update_elem(dst, &key, &v, BPF_NOEXIST) == 0)
+			n++;
+	}
+	return n;
 }
 
 void
@@ -420,6 +409,6 @@ heap_close(struct heap *h)
 	}
 	ring_buffer__free(h->rb);
 	heap_bpf__destroy(h->skel);
-	free(h->held);
+	held_free(&h->held);
 	free(h);
 }

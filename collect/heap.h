@@ -50,6 +50,9 @@ uint64_t heap_release(struct heap *h, struct emit *out, int deep, uint64_t until
 		      uint64_t now);
 /* From now on the allocations carry the registers and a stack copy (on) or not. */
 void heap_set_dwarf(struct heap *h, int on);
+/* The live samples of from (an exec's old probes) join to's table, so that to matches
+ * their frees; returns how many. */
+size_t heap_take_live(struct heap *to, const struct heap *from);
 void heap_close(struct heap *h);
 
 /* heap_setup.c: collect's use of the above. */
@@ -83,11 +86,13 @@ void collect_heap_release(struct collect *c, uint64_t until);
 /* Once the unwind mode is chosen: writes what was held in that mode, or attaches the
  * probes now (the same exits as the preflight's probe). */
 void collect_heap_start(struct collect *c);
-/* After an exec (HEAP_RESET_EXEC; the new image's allocator is found again, and the reset
- * is stamped when the old probes are gone) or the fallback's switch to DWARF
- * (HEAP_RESET_REATTACH, stamped now): the heap state restarts, with a heap-reset frame and
- * a warning. */
-void collect_heap_restart(struct collect *c, uint32_t why);
+/* After an exec at `at` (HEAP_RESET_EXEC; the new image's allocator is found again) or the
+ * fallback's switch to DWARF (HEAP_RESET_REATTACH, at 0: now): the heap state restarts,
+ * with a heap-reset frame and a warning. */
+void collect_heap_restart(struct collect *c, uint32_t why, uint64_t at);
+/* An exec at `at` is seen: the heap-reset goes out now, before the new image's
+ * calibration holds and writes its allocations (after `at`) with its samples. */
+void collect_heap_exec(struct collect *c, uint64_t at);
 void collect_heap_announce(const struct heap_run *r, struct emit *out, uint64_t time);
 void collect_heap_drain(struct heap_run *r, struct emit *out, uint64_t now);
 void collect_heap_end(struct heap_run *r, struct emit *out, uint64_t end);

@@ -109,8 +109,16 @@ open_now(struct collect *c)
 void
 collect_heap_hold(struct collect *c)
 {
-	if (!c->o.heap || c->heap.dropped || c->heap.prog)
+	if (!c->o.heap || c->heap.dropped)
 		return;
+	if (c->heap.prog) {
+		/* The calibration of a new image: the stream is open, but the calibration's
+		 * samples go out after it, and the allocations must not run ahead of them. */
+		heap_drain(c->heap.prog, &c->out, collect_now());
+		heap_set_dwarf(c->heap.prog, 1);
+		heap_hold(c->heap.prog);
+		return;
+	}
 	struct heap_config cfg = { .interval = c->o.alloc_interval, .dwarf = 1,
 				   .verbose = c->o.verbose, .judge = judge, .arg = c };
 	char why[sizeof(c->heap.why)];
@@ -161,63 +169,83 @@ collect_heap_start(struct collect *c)
 }
 
 static void
-warn_reset(struct collect *c, uint64_t at, uint32_t why, const char *text)
+put_reset(struct collect *c, uint64_t at, uint32_t why)
 {
 	struct fr_heap_reset r = { at, (uint32_t)c->o.pid, why };
 	emit_heap_reset(&c->out, &r);
+}
+
+static void
+warn_at(struct collect *c, uint64_t at, const char *text)
+{
 	struct fr_warning w = { at, str_of(text) };
 	emit_warning(&c->out, &w);
 }
 
-/* The new image's allocator, probed anew: the probes of the old image do not fire in the
- * new one, even on the same module.  Sets *at to when the old probes were gone: until
- * then they may have seen the new image's allocations, whose frees the new probes cannot
- * match, so in-use restarts there and not at the exec.  0, or -1 with the reason in
- * c->heap.why. */
-static int
-after_exec(struct collect *c, uint64_t *at)
-{
-	int found = heapsym_detect(c->o.pid, c->o.allocator, &c->heap.probe);
-	heap_drain(c->heap.prog, &c->out, collect_now());
-	heap_close(c->heap.prog);
-	c->heap.prog = NULL;
-	*at = collect_now();
-	if (found < 0) {
-		snprintf(c->heap.why, sizeof(c->heap.why), "allocator '%s' unavailable: %.400s",
-			 c->o.allocator, c->heap.probe.reason);
-		return -1;
-	}
-	return open_now(c);
-}
-
-/* The heap state restarts: after an exec, for the new image's allocator; after the
- * fallback, with the registers and stack copies of DWARF.  The reset goes out at the
- * moment from which the probes' records describe the new state. */
 void
-collect_heap_restart(struct collect *c, uint32_t why)
+collect_heap_exec(struct collect *c, uint64_t at)
 {
 	if (!c->heap.prog)
 		return;
 	heap_drain(c->heap.prog, &c->out, collect_now());
-	uint64_t at = 0;
-	int rc = 0;
-	if (why == HEAP_RESET_EXEC) {
-		rc = after_exec(c, &at);
-	} else {
-		heap_set_dwarf(c->heap.prog, 1);
+	put_reset(c, at, HEAP_RESET_EXEC);
+}
+
+/* The new image's allocator, probed anew.  The old probes go on firing in the new image
+ * when it maps the same allocator file (a uprobe follows the task's new mm), so until the
+ * new probes are attached the old ones keep its blocks; the new program takes over their
+ * table, or a free of one of them would go unseen and keep it in use for ever.  The two
+ * overlap a moment: an allocation both report is one block at one address (aggregate
+ * replaces it), a free both report is matched once.  0, or -1 with the reason in
+ * c->heap.why. */
+static int
+after_exec(struct collect *c)
+{
+	struct heap *old = c->heap.prog;
+	c->heap.prog = NULL;
+	int rc = heapsym_detect(c->o.pid, c->o.allocator, &c->heap.probe);
+	if (rc < 0)
+		snprintf(c->heap.why, sizeof(c->heap.why), "allocator '%s' unavailable: %.400s",
+			 c->o.allocator, c->heap.probe.reason);
+	else
+		rc = open_now(c);
+	heap_drain(old, &c->out, collect_now());
+	if (rc == 0 && c->o.verbose)
+		warnx("heap: %zu live samples of the old probes taken over",
+		      heap_take_live(c->heap.prog, old));
+	else if (rc == 0)
+		heap_take_live(c->heap.prog, old);
+	heap_close(old);
+	return rc;
+}
+
+/* The heap state restarts at `at`: after an exec (its reset went out when it was seen,
+ * before the new image's calibration), for the new image's allocator; after the fallback
+ * (at 0: now), with the registers and stack copies of DWARF. */
+void
+collect_heap_restart(struct collect *c, uint32_t why, uint64_t at)
+{
+	if (!c->heap.prog)
+		return;
+	heap_drain(c->heap.prog, &c->out, collect_now());
+	if (!at)
 		at = collect_now();
+	if (why != HEAP_RESET_EXEC) {
+		heap_set_dwarf(c->heap.prog, 1);
+		put_reset(c, at, why);
+		warn_at(c, at, "heap state cleared: the allocator probes switched to DWARF stacks "
+		     "with the unwind fallback; in-use values restart here");
+		return;
 	}
-	if (rc < 0) {
+	if (after_exec(c) < 0) {
 		char text[640];
 		snprintf(text, sizeof(text), "heap state cleared: the target executed a new image, "
 			 "and heap stops there: %.560s", c->heap.why);
-		warn_reset(c, at, why, text);
+		warn_at(c, at, text);
 		return;
 	}
-	warn_reset(c, at, why, why == HEAP_RESET_EXEC ?
-		   "heap state cleared: the target executed a new image; in-use values restart "
-		   "here" : "heap state cleared: the allocator probes switched to DWARF stacks "
-		   "with the unwind fallback; in-use values restart here");
+	warn_at(c, at, "heap state cleared: the target executed a new image; in-use values "
+	     "restart here");
 }
 
 void

@@ -163,6 +163,7 @@ on_exec(struct collect *c, int pidfd, int ep, uint64_t at)
 
 	if (c->o.verbose)
 		warnx("the target executed a new image: choosing the unwind mode again");
+	collect_heap_exec(c, at);
 	/* The calibration for the new image opens events of its own. */
 	perf_set_close(&c->perf);
 	fallback_exec(&c->fb);
@@ -176,7 +177,7 @@ on_exec(struct collect *c, int pidfd, int ep, uint64_t at)
 	fallback_arm(&c->fb, c->o.unwind, &c->unwind, at);
 	reopen(c, 0, pf.nthreads);
 	watch_rings(c, ep);
-	collect_heap_restart(c, HEAP_RESET_EXEC);
+	collect_heap_restart(c, HEAP_RESET_EXEC, at);
 	watch_heap(c, ep);
 	return c->run.end_reason;
 }
@@ -194,7 +195,7 @@ on_fallback(struct collect *c, int ep)
 	mode_fallback(&c->unwind, why);
 	reopen(c, since, nthreads + 16);
 	watch_rings(c, ep);
-	collect_heap_restart(c, HEAP_RESET_REATTACH);
+	collect_heap_restart(c, HEAP_RESET_REATTACH, 0);
 	watch_heap(c, ep);
 }
 
