@@ -179,6 +179,18 @@ check_estimates() {
 	near "$v" "$(truth "$out.truth" live_bytes)" 15 || fail "inuse $v after the exec"
 }
 
+@test "heap: an exec under --unwind auto keeps in-use right through the new calibration" {
+	w=$RP_WORKLOADS/heap_mix
+	# The old probes fire in the new image (same libc) while it is calibrated: their
+	# records are held and their table goes to the new probes.
+	run -0 "$RP" launch --window 2s --output "$out" -- "$w" 3 20 "$w" 4 20
+	printf '%s\n' "$output" >"$out.truth"
+	cat "$out"/diagnostics-*.json | jq -s -e 'map(.heap.resets) | add >= 1'
+	f=$out/$(outputs "$out" heap pb.gz | tail -n 1)
+	v=$(bytes_of "$f" keep_alloc inuse_space)
+	near "$v" "$(truth "$out.truth" live_bytes)" 15 || fail "inuse $v after the exec"
+}
+
 @test "heap: a replayed stream gives the same heap files" {
 	run -0 "$RP" launch --unwind fp --window 2s --save-stream "$BATS_TEST_TMPDIR/s.rps" \
 		--output "$out" -- "$RP_WORKLOADS/heap_mix" 3 20
