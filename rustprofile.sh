@@ -109,10 +109,13 @@ Options (defaults in brackets):
   --duration DURATION            how long to record; 0 = until exit or signal [$RP_DEFAULT_DURATION]
   --window DURATION              window length, > 0 [$RP_DEFAULT_WINDOW; replay: the recorded length]
   --output DIR                   where windows are published [$RP_DEFAULT_OUTPUT]
-  --profiles LIST                cpu, heap and/or off-cpu, comma-separated [$RP_DEFAULT_PROFILES]
+  --profiles LIST                cpu, heap, off-cpu, physical-alloc and/or physical-usage,
+                                 comma-separated [$RP_DEFAULT_PROFILES]
   --alloc-interval BYTES         heap: mean bytes between allocation samples (4096,
                                  512KiB, 1MiB) [$RP_DEFAULT_ALLOC_INTERVAL]
   --allocator FAMILY             heap: auto, rust or system; auto prefers rust [$RP_DEFAULT_ALLOCATOR]
+  --physical-memory-probability P  physical-alloc, physical-usage: sample P% of the
+                                 target's page allocations (docs/physical.md) [$RP_DEFAULT_PHYSICAL_MEMORY_PROBABILITY]
   --offcpu-phase PHASE           off-cpu: blocked, runqueue or all [$RP_DEFAULT_OFFCPU_PHASE]
   --offcpu-min-duration-us N     off-cpu: ignore intervals shorter than N microseconds [$RP_DEFAULT_OFFCPU_MIN_DURATION_US]
   --offcpu-ring-buffer BYTES     off-cpu: BPF ring buffer, a power of two [$RP_DEFAULT_OFFCPU_RING_BUFFER]
@@ -270,7 +273,7 @@ while [ $# -gt 0 ]; do
 	--output) need "$@"; output=$2; shift 2 ;;
 	--profiles) need "$@"; profiles=$2; profiles_given=1; shift 2 ;;
 	--offcpu-phase | --offcpu-min-duration-us | --offcpu-ring-buffer | --offcpu-btf | \
-	--offcpu-probability | --alloc-interval | --allocator)
+	--offcpu-probability | --alloc-interval | --allocator | --physical-memory-probability)
 		need "$@"; profile_opts+=("$1" "$2"); shift 2 ;;
 	--unwind) need "$@"; unwind=$2; shift 2 ;;
 	--cpu-frequency) need "$@"; freq=$2; shift 2 ;;

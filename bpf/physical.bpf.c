@@ -18,7 +18,9 @@
 
 #include "physical_shared.h"
 
-/* One target process is compared directly; 0: the "targets" map decides. */
+/* The target's cgroup (v2 id) when it is one (launch, a container): its every task;
+ * else one target process compared directly; both 0: the "targets" map decides. */
+const volatile __u64 target_cgroup = 0;
 const volatile __u32 target_tgid = 0;
 /* Sample when a random u32 is below this; 0 samples every allocation (probability 100). */
 const volatile __u32 keep_below = 0;
@@ -64,6 +66,8 @@ count(__u32 c)
 static __always_inline int
 is_target(__u32 tgid)
 {
+	if (target_cgroup)
+		return bpf_get_current_cgroup_id() == target_cgroup;
 	if (target_tgid)
 		return tgid == target_tgid;
 	return bpf_map_lookup_elem(&targets, &tgid) != NULL;

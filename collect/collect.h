@@ -30,6 +30,7 @@
 #include "offcpu.h"
 #include "opts.h"
 #include "perf.h"
+#include "physical.h"
 #include "procend.h"
 #include "scope.h"
 
@@ -90,6 +91,7 @@ struct collect {
 	struct exec_watch exec;         /* the target's image */
 	struct offcpu_run offcpu;
 	struct heap_run heap;
+	struct physical_run physical;
 	struct lifecycle_run lifecycle;
 	struct scope scope;             /* the processes covered */
 	struct procend procend;         /* which exits end a process */

@@ -50,6 +50,7 @@ static void
 stop_collectors(struct collect *c, int ep, int *pidfd, uint64_t now)
 {
 	collect_offcpu_end(&c->offcpu, &c->out, now);
+	collect_physical_end(&c->physical, &c->out, now);
 	lifecycle_end(&c->lifecycle);
 	perf_set_close(&c->perf);
 	epoll_ctl(ep, EPOLL_CTL_DEL, *pidfd, NULL);
@@ -109,6 +110,7 @@ start_again(struct collect *c, int ep, int *pidfd)
 	int end = mode_choose(c, *pidfd, pf.nthreads, &resumed);
 	exec_identity(&c->exec, c->o.pid);
 	collect_offcpu_start(c);
+	collect_physical_start(c);
 	lifecycle_start(&c->lifecycle, c->o.pid, scope_cgroup_id(&c->scope), c->o.offcpu_btf,
 			c->o.verbose);
 	fallback_arm(&c->fb, c->o.unwind, &c->unwind, now);

@@ -56,6 +56,16 @@ watch_heap(struct collect *c, int ep)
 	}
 }
 
+/* The same for the physical memory collector, which a container's restart opens anew. */
+static void
+watch_physical(struct collect *c, int ep)
+{
+	if (c->physical.prog && physical_fd(c->physical.prog) != c->physical.watched_fd) {
+		c->physical.watched_fd = physical_fd(c->physical.prog);
+		watch(ep, c->physical.watched_fd, EPOLLIN | EPOLLET, TAG_RING);
+	}
+}
+
 static void
 drain(struct collect *c)
 {
@@ -77,6 +87,7 @@ drain(struct collect *c)
 	procend_check(&c->procend, t0, &c->out, &c->scope);
 	collect_offcpu_drain(&c->offcpu, &c->out, &r.time);
 	collect_heap_drain(&c->heap, &c->out, t0);
+	collect_physical_drain(&c->physical, &c->out, t0);
 	if (lifecycle_drain(&c->lifecycle))
 		exec_check_soon(&c->exec);
 	/* Before the round, so a failed window's warning is still inside it. */
@@ -113,6 +124,7 @@ loop_setup(struct collect *c, int pidfd, int *sfd, int *tfd)
 	if (c->offcpu.prog)
 		watch(ep, offcpu_fd(c->offcpu.prog), EPOLLIN | EPOLLET, TAG_RING);
 	watch_heap(c, ep);
+	watch_physical(c, ep);
 	if (lifecycle_fd(&c->lifecycle) >= 0)
 		watch(ep, lifecycle_fd(&c->lifecycle), EPOLLIN | EPOLLET, TAG_RING);
 	sigset_t set;
@@ -207,6 +219,7 @@ announce(struct collect *c)
 	scope_announce(&c->scope, &c->out, t);
 	collect_offcpu_announce(&c->offcpu, &c->out, t);
 	collect_heap_announce(&c->heap, &c->out, t);
+	collect_physical_announce(&c->physical, &c->out, t);
 	if (!c->o.host) /* no target whose exec and exit it would watch */
 		lifecycle_announce(&c->lifecycle, &c->out, t);
 }
@@ -240,6 +253,7 @@ collect_loop(struct collect *c, int pidfd)
 			watch_rings(c, ep);
 			if (c->offcpu.prog)
 				watch(ep, offcpu_fd(c->offcpu.prog), EPOLLIN | EPOLLET, TAG_RING);
+			watch_physical(c, ep);
 			if (lifecycle_fd(&c->lifecycle) >= 0)
 				watch(ep, lifecycle_fd(&c->lifecycle), EPOLLIN | EPOLLET, TAG_RING);
 			exec_check_after(&c->exec, collect_now());
@@ -256,6 +270,7 @@ collect_loop(struct collect *c, int pidfd)
 		now = c->run.deadline_ns;
 	collect_offcpu_end(&c->offcpu, &c->out, now);
 	collect_heap_end(&c->heap, &c->out, now);
+	collect_physical_end(&c->physical, &c->out, now);
 	lifecycle_end(&c->lifecycle);
 	if (reason == END_TARGET_EXIT && !c->run.exit_written) {
 		if (c->o.launch_argv)

@@ -136,6 +136,7 @@ main(int argc, char **argv)
 		evsource_choose(&c.ev, c.o.freq, c.o.no_cpu, c.o.require_hw);
 		collect_offcpu_probe(&c);
 		collect_heap_probe(&c);
+		collect_physical_probe(&c);
 		return 0;
 	}
 	if (c.o.docker || c.o.k8s_pod)
@@ -145,6 +146,7 @@ main(int argc, char **argv)
 		evsource_choose(&c.ev, c.o.freq, c.o.no_cpu, c.o.require_hw);
 		collect_offcpu_probe(&c);
 		collect_heap_probe(&c);
+		collect_physical_probe(&c);
 		return 0;
 	}
 	if (c.o.launch_argv)
@@ -168,6 +170,7 @@ main(int argc, char **argv)
 
 	collect_offcpu_load(&c);
 	collect_heap_probe(&c);
+	collect_physical_probe(&c);
 	/* The recording starts here: auto's calibration is part of it (calib.h). */
 	c.run.start_ns = collect_now();
 	if (c.o.duration_ns)
@@ -181,6 +184,7 @@ main(int argc, char **argv)
 	snprintf(c.run.release, sizeof(c.run.release), "%s", pf.release);
 	collect_offcpu_start(&c);
 	collect_heap_start(&c);
+	collect_physical_start(&c);
 	if (!c.o.host)
 		lifecycle_start(&c.lifecycle, c.o.pid, scope_cgroup_id(&c.scope), c.o.offcpu_btf,
 				c.o.verbose);

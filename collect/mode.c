@@ -25,6 +25,7 @@ static void
 heap_tick(void *arg)
 {
 	collect_heap_tick(arg);
+	collect_physical_tick(arg);
 }
 
 /* --unwind auto: the frame-pointer calibration on events that capture what both modes
@@ -37,6 +38,7 @@ calibrate(struct collect *c, int pidfd, int nthreads, int *resumed, struct calib
 	/* The allocations of the calibration are kept too, from before a launched command
 	 * runs (docs/heap.md). */
 	collect_heap_hold(c);
+	collect_physical_hold(c);
 	events_open(c, PERF_BOTH, nthreads);
 	if (c->o.launch_argv && !*resumed) {
 		launch_resume(c->o.pid);

@@ -24,31 +24,39 @@ offcpu_defaults(struct collect_opts *o)
 	o->offcpu_percent = RP_DEFAULT_OFFCPU_PROBABILITY;
 }
 
-/* cpu, heap and off-cpu, in the order given, duplicates removed. */
+/* cpu, heap, off-cpu, physical-alloc and physical-usage, in the order given, duplicates
+ * removed. */
 void
 offcpu_profiles(struct collect_opts *o, const char *list)
 {
-	static char kept[32];
+	static char kept[64];
+	static const char *const names[] = { "cpu", "heap", "off-cpu", "physical-alloc",
+					     "physical-usage" };
+	int cpu = 0;
+	int *flags[] = { &cpu, &o->heap, &o->offcpu, &o->physical_alloc, &o->physical_usage };
 	char *copy = strdup(list), *save = NULL;
 	if (!copy)
 		errx(1, "out of memory");
-	int cpu = 0;
-	o->offcpu = o->heap = 0;
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		*flags[i] = 0;
 	kept[0] = 0;
 	for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
-		int *flag = strcmp(p, "cpu") == 0 ? &cpu : strcmp(p, "off-cpu") == 0 ?
-			    &o->offcpu : strcmp(p, "heap") == 0 ? &o->heap : NULL;
-		if (!flag)
-			errx(1, "unknown profile '%s'", p);
-		if (!*flag)
+		size_t i = 0;
+		while (i < sizeof(names) / sizeof(names[0]) && strcmp(p, names[i]) != 0)
+			i++;
+		if (i == sizeof(names) / sizeof(names[0]))
+			errx(1, "unknown profile '%s' (cpu, heap, off-cpu, physical-alloc or "
+			     "physical-usage)", p);
+		if (!*flags[i])
 			snprintf(kept + strlen(kept), sizeof(kept) - strlen(kept), "%s%s",
 				 kept[0] ? "," : "", p);
-		*flag = 1;
+		*flags[i] = 1;
 	}
 	free(copy);
-	if (!cpu && !o->offcpu && !o->heap)
+	if (!kept[0])
 		errx(1, "--profiles: empty list");
 	o->no_cpu = !cpu;
+	o->physical = o->physical_alloc || o->physical_usage;
 	o->profiles = kept;
 }
 

@@ -8,6 +8,7 @@
 
 #include "defaults.h"
 #include "heap.h"
+#include "physical.h"
 #include "offcpu.h"
 #include "opts.h"
 #include "parse.h"
@@ -50,6 +51,7 @@ static const struct option longopts[] = {
 	{ "offcpu-probability", required_argument, NULL, OPT_OFFCPU_PROBABILITY },
 	{ "alloc-interval", required_argument, NULL, OPT_ALLOC_INTERVAL },
 	{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
+	{ "physical-memory-probability", required_argument, NULL, OPT_PHYSICAL_PROBABILITY },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -101,12 +103,15 @@ usage(void)
 	       RP_DEFAULT_WINDOW ");\n"
 	       "                        with auto, a window whose frame-pointer stacks are\n"
 	       "                        under 90%% usable switches to dwarf for good\n"
-	       "  --profiles LIST       comma-separated: cpu, heap and/or off-cpu (default "
-	       RP_DEFAULT_PROFILES ")\n"
+	       "  --profiles LIST       comma-separated: cpu, heap, off-cpu, physical-alloc\n"
+	       "                        and/or physical-usage (default " RP_DEFAULT_PROFILES ")\n"
 	       "  --alloc-interval BYTES  heap: mean bytes between allocation samples (4096,\n"
 	       "                        512KiB, 1MiB; default " RP_DEFAULT_ALLOC_INTERVAL ")\n"
 	       "  --allocator FAMILY    heap: auto, rust or system (default "
 	       RP_DEFAULT_ALLOCATOR ")\n"
+	       "  --physical-memory-probability P  physical-alloc, physical-usage: sample P%% of\n"
+	       "                        the target's page allocations (1..100, default "
+	       D(RP_DEFAULT_PHYSICAL_MEMORY_PROBABILITY) ")\n"
 	       "  --offcpu-phase PHASE  blocked, runqueue or all (default " RP_DEFAULT_OFFCPU_PHASE
 	       ")\n"
 	       "  --offcpu-min-duration-us N  drop off-CPU intervals shorter than N us\n"
@@ -191,6 +196,9 @@ opt_value(struct collect_opts *o, int c, const char *arg)
 	case OPT_ALLOCATOR:
 		heap_option(o, c, arg);
 		break;
+	case OPT_PHYSICAL_PROBABILITY:
+		physical_option(o, arg);
+		break;
 	case OPT_KIND:
 		if (strcmp(arg, "pid") != 0 && strcmp(arg, "launch") != 0)
 			errx(1, "--kind: unknown kind '%s' (pid or launch)", arg);
@@ -230,7 +238,7 @@ host(struct collect_opts *o, int profiles_given)
 {
 	if (!profiles_given)
 		offcpu_profiles(o, "cpu"); /* the default's heap has no target */
-	if (o->heap || o->offcpu)
+	if (o->heap || o->offcpu || o->physical)
 		errx(1, "--host records the cpu profile only (--profiles cpu)");
 	o->kind = "host";
 }
@@ -267,7 +275,8 @@ opts_parse(int argc, char **argv, struct collect_opts *o)
 	opt_value(o, OPT_UNWIND, RP_DEFAULT_UNWIND);
 	offcpu_defaults(o);
 	heap_defaults(o);
-	int launch = 0, profiles_given = 0;
+	o->physical_percent = RP_DEFAULT_PHYSICAL_MEMORY_PROBABILITY;
+	int launch = 0, profiles_given = 0, percent_given = 0;
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:hv", longopts, NULL)) != -1) {
@@ -294,7 +303,11 @@ opts_parse(int argc, char **argv, struct collect_opts *o)
 		else
 			opt_value(o, c, optarg);
 		profiles_given |= c == OPT_PROFILES;
+		percent_given |= c == OPT_PHYSICAL_PROBABILITY;
 	}
+	if (percent_given && !o->physical)
+		errx(1, "--physical-memory-probability applies to the physical-alloc and "
+		     "physical-usage profiles only");
 	if (launch) {
 		if (o->pid || o->docker || o->k8s_pod || o->host)
 			errx(1, "--launch and a target selector are mutually exclusive");

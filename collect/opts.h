@@ -39,6 +39,9 @@ struct collect_opts {
 	int heap;                       /* heap requested */
 	uint64_t alloc_interval;        /* --alloc-interval, bytes */
 	const char *allocator;          /* --allocator: auto, rust or system */
+	int physical_alloc, physical_usage; /* physical-alloc, physical-usage requested */
+	int physical;                   /* either of them */
+	unsigned physical_percent;      /* --physical-memory-probability, 1..100 */
 	int host;                       /* --host: every process of the machine, no target */
 	struct cpusel cpuid;            /* --cpuid: the CPUs sampled (all online without) */
 	int require_hw;                 /* --require-hardware-pmu: no CPU-clock fallback */

@@ -7,12 +7,14 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bpfcount.h"
 #include "bpflog.h"
+#include "held.h"
 #include "physical.skel.h"
 #include "physical_shared.h"
 #include "stream.h"
@@ -29,7 +31,13 @@ struct physical {
 	uint64_t malformed;
 	struct emit *out;               /* during a drain */
 	struct fr_page_alloc fr;        /* scratch */
+	void (*seen)(void *arg, uint32_t pid);
+	void *arg;
+	int hold;                       /* physical_hold: records go to held */
+	struct held held;
 };
+
+#define HOLD_MAX (32u << 20)
 
 static void
 reason(int rc, const char *step, char *why, size_t whylen)
@@ -50,22 +58,25 @@ keep_below(unsigned probability)
 }
 
 struct physical *
-physical_open(pid_t pid, unsigned probability, int verbose, char *why, size_t whylen)
+physical_open(const struct physical_config *cfg, char *why, size_t whylen)
 {
 	struct physical *p = calloc(1, sizeof(*p));
 	if (!p) {
 		snprintf(why, whylen, "out of memory");
 		return NULL;
 	}
-	bpflog_reset(verbose);
+	p->seen = cfg->seen;
+	p->arg = cfg->arg;
+	bpflog_reset(cfg->verbose);
 	int rc = -EINVAL;
 	const char *step = "load";
 	if (!(p->skel = physical_bpf__open())) {
 		rc = -errno;
 		goto fail;
 	}
-	p->skel->rodata->target_tgid = (__u32)pid;
-	p->skel->rodata->keep_below = keep_below(probability);
+	p->skel->rodata->target_tgid = (__u32)cfg->pid;
+	p->skel->rodata->target_cgroup = cfg->cgroup_id;
+	p->skel->rodata->keep_below = keep_below(cfg->probability);
 	p->skel->rodata->wakeup_bytes = (1u << 22) / 2;
 	if ((rc = physical_bpf__load(p->skel)) != 0)
 		goto fail;
@@ -114,17 +125,42 @@ put_alloc(struct physical *p, const struct phys_alloc_event *e)
 	a->flags = e->flags & (PAGE_UNTRACKED | PAGE_NO_STACK);
 	a->nuser = (uint16_t)n;
 	memcpy(a->ips, e->ips, n * sizeof(a->ips[0]));
+	if (p->seen)
+		p->seen(p->arg, a->pid);
 	emit_page_alloc(p->out, a);
+}
+
+static void write_record(struct physical *p, const void *data, size_t len);
+
+/* The bytes of an allocation record up to its last return address. */
+static size_t
+used_len(const void *data, size_t len)
+{
+	const struct phys_alloc_event *e = data;
+	if (len < sizeof(*e) || e->kind != PHYS_EV_ALLOC)
+		return len;
+	uint32_t n = e->nips > PHYS_MAX_DEPTH ? PHYS_MAX_DEPTH : e->nips;
+	return offsetof(struct phys_alloc_event, ips) + n * sizeof(e->ips[0]);
 }
 
 static int
 ring_event(void *ctx, void *data, size_t len)
 {
 	struct physical *p = ctx;
+	if (p->hold)
+		held_add(&p->held, data, used_len(data, len), offsetof(struct phys_alloc_event, ips));
+	else
+		write_record(p, data, len);
+	return 0;
+}
+
+static void
+write_record(struct physical *p, const void *data, size_t len)
+{
 	const struct phys_free_event *f = data;
 	if (len < sizeof(*f) || f->order > STREAM_MAX_PAGE_ORDER) {
 		p->malformed++;
-		return 0;
+		return;
 	}
 	if (f->kind == PHYS_EV_FREE) {
 		struct fr_page_free v = { f->time, f->pid, f->pfn, f->order };
@@ -134,7 +170,6 @@ ring_event(void *ctx, void *data, size_t len)
 	} else {
 		p->malformed++;
 	}
-	return 0;
 }
 
 /* The program's counters, summed over the CPUs, as FR_LOST of what grew. */
@@ -158,7 +193,62 @@ physical_drain(struct physical *p, struct emit *out, uint64_t now)
 {
 	p->out = out;
 	ring_buffer__consume(p->rb);
-	put_counters(p, now);
+	/* Held: the counters go out with what was held, at the release. */
+	if (!p->hold)
+		put_counters(p, now);
+	p->out = NULL;
+}
+
+void
+physical_hold(struct physical *p)
+{
+	p->hold = 1;
+	p->held.max = HOLD_MAX;
+}
+
+/* A held record, whole again: the ring's fixed size with the stack it kept, or without
+ * one when it was cut at the bound. */
+static void
+release_one(struct physical *p, const void *rec, size_t n, int cut)
+{
+	static struct phys_alloc_event scratch;
+	memset(&scratch, 0, sizeof(scratch));
+	memcpy(&scratch, rec, n);
+	if (scratch.kind != PHYS_EV_ALLOC) {
+		write_record(p, &scratch, n);
+		return;
+	}
+	if (cut) {
+		scratch.flags |= PHYS_EV_NO_STACK;
+		scratch.nips = 0;
+	}
+	write_record(p, &scratch, sizeof(scratch));
+}
+
+void
+physical_release(struct physical *p, struct emit *out, uint64_t until, uint64_t now)
+{
+	if (!p->hold)
+		return;
+	if (p->held.at == 0 || until == UINT64_MAX)
+		ring_buffer__consume(p->rb);
+	p->out = out;
+	const void *rec;
+	size_t n;
+	int cut;
+	while (held_next(&p->held, until, &rec, &n, &cut))
+		release_one(p, rec, n, cut);
+	if (until == UINT64_MAX) {
+		p->hold = 0;
+		if (p->held.cut) {
+			struct fr_lost l = { now, p->held.cut, LOST_PAGE_STACK };
+			emit_lost(out, &l);
+		}
+		p->malformed += p->held.failed;
+		held_free(&p->held);
+		p->out = NULL;
+		physical_drain(p, out, now);
+	}
 	p->out = NULL;
 }
 
@@ -169,5 +259,6 @@ physical_close(struct physical *p)
 		return;
 	ring_buffer__free(p->rb);
 	physical_bpf__destroy(p->skel);
+	held_free(&p->held);
 	free(p);
 }

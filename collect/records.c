@@ -363,6 +363,7 @@ records_replay(struct collect *c)
 			last = rd64((const uint8_t *)h + 24);
 			/* The calibration's allocations, in time order with its samples. */
 			collect_heap_release(c, last);
+			collect_physical_release(c, last);
 		}
 		records_handle(c, h);
 		off += h->size;

@@ -61,6 +61,7 @@ after_calibration(struct collect *c)
 	for (size_t i = 0; i < c->perf.nrings; i++)
 		perf_ring_read(&c->perf, &c->perf.rings[i], records_handle, c, 1);
 	collect_heap_release(c, UINT64_MAX);
+	collect_physical_release(c, UINT64_MAX);
 }
 
 void

@@ -251,7 +251,9 @@ synth_target(struct collect *c, uint64_t since)
 		.unwind_mode = str_of(u->mode),
 		.unwind_reason = str_of(u->reason),
 		.profiles = str_of(c->o.profiles),
-		.flags = (c->offcpu.prog ? TARGET_OFFCPU : 0) | (c->heap.prog ? TARGET_HEAP : 0),
+		.flags = (c->offcpu.prog ? TARGET_OFFCPU : 0) | (c->heap.prog ? TARGET_HEAP : 0) |
+			 (c->physical.prog ? TARGET_PHYSICAL : 0),
+		.physical_percent = c->physical.prog ? c->o.physical_percent : 0,
 		.kernel_release = str_of(c->run.release),
 		.calib_samples = u->calib.samples,
 		.calib_mapped_permille = u->calib.mapped_permille,

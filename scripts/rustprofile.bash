@@ -46,7 +46,7 @@ _rustprofile() {
 		_rustprofile_reply -W "${pids[*]}"
 		return 0 ;;
 	--profiles)
-		_rustprofile_reply -W "cpu heap off-cpu cpu,heap cpu,off-cpu cpu,heap,off-cpu"
+		_rustprofile_reply -W "cpu heap off-cpu physical-alloc physical-usage cpu,heap cpu,off-cpu cpu,heap,off-cpu physical-alloc,physical-usage"
 		return 0 ;;
 	--unwind) _rustprofile_reply -W "auto fp dwarf"; return 0 ;;
 	--allocator) _rustprofile_reply -W "auto rust system"; return 0 ;;
@@ -56,6 +56,7 @@ _rustprofile() {
 	--otlp-compression) _rustprofile_reply -W "none gzip"; return 0 ;;
 	--docker-container | --k8s-pod | --container | --duration | --window | --alloc-interval | \
 	--offcpu-min-duration-us | --offcpu-ring-buffer | --offcpu-probability | --cpu-frequency | \
+	--physical-memory-probability | \
 	--keep-windows | --max-stacks | --max-pending-events | --event-reorder-window | \
 	--max-threads | --cpuid | --debuginfod | --max-timeline-samples | --completion-budget | \
 	--otlp-endpoint | --otlp-header | --otlp-timeout | --resource-attribute | --event | \
@@ -65,7 +66,7 @@ _rustprofile() {
 
 	local common="--duration --window --output --profiles --alloc-interval --allocator
 		--offcpu-phase --offcpu-min-duration-us --offcpu-ring-buffer --offcpu-btf
-		--offcpu-probability --unwind --allow-partial --cpu-frequency --keep-windows
+		--offcpu-probability --physical-memory-probability --unwind --allow-partial --cpu-frequency --keep-windows
 		--max-stacks --max-pending-events --event-reorder-window --max-threads --symbol-dir
 		--debuginfod --svg --collapsed --json-windows --firefox-profile --max-timeline-samples
 		--completion-budget --otlp-endpoint --otlp-header --otlp-timeout --otlp-compression

@@ -84,7 +84,7 @@ driver_defaults() {
 				fail "$stage --help: $o does not say 'default $want'"
 		done
 	done <<-EOF
-		collect --window --cpu-frequency --unwind --profiles --offcpu-phase --offcpu-min-duration-us --offcpu-ring-buffer --offcpu-probability --max-module-cache
+		collect --window --cpu-frequency --unwind --profiles --offcpu-phase --offcpu-min-duration-us --offcpu-ring-buffer --offcpu-probability --physical-memory-probability --max-module-cache
 		aggregate --window --max-stacks --max-pending-events --event-reorder-window
 		commit --keep-windows
 		fanout --completion-budget
