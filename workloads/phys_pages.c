@@ -1,5 +1,5 @@
 /*
- * phys_pages [KEEP_PAGES [CHURN_PAGES [SECONDS]]]: known physical page allocations for the
+ * phys_pages [KEEP_PAGES [CHURN_PAGES [SECONDS [HOLD]]]]: known physical page allocations for the
  * physical memory profiles (docs/physical.md).
  *
  *   keep_pages   maps KEEP_PAGES anonymous pages (default 20000), touches each once (one
@@ -9,8 +9,9 @@
  *
  * Transparent huge pages are refused (MADV_NOHUGEPAGE) so that each touch is one 4 KiB
  * page.  At exit it prints the truth on stdout: "page_size N", "keep_pages N",
- * "churn_pages N".  It waits a second before and after, so a recording started next to it
- * sees every touch and the kept pages at a window's end.
+ * "churn_pages N".  It waits a second before and HOLD seconds after (default 1), the kept
+ * pages still mapped, so a recording started next to it sees every touch and the kept
+ * pages at a window's end.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,12 +65,13 @@ main(int argc, char **argv)
 	size_t keep = argc > 1 ? strtoul(argv[1], NULL, 10) : 20000;
 	size_t churn = argc > 2 ? strtoul(argv[2], NULL, 10) : 200000;
 	unsigned seconds = argc > 3 ? (unsigned)strtoul(argv[3], NULL, 10) : 2;
+	unsigned hold = argc > 4 ? (unsigned)strtoul(argv[4], NULL, 10) : 1;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 
 	sleep(1);
 	unsigned char *kept = keep_pages(keep, page);
 	churn_pages(churn, page, seconds);
-	sleep(1);
+	sleep(hold);
 	printf("page_size %zu\nkeep_pages %zu\nchurn_pages %zu\n", page, keep, churn);
 	fflush(stdout);
 	sink = kept[0];

@@ -1,0 +1,86 @@
+#!/usr/bin/env bats
+# --profiles physical-alloc and physical-usage: the kernel's page allocator tracepoints
+# (bpf/physical.bpf.c), checked against the bundled phys_pages workload, which touches a
+# known number of pages through keep_pages (kept until it exits) and churn_pages (unmapped
+# at once); every physical file is read back by go tool pprof.
+
+load helper
+load derived
+
+setup_file() {
+	build_streamgen
+}
+
+setup() {
+	require_root
+	open_tmpdirs
+	out=$BATS_TEST_TMPDIR/out
+}
+
+teardown() {
+	stop_workload
+}
+
+# cum_of PROFILE FUNCTION INDEX: the cumulative bytes under FUNCTION for sample INDEX.
+cum_of() {
+	pprof -top -cum -unit=B -nodecount=1000 -sample_index="$3" "$1" |
+		awk -v f="$2" '$6 == f { sub("B", "", $4); print $4; found = 1; exit }
+			END { if (!found) print 0 }'
+}
+
+# truth FILE KEY: the value phys_pages printed for KEY.
+truth() {
+	awk -v k="$2" '$1 == k { v = $2 } END { print v + 0 }' "$1"
+}
+
+# near A B PERCENT: A within PERCENT% of B (B > 0).
+near() {
+	awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d
+		exit !(b > 0 && d <= b * p / 100) }'
+}
+
+# count TYPE STREAM: frames of TYPE in a saved stream.
+count() {
+	"$STREAMGEN" dump <"$2" | grep -c "^$1\$" || true
+}
+
+@test "physical: collect sees every page the workload touches, and their frees" {
+	"$RP_BIN/collect" --launch --profiles physical-alloc,physical-usage --unwind fp \
+		--duration 20s -- "$RP_WORKLOADS/phys_pages" 20000 100000 1 >"$BATS_TEST_TMPDIR/s.rps" \
+		2>"$BATS_TEST_TMPDIR/err"
+	pages=$((20000 + 100000))
+	allocs=$(count page-alloc "$BATS_TEST_TMPDIR/s.rps")
+	frees=$(count page-free "$BATS_TEST_TMPDIR/s.rps")
+	# Page tables and the program's own start add a few pages; none is missed.
+	[ "$allocs" -ge "$pages" ] && [ "$allocs" -le $((pages * 105 / 100)) ] ||
+		fail "$allocs page allocations for $pages touched pages"
+	# The kept pages are freed at the exit, which the final drain still reads.
+	[ "$frees" -ge $((pages * 98 / 100)) ] || fail "$frees frees of $allocs allocations"
+	"$STREAMGEN" unpack <"$BATS_TEST_TMPDIR/s.rps" | grep -m1 '^target ' | grep -q 'physical_percent=100'
+}
+
+@test "physical: at probability 10 about a tenth of the pages are sampled" {
+	"$RP_BIN/collect" --launch --profiles physical-alloc --physical-memory-probability 10 \
+		--unwind fp --duration 20s -- "$RP_WORKLOADS/phys_pages" 20000 100000 1 \
+		>"$BATS_TEST_TMPDIR/s.rps" 2>"$BATS_TEST_TMPDIR/err"
+	allocs=$(count page-alloc "$BATS_TEST_TMPDIR/s.rps")
+	near "$allocs" 12000 10 || fail "$allocs sampled of 120000"
+}
+
+@test "physical: bad options are one-line errors" {
+	for p in 0 101 half; do
+		run -1 "$RP" record --pid 1 --profiles physical-alloc \
+			--physical-memory-probability "$p" --output "$out"
+		assert_output --partial "--physical-memory-probability"
+		[ "${#lines[@]}" -eq 1 ]
+	done
+	run -1 "$RP" record --pid 1 --profiles cpu --physical-memory-probability 10 --output "$out"
+	assert_output --partial "applies to the physical-alloc and physical-usage profiles only"
+	run -1 "$RP" record --host --profiles cpu,physical-usage --output "$out"
+	assert_output --partial "--host records the cpu profile only"
+	[ ! -e "$out" ]
+}
+
+@test "physical: --check loads the page allocator program" {
+	run -0 "$RP_BIN/collect" --check --launch --profiles physical-alloc,physical-usage
+}
