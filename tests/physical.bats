@@ -84,3 +84,67 @@ count() {
 @test "physical: --check loads the page allocator program" {
 	run -0 "$RP_BIN/collect" --check --launch --profiles physical-alloc,physical-usage
 }
+
+# launch_pages DIR PROFILES PERCENT ARGS...: phys_pages under launch, its truth in DIR.truth.
+launch_pages() {
+	local dir=$1 profiles=$2 percent=$3
+	shift 3
+	run -0 "$RP" launch --profiles "$profiles" --physical-memory-probability "$percent" \
+		--unwind fp --window 1s --output "$dir" -- "$RP_WORKLOADS/phys_pages" "$@"
+	printf '%s\n' "$output" >"$dir.truth"
+}
+
+@test "physical-usage: the kept pages are in use within 10% while they are, and gone after" {
+	launch_pages "$out" cpu,physical-usage 100 20000 100000 1 3
+	want=$(($(truth "$out.truth" keep_pages) * $(truth "$out.truth" page_size)))
+	n=0 best=0
+	for f in $(outputs "$out" physical-usage pb.gz); do
+		v=$(cum_of "$out/$f" keep_pages inuse_space)
+		# Never more than the kept pages: every freed page was seen freed.
+		[ "$v" -le $((want * 110 / 100)) ] || fail "$f: keep_pages in use $v > $want"
+		near "$v" "$want" 10 && n=$((n + 1))
+		c=$(cum_of "$out/$f" churn_pages inuse_space)
+		[ "$c" -le $((want / 10)) ] || fail "$f: churn_pages in use $c, all were unmapped"
+	done
+	# The workload holds its pages 3 s after the churn: windows of 1 s end in that time.
+	[ "$n" -ge 2 ] || fail "only $n windows with the kept pages in use"
+	# Its exit freed them: the last window's snapshot has none.
+	last=$(outputs "$out" physical-usage pb.gz | tail -n 1)
+	[ "$(cum_of "$out/$last" keep_pages inuse_space)" -le $((want / 10)) ]
+	# A snapshot spans no time.
+	pprof -raw "$out/$last" | grep -q "^Duration: 0s" || pprof -raw "$out/$last" | grep -qv "^Duration"
+	[ -z "$(outputs "$out" physical-alloc pb.gz)" ]
+}
+
+@test "physical-alloc: at probability 10 the allocation volume is within 15%" {
+	launch_pages "$out" physical-alloc 10 20000 200000 2
+	page=$(truth "$out.truth" page_size)
+	keep=0 churn=0
+	for f in $(outputs "$out" physical-alloc pb.gz); do
+		keep=$((keep + $(cum_of "$out/$f" keep_pages alloc_space)))
+		churn=$((churn + $(cum_of "$out/$f" churn_pages alloc_space)))
+	done
+	near "$keep" $(($(truth "$out.truth" keep_pages) * page)) 15 || fail "keep_pages $keep"
+	near "$churn" $(($(truth "$out.truth" churn_pages) * page)) 15 || fail "churn_pages $churn"
+	d=$(outputs "$out" diagnostics json | tail -n 1)
+	jq -e '.physical.probability == 10 and (.physical.limitations | length) > 0 and
+		(.written_profiles | index("physical-alloc"))' "$out/$d"
+	[ -z "$(outputs "$out" physical-usage pb.gz)" ] && [ -z "$(outputs "$out" cpu pb.gz)" ]
+}
+
+@test "physical: a replayed stream gives the same physical files" {
+	run -0 "$RP" launch --profiles physical-alloc,physical-usage --unwind fp --window 1s \
+		--save-stream "$BATS_TEST_TMPDIR/s.rps" --output "$out" -- \
+		"$RP_WORKLOADS/phys_pages" 5000 20000 1
+	run -0 "$RP" replay --input "$BATS_TEST_TMPDIR/s.rps" --module-cache "$out/.modules" \
+		--output "$out.replay"
+	for kind in physical-alloc physical-usage; do
+		a=$(outputs "$out" $kind pb.gz)
+		b=$(outputs "$out.replay" $kind pb.gz)
+		[ "$a" = "$b" ] && [ -n "$a" ]
+		for f in $a; do
+			diff <(pprof -raw "$out/$f" | grep -v '^Time:') \
+				<(pprof -raw "$out.replay/$f" | grep -v '^Time:')
+		done
+	done
+}
