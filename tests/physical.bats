@@ -111,8 +111,11 @@ launch_pages() {
 	# Its exit freed them: the last window's snapshot has none.
 	last=$(outputs "$out" physical-usage pb.gz | tail -n 1)
 	[ "$(cum_of "$out/$last" keep_pages inuse_space)" -le $((want / 10)) ]
-	# A snapshot spans no time.
-	pprof -raw "$out/$last" | grep -q "^Duration: 0s" || pprof -raw "$out/$last" | grep -qv "^Duration"
+	# A snapshot spans no time (pprof prints no Duration for 0), a CPU window does.
+	pprof -raw "$out/$last" >"$BATS_TEST_TMPDIR/raw"
+	grep -q '^Comment: a snapshot' "$BATS_TEST_TMPDIR/raw"
+	! grep -q '^Duration:' "$BATS_TEST_TMPDIR/raw"
+	pprof -raw "$out/$(outputs "$out" cpu pb.gz | head -n 1)" | grep -q '^Duration: 1s'
 	[ -z "$(outputs "$out" physical-alloc pb.gz)" ]
 }
 
