@@ -114,7 +114,7 @@ launch_pages() {
 	# A snapshot spans no time (pprof prints no Duration for 0), a CPU window does.
 	pprof -raw "$out/$last" >"$BATS_TEST_TMPDIR/raw"
 	grep -q '^Comment: a snapshot' "$BATS_TEST_TMPDIR/raw"
-	! grep -q '^Duration:' "$BATS_TEST_TMPDIR/raw"
+	if grep -q '^Duration:' "$BATS_TEST_TMPDIR/raw"; then fail "the snapshot has a duration"; fi
 	pprof -raw "$out/$(outputs "$out" cpu pb.gz | head -n 1)" | grep -q '^Duration: 1s'
 	[ -z "$(outputs "$out" physical-alloc pb.gz)" ]
 }
