@@ -117,6 +117,22 @@ finish(struct collect *c, int reason)
 	free(c->snap.v);
 }
 
+/* --check: the options and the probes of each profile, without recording; the preflight of
+ * the target (pf) unless a command would be launched. */
+static int
+check_only(struct collect *c, struct preflight *pf)
+{
+	if (pf)
+		preflight_run(&c->o, pf);
+	else
+		scope_check(c->o.allow_partial);
+	evsource_choose(&c->ev, c->o.freq, c->o.no_cpu, c->o.require_hw);
+	collect_offcpu_probe(c);
+	collect_heap_probe(c);
+	collect_physical_probe(c);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -131,24 +147,12 @@ main(int argc, char **argv)
 	/* Not root: the preflight says so first. */
 	if (geteuid() == 0)
 		need_tracefs(c.o.verbose);
-	if (c.o.check && c.o.launch_argv) {
-		scope_check(c.o.allow_partial);
-		evsource_choose(&c.ev, c.o.freq, c.o.no_cpu, c.o.require_hw);
-		collect_offcpu_probe(&c);
-		collect_heap_probe(&c);
-		collect_physical_probe(&c);
-		return 0;
-	}
+	if (c.o.check && c.o.launch_argv)
+		return check_only(&c, NULL);
 	if (c.o.docker || c.o.k8s_pod)
 		follow_resolve(&c);
-	if (c.o.check) {
-		preflight_run(&c.o, &pf);
-		evsource_choose(&c.ev, c.o.freq, c.o.no_cpu, c.o.require_hw);
-		collect_offcpu_probe(&c);
-		collect_heap_probe(&c);
-		collect_physical_probe(&c);
-		return 0;
-	}
+	if (c.o.check)
+		return check_only(&c, &pf);
 	if (c.o.launch_argv)
 		c.o.pid = launch_start(c.o.launch_argv, c.o.launch_stdout_fd,
 				       c.o.launch_stderr_fd);

@@ -162,7 +162,7 @@ check_stopped_run() {
 	# The driver ended the stopped emitter (SIGTERM, then SIGCONT), which left no temporary
 	# file behind.
 	for _ in $(seq 50); do kill -0 "$svgpid" 2>/dev/null || break; sleep 0.1; done
-	! kill -0 "$svgpid" 2>/dev/null
+	! kill -0 "$svgpid" 2>/dev/null || fail "line 165: the negated check succeeded"
 	svgpid=
 	run -0 bash -c 'ls -A "$1" | grep "^\." | grep -v "^\.modules\$" || true' _ "$out"
 	[ -z "$output" ]
@@ -187,7 +187,7 @@ wait_rp() {
 		pgrep -f "collect .*--module-cache $out/.modules" >/dev/null || break
 		sleep 0.1
 	done
-	! pgrep -f "collect .*--module-cache $out/.modules" >/dev/null
+	! pgrep -f "collect .*--module-cache $out/.modules" >/dev/null || fail "line 190: the negated check succeeded"
 	sleep 1
 	kill -0 "$rp"
 	kill -TERM "$rp"

@@ -283,7 +283,7 @@ bad_value() {
 	run -0 jq -e '.final_window' "$out/${ds[2]}"
 	# The stopped emitter was ended, and no temporary file is left.
 	for _ in $(seq 50); do kill -0 "$svgpid" 2>/dev/null || break; sleep 0.1; done
-	! kill -0 "$svgpid" 2>/dev/null
+	! kill -0 "$svgpid" 2>/dev/null || fail "line 286: the negated check succeeded"
 	run -0 bash -c 'ls -A "$1" | grep "^\." | grep -v "^\.modules\$" || true' _ "$out"
 	[ -z "$output" ]
 }

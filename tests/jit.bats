@@ -201,7 +201,7 @@ while time.time() < end:
 	run -0 "$RP" record --pid "$wpid" --duration 2s --window 2s --profiles cpu --output "$out"
 	rm -f /tmp/perf-"$wpid".map
 	[ ! -e "$(ls -d "$out"/.modules/.jit/*/"$wpid" 2>/dev/null)/perf.map" ]
-	! grep -rq root: "$out/.modules"
+	! grep -rq root: "$out/.modules" || fail "line 204: the negated check succeeded"
 }
 
 @test "retention: a session's JIT files go with the last of its windows" {

@@ -351,7 +351,7 @@ path_of() {
 		run replay fp --window 5s --otlp-endpoint "http://127.0.0.1:$PORT"
 	assert_success
 	grep -qx "header x-who: profiles env" "$RECV/req-1.meta"
-	! grep -q "x-other" "$RECV/req-1.meta"
+	! grep -q "x-other" "$RECV/req-1.meta" || fail "line 354: the negated check succeeded"
 	grep -qx "encoding gzip" "$RECV/req-1.meta"
 	rm -rf "$OUT"/*
 	OTEL_EXPORTER_OTLP_PROFILES_HEADERS="x-who=profiles" OTEL_EXPORTER_OTLP_PROFILES_COMPRESSION=gzip \
@@ -415,7 +415,7 @@ path_of() {
 	assert_success
 	grep -q "Bearer $cli" "$RECV/req-0.meta"     # it was sent
 	refute_output --partial "$cli"
-	! grep -rq "$cli" "$OUT"
+	! grep -rq "$cli" "$OUT" || fail "line 418: the negated check succeeded"
 	jq -r .otlp.error "$OUT"/diagnostics-*-000000-*.json | grep -qx 'HTTP 400: bad request with Authorization: \*\*\*'
 	rm -rf "$OUT"/*
 	OTEL_EXPORTER_OTLP_PROFILES_HEADERS="x-api-key=$envs" \
@@ -423,7 +423,7 @@ path_of() {
 	assert_success
 	grep -q "x-api-key: $envs" "$RECV/req-2.meta"
 	refute_output --partial "$envs"
-	! grep -rq "$envs" "$OUT"
+	! grep -rq "$envs" "$OUT" || fail "line 426: the negated check succeeded"
 	# a bad header is named by its key, never by its value
 	rm -rf "$OUT"/*
 	OTEL_EXPORTER_OTLP_HEADERS="x-api-key=$envs%0A" run replay fp --otlp-endpoint "http://127.0.0.1:$PORT"

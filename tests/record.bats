@@ -195,7 +195,7 @@ teardown() {
 	svg=$out/$(outputs "$out" cpu svg | tail -n 1)
 	xmllint --noout "$svg"
 	grep -q hot_a "$svg"
-	! grep -qi '<script' "$svg"
+	! grep -qi '<script' "$svg" || fail "line 198: the negated check succeeded"
 	col=$out/$(outputs "$out" cpu collapsed | tail -n 1)
 	grep -q '^cpu_split;.*;dispatch;hot_a [0-9]*$' "$col"
 	d=$out/$(outputs "$out" diagnostics json | tail -n 1)

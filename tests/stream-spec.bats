@@ -66,7 +66,7 @@ by_type() {
 	diff "$BATS_TEST_TMPDIR/table" "$BATS_TEST_TMPDIR/doc"
 	# The check sees a field out of place: a layout with two fields swapped differs.
 	sed -i '0,/u32 pid, u32 tid/s//u32 tid, u32 pid/' "$BATS_TEST_TMPDIR/doc"
-	! diff -q "$BATS_TEST_TMPDIR/table" "$BATS_TEST_TMPDIR/doc"
+	! diff -q "$BATS_TEST_TMPDIR/table" "$BATS_TEST_TMPDIR/doc" || fail "line 69: the negated check succeeded"
 }
 
 # ---- the text form: streamgen pack and unpack ----
