@@ -130,6 +130,9 @@ put_stats(struct windows *w, uint32_t reason, uint64_t end)
 	if (w->heap)
 		e.nstats += heap_agg_stats(w->heap, e.stats + e.nstats,
 					   (uint16_t)(STREAM_MAX_STATS - e.nstats));
+	if (w->phys)
+		e.nstats += physical_agg_stats(w->phys, e.stats + e.nstats,
+					       (uint16_t)(STREAM_MAX_STATS - e.nstats));
 	e.nstats += debuginfod_stats(w, e.stats + e.nstats,
 				     (uint16_t)(STREAM_MAX_STATS - e.nstats));
 	if (w->have_jit)
@@ -213,6 +216,8 @@ close_window(struct windows *w, uint32_t reason, uint64_t end)
 		return -1;
 	if (w->heap && heap_agg_put(w->heap, w->out, w->index, w->start) < 0)
 		return -1;
+	if (w->phys && physical_agg_put(w->phys, w->out, w->index, w->start) < 0)
+		return -1;
 	if (w->st.dropped) {
 		char text[200];
 		int n = snprintf(text, sizeof(text), "stack cap of %zu distinct stacks reached: "
@@ -237,6 +242,11 @@ close_window(struct windows *w, uint32_t reason, uint64_t end)
 		if (heap_agg_next(w->heap) < 0)
 			return -1;
 		heap_agg_window(w->heap, w->index);
+	}
+	if (w->phys) {
+		if (physical_agg_next(w->phys) < 0)
+			return -1;
+		physical_agg_window(w->phys, w->index);
 	}
 	return 0;
 }
