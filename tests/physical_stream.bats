@@ -286,7 +286,7 @@ diag() {
 	local d=$BATS_TEST_TMPDIR/em s
 	phys_stream physical-alloc,physical-usage 10 | "$STREAMGEN" pack | "$RP_BIN/aggregate" \
 		>"$BATS_TEST_TMPDIR/agg"
-	for s in emit-svg emit-collapsed emit-firefox emit-json; do
+	for s in emit-svg emit-collapsed emit-firefox emit-json emit-otlp; do
 		rm -rf "$d" && mkdir -p "$d"
 		"$RP_BIN/$s" --output "$d" <"$BATS_TEST_TMPDIR/agg" >"$d.stream" 2>"$d.err" ||
 			fail "$s: $(cat "$d.err")"
