@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aggout.h"
 #include "stackset.h"
 #include "stacktab.h"
 
@@ -338,19 +339,15 @@ heap_agg_put(struct heap_agg *h, struct stream_writer *out, uint32_t index, uint
 	const struct heap_stats *st = &h->st;
 	if (!st->dropped_alloc_objects && !st->dropped_inuse_objects)
 		return 0;
-	char text[300];
-	int n = snprintf(text, sizeof(text), "heap stack cap of %zu distinct stacks reached: "
-			 "%llu allocations (%llu bytes) and %llu live (%llu bytes) omitted",
-			 h->max_stacks, (unsigned long long)st->dropped_alloc_objects,
-			 (unsigned long long)st->dropped_alloc_space,
-			 (unsigned long long)st->dropped_inuse_objects,
-			 (unsigned long long)st->dropped_inuse_space);
-	struct fr_warning w = { start, { text, (uint16_t)(n < (int)sizeof(text) ? n :
-						       (int)sizeof(text) - 1) } };
-	return stream_put_warning(out, &w);
+	return agg_warning(out, start, "heap stack cap of %zu distinct stacks reached: "
+			   "%llu allocations (%llu bytes) and %llu live (%llu bytes) omitted",
+			   h->max_stacks, (unsigned long long)st->dropped_alloc_objects,
+			   (unsigned long long)st->dropped_alloc_space,
+			   (unsigned long long)st->dropped_inuse_objects,
+			   (unsigned long long)st->dropped_inuse_space);
 }
 
-#define STAT(k, v) { .key = { k, sizeof(k) - 1 }, .value = (v) }
+#define STAT AGG_STAT
 
 uint16_t
 heap_agg_stats(const struct heap_agg *h, struct fr_stat *stats, uint16_t room)
@@ -380,11 +377,7 @@ heap_agg_stats(const struct heap_agg *h, struct fr_stat *stats, uint16_t room)
 		STAT("heap.max_stacks", h->max_stacks),
 		STAT("heap.resets", s->resets),
 	};
-	uint16_t n = sizeof(all) / sizeof(all[0]);
-	if (n > room)
-		n = room;
-	memcpy(stats, all, n * sizeof(all[0]));
-	return n;
+	return agg_copy_stats(all, sizeof(all) / sizeof(all[0]), stats, room);
 }
 
 /* The next window: allocations restart, stacks without live blocks go. */

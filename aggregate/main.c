@@ -14,6 +14,9 @@
  * one with a `since` time (the unwind fallback) until the windows that start before it are.
  * FR_OFFCPU_STACK pieces wait in their own bounded queue and are cut at window ends
  * (offcpu.h); their windows' off-CPU stacks go out as FR_WINDOW_OFFCPU_STACK.
+ * Heap frames (heap.h) and page frames (physical.h) wait in the reorder buffer with the
+ * stacks; their windows go out as FR_WINDOW_HEAP_STACK and FR_WINDOW_PAGE_STACK.  A page loss
+ * while physical-usage is asked stops the stage before the window open is written.
  * Windows are as long as the first FR_TARGET says the recording was made with (collect's
  * --window; lib/defaults.h's default when it does not say, as from import); --window
  * overrides that for a replay.

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "aggout.h"
 #include "defs.h"
 
 int
@@ -147,20 +148,16 @@ physical_agg_put(struct physical_agg *p, struct stream_writer *out, uint32_t ind
 	const struct physical_stats *st = &p->st;
 	if (!st->dropped_alloc_pages && !st->dropped_usage_pages)
 		return 0;
-	char text[300];
-	int n = snprintf(text, sizeof(text), "physical stack cap of %zu distinct stacks "
-			 "reached: %llu allocated pages (%llu bytes) and %llu tracked pages "
-			 "(%llu bytes) omitted", p->core.max_stacks,
-			 (unsigned long long)st->dropped_alloc_pages,
-			 (unsigned long long)st->dropped_alloc_bytes,
-			 (unsigned long long)st->dropped_usage_pages,
-			 (unsigned long long)st->dropped_usage_bytes);
-	struct fr_warning w = { start, { text, (uint16_t)(n < (int)sizeof(text) ? n :
-						       (int)sizeof(text) - 1) } };
-	return stream_put_warning(out, &w);
+	return agg_warning(out, start, "physical stack cap of %zu distinct stacks reached: "
+			   "%llu allocated pages (%llu bytes) and %llu tracked pages (%llu bytes) "
+			   "omitted", p->core.max_stacks,
+			   (unsigned long long)st->dropped_alloc_pages,
+			   (unsigned long long)st->dropped_alloc_bytes,
+			   (unsigned long long)st->dropped_usage_pages,
+			   (unsigned long long)st->dropped_usage_bytes);
 }
 
-#define STAT(k, v) { .key = { k, sizeof(k) - 1 }, .value = (v) }
+#define STAT AGG_STAT
 
 uint16_t
 physical_agg_stats(const struct physical_agg *p, struct fr_stat *stats, uint16_t room)
@@ -190,11 +187,7 @@ physical_agg_stats(const struct physical_agg *p, struct fr_stat *stats, uint16_t
 		STAT("physical.max_stacks", p->core.max_stacks),
 		STAT("physical.probability_percent", p->percent),
 	};
-	uint16_t n = sizeof(all) / sizeof(all[0]);
-	if (n > room)
-		n = room;
-	memcpy(stats, all, n * sizeof(all[0]));
-	return n;
+	return agg_copy_stats(all, sizeof(all) / sizeof(all[0]), stats, room);
 }
 
 int
