@@ -47,13 +47,18 @@ setup() {
 }
 
 # chain [AGGREGATE OPTIONS]: the text on stdin packed and through aggregate, emit-pprof and
-# commit into $D; aggregate's stderr in $D.err, the three statuses in $D.status.
+# commit (with $COMMIT_OPTS) into $D, empty but for the files $PLANT names; aggregate's
+# stderr in $D.err, the three statuses in $D.status.
 chain() {
+	local f
 	rm -rf "$D" && mkdir -p "$D"
+	for f in ${PLANT:-}; do
+		echo planted >"$D/$f"
+	done
 	set +e
 	"$STREAMGEN" pack | "$RP_BIN/aggregate" "$@" 2>"$D.err" |
 		"$RP_BIN/emit-pprof" --output "$D" 2>/dev/null |
-		"$RP_BIN/commit" --output "$D" >/dev/null 2>&1
+		"$RP_BIN/commit" --output "$D" ${COMMIT_OPTS:-} >/dev/null 2>&1
 	local st="${PIPESTATUS[*]}"
 	set -e
 	echo "${st#* }" >"$D.status"
@@ -182,7 +187,9 @@ diag() {
 }
 
 @test "physical-usage: a lost page event stops aggregate with one line; earlier windows stay" {
-	local lost
+	local lost w1=00c0ffee12345678-000001-1700000001000000000.pb.gz
+	# Temporary files of the window not published are swept at the end.
+	PLANT=".physical-usage-$w1.tmp-abc123 .physical-alloc-$w1.tmp-abc124"
 	for lost in "13 page events lost (the BPF ring buffer was full)" \
 		"14 sampled page allocations not tracked (the tracked-page table was full)"; do
 		phys_stream physical-alloc,physical-usage 10 '' \
@@ -195,7 +202,16 @@ diag() {
 		[ "$(outputs "$D" physical-usage pb.gz | wc -l)" -eq 1 ]
 		[ "$(outputs "$D" diagnostics json | wc -l)" -eq 1 ]
 		[ "$(diag 0 '.window_index')" = 0 ]
+		[ -z "$(ls -A "$D" | grep tmp-)" ]
 	done
+}
+
+@test "physical: --keep-windows removes an old window's physical files with the rest" {
+	phys_stream physical-alloc,physical-usage 10 | COMMIT_OPTS="--keep-windows 1" chain
+	[ "$(statuses)" = "0 0 0" ]
+	[ "$(ls "$D" | grep -c -- '-000000-')" -eq 0 ]
+	[ "$(outputs "$D" physical-alloc pb.gz | grep -c -- '-000001-')" -eq 1 ]
+	[ "$(outputs "$D" physical-usage pb.gz | grep -c -- '-000001-')" -eq 1 ]
 }
 
 @test "physical-alloc alone: lost page events are counted, the recording goes on" {
