@@ -318,3 +318,21 @@ diag() {
 	wait $!
 	[ -z "$stderr" ]
 }
+
+@test "physical: fanout's shed window leaves out its page stacks, keeps its page frees" {
+	local d=$BATS_TEST_TMPDIR/fo
+	mkdir -p "$d/out" && mkfifo "$d/in" "$d/back"
+	phys_stream physical-usage 100 '' \
+		'page-stack time=1000005000 pid=100 tid=100 pfn=0x7000 order=0 stack_flags=1 locs=3' |
+		"$STREAMGEN" pack | "$RP_BIN/aggregate" >"$d/agg"
+	# The branch starts late: window 1 ends while window 0 waits for it, and is shed.
+	{ sleep 1; "$RP_BIN/emit-collapsed" --output "$d/out" <"$d/in" | tee "$d/copy" >"$d/back"; } &
+	run -0 --separate-stderr timeout 30 "$RP_BIN/fanout" --branch "emit-collapsed=$d/in,$d/back" \
+		<"$d/agg"
+	wait $!
+	"$STREAMGEN" unpack <"$d/copy" >"$d/copy.txt"
+	grep -q '^page-free time=1000004000 ' "$d/copy.txt"
+	! grep -q '^page-stack time=1000005000 ' "$d/copy.txt"
+	[ "$(grep -c '^window-page-stack' "$d/copy.txt")" -eq 2 ]
+	[ "$(grep -c '^window-start' "$d/copy.txt")" -eq 1 ]
+}
