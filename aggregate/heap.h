@@ -20,7 +20,9 @@
 
 /* Sampled blocks tracked at once: more is a corrupt stream's doing (collect's program
  * tracks at most 262,144); further blocks count as allocations only. */
+#ifndef HEAP_AGG_MAX_LIVE /* the unit test's is small */
 #define HEAP_AGG_MAX_LIVE (1u << 22)
+#endif
 
 struct heap_entry {
 	uint64_t hash;

@@ -44,7 +44,7 @@ physical_scale(uint64_t raw, uint32_t percent)
 }
 
 static int
-on_alloc(struct physical_agg *p, const struct fr_page_stack *s)
+on_page(struct physical_agg *p, const struct fr_page_stack *s)
 {
 	struct heap_entry *e = heap_agg_entry(&p->core, s->pid, s->tid, s->locs, s->nlocs);
 	if (!e)
@@ -66,7 +66,7 @@ physical_agg_frame(struct physical_agg *p, const struct frame *f, char *err, siz
 	if (f->type == FR_PAGE_STACK) {
 		if (stream_get_page_stack(f, &u.s, err, errlen) < 0)
 			return -1;
-		if (on_alloc(p, &u.s) < 0) {
+		if (on_page(p, &u.s) < 0) {
 			snprintf(err, errlen, "out of memory");
 			return -1;
 		}
@@ -111,7 +111,7 @@ struct physical_put {
 /* One stack of the window: written with its allocations scaled, or counted as left out by
  * the stack cap. */
 static int
-put_stack(void *arg, const struct heap_entry *e, int admitted)
+put_page_stack(void *arg, const struct heap_entry *e, int admitted)
 {
 	static struct fr_window_page_stack ws;
 	struct physical_put *pp = arg;
@@ -143,7 +143,7 @@ physical_agg_put(struct physical_agg *p, struct stream_writer *out, uint32_t ind
 {
 	struct physical_put pp = { p, out, index };
 	physical_agg_window(p, index);
-	if (heap_agg_each(&p->core, put_stack, &pp) < 0)
+	if (heap_agg_each(&p->core, put_page_stack, &pp) < 0)
 		return -1;
 	const struct physical_stats *st = &p->st;
 	if (!st->dropped_alloc_pages && !st->dropped_usage_pages)

@@ -1,8 +1,11 @@
 /* aggregate's physical side: the scaling of sampled pages (rounded to the nearest,
  * saturating), the profiles a target asks for, which losses stop physical-usage, and the
- * arithmetic of tracked pages over the heap side's tables.  tests/physical_stream.bats
+ * arithmetic of tracked pages over the heap side's tables and their bound.  tests/physical_stream.bats
  * runs the same through the stages. */
-#include "../../aggregate/physical.h"
+/* The sources themselves, with a bound of 4 tracked allocations to reach. */
+#define HEAP_AGG_MAX_LIVE 4
+#include "../../aggregate/heap.c"
+#include "../../aggregate/physical.c"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -151,6 +154,28 @@ test_pages(struct stream_writer *out)
 	physical_agg_release(&p);
 }
 
+/* Past the bound, an allocation counts as allocated and as an eviction, not as tracked. */
+static void
+test_bound(struct stream_writer *out)
+{
+	struct physical_agg p;
+	CHECK(physical_agg_init(&p, 10) == 0);
+	target(&p, "physical-usage", 100);
+	for (uint64_t pfn = 1; pfn <= 6; pfn++)
+		page(&p, 1, pfn, 0, 0);
+	page_free(&p, 1);
+	page(&p, 1, 7, 0, 0);           /* room again */
+	CHECK(physical_agg_put(&p, out, 0, 0) == 0);
+	CHECK(stat(&p, "physical.tracked_evictions") == 2);
+	CHECK(stat(&p, "physical.alloc_pages") == 7 && stat(&p, "physical.usage_pages") == 4);
+	CHECK(stat(&p, "physical.tracked_allocations") == 4);
+	/* The evicted pages' frees match nothing. */
+	page_free(&p, 5);
+	page_free(&p, 6);
+	CHECK(stat(&p, "physical.unmatched_frees") == 2);
+	physical_agg_release(&p);
+}
+
 int
 main(void)
 {
@@ -164,6 +189,7 @@ main(void)
 	test_target();
 	test_lost();
 	test_pages(&out);
+	test_bound(&out);
 	stream_writer_release(&out);
 	stream_writer_release(&enc);
 	close(fd);
