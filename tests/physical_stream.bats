@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # The physical memory profiles from aggregate down (docs/physical.md), on crafted streams
 # (tests/tools/streamgen.c pack): aggregate's windows of page-stack and page-free frames,
-# emit-pprof's physical-alloc and physical-usage pprofs, commit's diagnostics.  No root.
+# emit-pprof's physical-alloc and physical-usage pprofs, commit's diagnostics.  No root, but
+# for the last case, a launch of the phys_pages workload through the whole pipeline.
 
 load helper
 
@@ -335,4 +336,26 @@ diag() {
 	! grep -q '^page-stack time=1000005000 ' "$d/copy.txt"
 	[ "$(grep -c '^window-page-stack' "$d/copy.txt")" -eq 2 ]
 	[ "$(grep -c '^window-start' "$d/copy.txt")" -eq 1 ]
+}
+
+@test "physical: a launch of phys_pages: usage holds the kept pages, alloc adds up to the touched" {
+	require_root
+	local d=$BATS_TEST_TMPDIR/live f sum=0 n=0 usage
+	mkdir -p "$d" && chmod a+rwx "$d"
+	open_tmpdirs
+	run -0 "$RP" launch --profiles cpu,physical-alloc,physical-usage --unwind fp --window 1s \
+		--output "$d" -- "$RP_WORKLOADS/phys_pages" 20000 100000 2 2
+	for f in $(outputs "$d" diagnostics json); do
+		sum=$((sum + $(jq '.physical.alloc_pages' "$d/$f")))
+		[ "$(jq '.physical.ring_buffer_drops + .physical.untracked_allocations' "$d/$f")" = 0 ]
+		n=$((n + 1))
+	done
+	[ "$n" -ge 3 ]
+	# Every touched page, and a few of the program's own (page tables, its start).
+	[ "$sum" -ge 120000 ] && [ "$sum" -le 126000 ] || fail "$sum pages allocated"
+	# A window in the hold: the 20000 kept pages (and a few more) still allocated.
+	f=$(outputs "$d" physical-usage pb.gz | tail -2 | head -1)
+	usage=$(pprof -raw "$d/$f" | awk '/^Samples:/ { on = 1; next } /^Locations/ { on = 0 }
+		on && $2 ~ /:$/ { s += $1 } END { print s + 0 }')
+	[ "$usage" -ge 20000 ] && [ "$usage" -le 21000 ] || fail "$usage pages in use in $f"
 }
