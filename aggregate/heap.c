@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aggout.h"
 #include "stackset.h"
 #include "stacktab.h"
 
@@ -66,20 +67,21 @@ rebuild(struct heap_agg *h, size_t nslots, int drop_idle)
 	return 0;
 }
 
-static struct heap_entry *
-entry_get(struct heap_agg *h, const struct fr_heap_stack *s)
+struct heap_entry *
+heap_agg_entry(struct heap_agg *h, uint32_t pid, uint32_t tid, const uint32_t *locs,
+	       uint16_t nlocs)
 {
-	uint64_t hash = stack_key_hash(s->pid, s->tid, s->locs, s->nlocs);
+	uint64_t hash = stack_key_hash(pid, tid, locs, nlocs);
 	size_t j = hash & (h->nslots - 1);
 	for (struct heap_entry *e; (e = h->slots[j]); j = (j + 1) & (h->nslots - 1))
-		if (e->hash == hash && e->pid == s->pid && e->tid == s->tid &&
-		    e->nlocs == s->nlocs && !memcmp(e->locs, s->locs, s->nlocs * sizeof(s->locs[0])))
+		if (e->hash == hash && e->pid == pid && e->tid == tid && e->nlocs == nlocs &&
+		    !memcmp(e->locs, locs, nlocs * sizeof(locs[0])))
 			return e;
-	struct heap_entry *e = calloc(1, sizeof(*e) + s->nlocs * sizeof(s->locs[0]));
+	struct heap_entry *e = calloc(1, sizeof(*e) + nlocs * sizeof(locs[0]));
 	if (!e)
 		return NULL;
-	*e = (struct heap_entry){ .hash = hash, .pid = s->pid, .tid = s->tid, .nlocs = s->nlocs };
-	memcpy(e->locs, s->locs, s->nlocs * sizeof(s->locs[0]));
+	*e = (struct heap_entry){ .hash = hash, .pid = pid, .tid = tid, .nlocs = nlocs };
+	memcpy(e->locs, locs, nlocs * sizeof(locs[0]));
 	h->slots[j] = e;
 	h->n++;
 	/* Keep the load under one half so probes stay short. */
@@ -141,24 +143,19 @@ grow_buckets(struct heap_agg *h)
 	return 0;
 }
 
-static int
-on_alloc(struct heap_agg *h, const struct fr_heap_stack *s)
+int
+heap_agg_add(struct heap_agg *h, struct heap_entry *e, uint32_t pid, uint64_t addr,
+	     uint64_t size, uint64_t weight, int track)
 {
-	struct heap_entry *e = entry_get(h, s);
-	if (!e)
-		return -1;
-	h->st.samples++;
-	h->st.usable += !!(s->stack_flags & STACK_USABLE);
-	h->st.unusable += !(s->stack_flags & STACK_USABLE);
 	if (e->admitted != h->window && h->admitted < h->max_stacks) {
 		e->admitted = h->window;
 		h->admitted++;
 	}
-	e->alloc_objects += s->weight;
-	e->alloc_space += s->weight * s->size;
-	if (s->flags & ALLOC_UNTRACKED)
+	e->alloc_objects += weight;
+	e->alloc_space += weight * size;
+	if (!track)
 		return 0;
-	struct heap_block **pp = block_at(h, s->pid, s->addr);
+	struct heap_block **pp = block_at(h, pid, addr);
 	if (*pp)
 		block_drop(h, pp); /* its free was lost: the address is taken again */
 	if (h->nblocks >= HEAP_AGG_MAX_LIVE) {
@@ -168,18 +165,41 @@ on_alloc(struct heap_agg *h, const struct fr_heap_stack *s)
 	if (h->nblocks >= h->nbuckets * 2) {
 		if (grow_buckets(h) < 0)
 			return -1;
-		pp = block_at(h, s->pid, s->addr);
+		pp = block_at(h, pid, addr);
 	}
 	struct heap_block *b = malloc(sizeof(*b));
 	if (!b)
 		return -1;
-	*b = (struct heap_block){ *pp, s->addr, s->size, s->weight, s->pid, e };
+	*b = (struct heap_block){ *pp, addr, size, weight, pid, e };
 	*pp = b;
 	h->nblocks++;
 	e->nlive++;
-	e->inuse_objects += s->weight;
-	e->inuse_space += s->weight * s->size;
+	e->inuse_objects += weight;
+	e->inuse_space += weight * size;
 	return 0;
+}
+
+int
+heap_agg_drop(struct heap_agg *h, uint32_t pid, uint64_t addr)
+{
+	struct heap_block **pp = block_at(h, pid, addr);
+	if (!*pp)
+		return 0;
+	block_drop(h, pp);
+	return 1;
+}
+
+static int
+on_alloc(struct heap_agg *h, const struct fr_heap_stack *s)
+{
+	struct heap_entry *e = heap_agg_entry(h, s->pid, s->tid, s->locs, s->nlocs);
+	if (!e)
+		return -1;
+	h->st.samples++;
+	h->st.usable += !!(s->stack_flags & STACK_USABLE);
+	h->st.unusable += !(s->stack_flags & STACK_USABLE);
+	return heap_agg_add(h, e, s->pid, s->addr, s->size, s->weight,
+			    !(s->flags & ALLOC_UNTRACKED));
 }
 
 static void
@@ -259,13 +279,9 @@ heap_agg_lost(struct heap_agg *h, const struct fr_lost *l)
 	return c != NULL;
 }
 
-/* The window's stacks: those with allocations in it or live blocks.  A stack that only
- * carries live blocks from before is admitted now, while there is room. */
-static int
-put_stacks(struct heap_agg *h, struct stream_writer *out, uint32_t index)
+int
+heap_agg_each(struct heap_agg *h, heap_agg_put_fn *put, void *arg)
 {
-	static struct fr_window_heap_stack ws;
-	struct heap_stats *st = &h->st;
 	for (size_t i = 0; i < h->nslots; i++) {
 		struct heap_entry *e = h->slots[i];
 		if (!e || (!e->alloc_objects && !e->nlive))
@@ -274,51 +290,64 @@ put_stacks(struct heap_agg *h, struct stream_writer *out, uint32_t index)
 			e->admitted = h->window;
 			h->admitted++;
 		}
-		if (e->admitted != h->window) {
-			st->dropped_alloc_objects += e->alloc_objects;
-			st->dropped_alloc_space += e->alloc_space;
-			st->dropped_inuse_objects += e->inuse_objects;
-			st->dropped_inuse_space += e->inuse_space;
-			continue;
-		}
-		ws = (struct fr_window_heap_stack){ .index = index, .pid = e->pid, .tid = e->tid,
-			.alloc_objects = e->alloc_objects, .alloc_space = e->alloc_space,
-			.inuse_objects = e->inuse_objects, .inuse_space = e->inuse_space,
-			.nlocs = e->nlocs };
-		memcpy(ws.locs, e->locs, e->nlocs * sizeof(e->locs[0]));
-		st->alloc_objects += e->alloc_objects;
-		st->alloc_space += e->alloc_space;
-		st->inuse_objects += e->inuse_objects;
-		st->inuse_space += e->inuse_space;
-		st->distinct++;
-		if (stream_put_window_heap_stack(out, &ws) < 0)
+		if (put(arg, e, e->admitted == h->window) < 0)
 			return -1;
 	}
 	return 0;
 }
 
+struct heap_put {
+	struct heap_agg *h;
+	struct stream_writer *out;
+	uint32_t index;
+};
+
+/* One stack of the window: written, or counted as left out by the stack cap. */
+static int
+put_stack(void *arg, const struct heap_entry *e, int admitted)
+{
+	static struct fr_window_heap_stack ws;
+	struct heap_put *hp = arg;
+	struct heap_stats *st = &hp->h->st;
+	if (!admitted) {
+		st->dropped_alloc_objects += e->alloc_objects;
+		st->dropped_alloc_space += e->alloc_space;
+		st->dropped_inuse_objects += e->inuse_objects;
+		st->dropped_inuse_space += e->inuse_space;
+		return 0;
+	}
+	ws = (struct fr_window_heap_stack){ .index = hp->index, .pid = e->pid, .tid = e->tid,
+		.alloc_objects = e->alloc_objects, .alloc_space = e->alloc_space,
+		.inuse_objects = e->inuse_objects, .inuse_space = e->inuse_space,
+		.nlocs = e->nlocs };
+	memcpy(ws.locs, e->locs, e->nlocs * sizeof(e->locs[0]));
+	st->alloc_objects += e->alloc_objects;
+	st->alloc_space += e->alloc_space;
+	st->inuse_objects += e->inuse_objects;
+	st->inuse_space += e->inuse_space;
+	st->distinct++;
+	return stream_put_window_heap_stack(hp->out, &ws);
+}
+
 int
 heap_agg_put(struct heap_agg *h, struct stream_writer *out, uint32_t index, uint64_t start)
 {
+	struct heap_put hp = { h, out, index };
 	heap_agg_window(h, index);
-	if (put_stacks(h, out, index) < 0)
+	if (heap_agg_each(h, put_stack, &hp) < 0)
 		return -1;
 	const struct heap_stats *st = &h->st;
 	if (!st->dropped_alloc_objects && !st->dropped_inuse_objects)
 		return 0;
-	char text[300];
-	int n = snprintf(text, sizeof(text), "heap stack cap of %zu distinct stacks reached: "
-			 "%llu allocations (%llu bytes) and %llu live (%llu bytes) omitted",
-			 h->max_stacks, (unsigned long long)st->dropped_alloc_objects,
-			 (unsigned long long)st->dropped_alloc_space,
-			 (unsigned long long)st->dropped_inuse_objects,
-			 (unsigned long long)st->dropped_inuse_space);
-	struct fr_warning w = { start, { text, (uint16_t)(n < (int)sizeof(text) ? n :
-						       (int)sizeof(text) - 1) } };
-	return stream_put_warning(out, &w);
+	return agg_warning(out, start, "heap stack cap of %zu distinct stacks reached: "
+			   "%llu allocations (%llu bytes) and %llu live (%llu bytes) omitted",
+			   h->max_stacks, (unsigned long long)st->dropped_alloc_objects,
+			   (unsigned long long)st->dropped_alloc_space,
+			   (unsigned long long)st->dropped_inuse_objects,
+			   (unsigned long long)st->dropped_inuse_space);
 }
 
-#define STAT(k, v) { .key = { k, sizeof(k) - 1 }, .value = (v) }
+#define STAT AGG_STAT
 
 uint16_t
 heap_agg_stats(const struct heap_agg *h, struct fr_stat *stats, uint16_t room)
@@ -348,11 +377,7 @@ heap_agg_stats(const struct heap_agg *h, struct fr_stat *stats, uint16_t room)
 		STAT("heap.max_stacks", h->max_stacks),
 		STAT("heap.resets", s->resets),
 	};
-	uint16_t n = sizeof(all) / sizeof(all[0]);
-	if (n > room)
-		n = room;
-	memcpy(stats, all, n * sizeof(all[0]));
-	return n;
+	return agg_copy_stats(all, sizeof(all) / sizeof(all[0]), stats, room);
 }
 
 /* The next window: allocations restart, stacks without live blocks go. */

@@ -20,7 +20,9 @@
 
 /* Sampled blocks tracked at once: more is a corrupt stream's doing (collect's program
  * tracks at most 262,144); further blocks count as allocations only. */
+#ifndef HEAP_AGG_MAX_LIVE /* the unit test's is small */
 #define HEAP_AGG_MAX_LIVE (1u << 22)
+#endif
 
 struct heap_entry {
 	uint64_t hash;
@@ -77,5 +79,22 @@ int heap_agg_put(struct heap_agg *h, struct stream_writer *out, uint32_t index,
 uint16_t heap_agg_stats(const struct heap_agg *h, struct fr_stat *stats, uint16_t room);
 int heap_agg_next(struct heap_agg *h);
 void heap_agg_release(struct heap_agg *h);
+
+/* The stack table and the live table for another front end over the same arithmetic
+ * (physical.h: a page allocation is a block at its pfn). */
+/* The entry of stack (pid, tid, locs), made when new; NULL when out of memory. */
+struct heap_entry *heap_agg_entry(struct heap_agg *h, uint32_t pid, uint32_t tid,
+				  const uint32_t *locs, uint16_t nlocs);
+/* weight samples of size at addr for e's stack, in the open window (admitted under the
+ * stack cap), and with track a live block of (pid, addr) replacing one whose free was
+ * lost (HEAP_AGG_MAX_LIVE bounds them: more count as evictions).  0, or -1 out of memory. */
+int heap_agg_add(struct heap_agg *h, struct heap_entry *e, uint32_t pid, uint64_t addr,
+		 uint64_t size, uint64_t weight, int track);
+/* The live block of (pid, addr) goes: 1, or 0 when there is none. */
+int heap_agg_drop(struct heap_agg *h, uint32_t pid, uint64_t addr);
+/* Each stack of the closing window (allocations in it or live blocks), admitted when
+ * there is room: put(arg, e, admitted) for each; the first failure (-1) stops. */
+typedef int heap_agg_put_fn(void *arg, const struct heap_entry *e, int admitted);
+int heap_agg_each(struct heap_agg *h, heap_agg_put_fn *put, void *arg);
 
 #endif

@@ -14,6 +14,9 @@
  * one with a `since` time (the unwind fallback) until the windows that start before it are.
  * FR_OFFCPU_STACK pieces wait in their own bounded queue and are cut at window ends
  * (offcpu.h); their windows' off-CPU stacks go out as FR_WINDOW_OFFCPU_STACK.
+ * Heap frames (heap.h) and page frames (physical.h) wait in the reorder buffer with the
+ * stacks; their windows go out as FR_WINDOW_HEAP_STACK and FR_WINDOW_PAGE_STACK.  A page loss
+ * while physical-usage is asked stops the stage before the window open is written.
  * Windows are as long as the first FR_TARGET says the recording was made with (collect's
  * --window; lib/defaults.h's default when it does not say, as from import); --window
  * overrides that for a replay.
@@ -68,8 +71,8 @@ usage(FILE *f, int status)
 		"  --event-reorder-window DURATION tolerated timestamp skew, <= window "
 		"(default " RP_DEFAULT_EVENT_REORDER_WINDOW ")\n"
 		"  --windows-only                  write the windows, not the stacks, off-CPU pieces\n"
-		"                                  and heap events they count (for a chain without\n"
-		"                                  emit-firefox or emit-otlp --timeline)\n"
+		"                                  and heap and page events they count (for a chain\n"
+		"                                  without emit-firefox or emit-otlp --timeline)\n"
 		"  --check                         validate the options and exit\n");
 	exit(status);
 }
@@ -142,6 +145,7 @@ struct agg {
 	struct windows win;
 	struct offcpu_agg off; /* off-CPU pieces: their own queue, the same windows */
 	struct heap_agg heap;  /* sampled heap state, from heap frames released in order */
+	struct physical_agg phys; /* sampled page state, from page frames the same way */
 	struct forget_q forget; /* ended threads and processes, until no window names them */
 	uint64_t newest;    /* newest event time seen */
 	uint64_t released;  /* everything at or before this time has been released */
@@ -165,14 +169,17 @@ forward(struct agg *a, const struct frame *f)
 		die_output(a);
 }
 
-/* A released heap frame: the windows move on to its time, and it counts in the open one. */
+/* A released heap or page frame: the windows move on to its time, and it counts in the
+ * open one. */
 static int
 heap_one(struct agg *a, const struct frame *f, uint64_t time)
 {
 	char e[200];
+	int page = f->type == FR_PAGE_STACK || f->type == FR_PAGE_FREE;
 	if (windows_heap_at(&a->win, time) < 0)
 		return -1;
-	if (heap_agg_frame(&a->heap, f, e, sizeof(e)) < 0)
+	if ((page ? physical_agg_frame(&a->phys, f, e, sizeof(e)) :
+		    heap_agg_frame(&a->heap, f, e, sizeof(e))) < 0)
 		errx(1, "%s: %s", a->in.name, e);
 	return 0;
 }
@@ -266,13 +273,16 @@ on_stack(struct agg *a, const struct frame *f, const struct fr_stack *s)
 	queue(a, f, &ev);
 }
 
-/* Heap frames wait in the reorder buffer with the CPU stacks, in time order: a free must
- * not overtake its allocation, and each counts in the window of its time. */
+/* Heap and page frames wait in the reorder buffer with the CPU stacks, in time order: a
+ * free must not overtake its allocation, and each counts in the window of its time. */
 static void
 on_heap(struct agg *a, const struct frame *f, uint64_t time, uint32_t pid, uint32_t tid)
 {
 	struct stack_event ev = { .time = time, .pid = pid, .tid = tid, .type = f->type };
-	a->win.heap = &a->heap;
+	if (f->type == FR_PAGE_STACK || f->type == FR_PAGE_FREE)
+		a->win.phys = &a->phys;
+	else
+		a->win.heap = &a->heap;
 	queue(a, f, &ev);
 }
 
@@ -299,6 +309,10 @@ on_target(struct agg *a, const struct frame *f, const struct fr_target *t)
 		a->win.off = &a->off;
 	if (t->flags & TARGET_HEAP)
 		a->win.heap = &a->heap;
+	if (t->flags & TARGET_PHYSICAL) {
+		a->win.phys = &a->phys;
+		physical_agg_target(&a->phys, t);
+	}
 	/* Every target frame of a recording carries the same probability. */
 	a->off.percent = t->offcpu_percent;
 	/* After an exec the new target describes the windows after the exec only. */
@@ -316,10 +330,17 @@ on_target(struct agg *a, const struct frame *f, const struct fr_target *t)
 	return 0;
 }
 
+/* An explicit loss of page events while physical-usage is asked stops the recording with
+ * no further window: the window open, whose usage is wrong, is not published. */
 static void
 on_lost(struct agg *a, const struct fr_lost *l)
 {
-	if (heap_agg_lost(&a->heap, l))
+	int page = physical_agg_lost(&a->phys, l);
+	if (page < 0)
+		errx(1, "%s", a->phys.err);
+	if (page)
+		a->win.phys = &a->phys;
+	else if (heap_agg_lost(&a->heap, l))
 		a->win.heap = &a->heap;
 	else if (offcpu_agg_lost(&a->off, l))
 		a->win.off = &a->off;
@@ -374,6 +395,12 @@ on_frame(struct agg *a, const struct frame *f)
 		return 0;
 	case FR_HEAP_RESET:
 		on_heap(a, f, u.heap_reset.time, u.heap_reset.pid, 0);
+		return 0;
+	case FR_PAGE_STACK:
+		on_heap(a, f, u.page_stack.time, u.page_stack.pid, u.page_stack.tid);
+		return 0;
+	case FR_PAGE_FREE:
+		on_heap(a, f, u.page_free.time, u.page_free.pid, 0);
 		return 0;
 	case FR_TARGET:
 		if (on_target(a, f, &u.target))
@@ -433,6 +460,7 @@ agg_init(struct agg *a)
 	if (reorder_init(&a->ro, env.max_pending) < 0 || windows_init(&a->win, &a->out, &o) < 0)
 		return -1;
 	if (heap_agg_init(&a->heap, env.max_stacks) < 0 ||
+	    physical_agg_init(&a->phys, env.max_stacks) < 0 ||
 	    offcpu_agg_init(&a->off, env.max_stacks, env.max_pending) < 0)
 		return -1;
 	a->off.keep_pieces = !env.windows_only;

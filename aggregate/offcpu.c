@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aggout.h"
 #include "grow.h"
 #include "window.h"
 
@@ -307,16 +308,11 @@ offcpu_agg_put(struct offcpu_agg *o, struct stream_writer *out, uint32_t index,
 		if (stream_put_window_offcpu_stack(out, &ws) < 0)
 			return -1;
 	}
-	if (o->st.dropped_ns || o->st.dropped) {
-		char text[200];
-		int n = snprintf(text, sizeof(text), "off-CPU stack cap of %zu distinct stacks "
-				 "reached: %llu intervals (%llu ns) omitted", max_stacks,
-				 (unsigned long long)weigh(o, o->st.dropped),
-				 (unsigned long long)weigh(o, o->st.dropped_ns));
-		struct fr_warning wr = { start, { text, (uint16_t)n } };
-		if (stream_put_warning(out, &wr) < 0)
-			return -1;
-	}
+	if (o->st.dropped_ns || o->st.dropped)
+		return agg_warning(out, start, "off-CPU stack cap of %zu distinct stacks reached: "
+				   "%llu intervals (%llu ns) omitted", max_stacks,
+				   (unsigned long long)weigh(o, o->st.dropped),
+				   (unsigned long long)weigh(o, o->st.dropped_ns));
 	return 0;
 }
 
@@ -349,11 +345,7 @@ offcpu_agg_stats(const struct offcpu_agg *o, struct fr_stat *stats, uint16_t roo
 		STAT("recorded_intervals", s->intervals),
 		STAT("unsampled_switch_outs", s->unsampled),
 	};
-	uint16_t n = sizeof(all) / sizeof(all[0]);
-	if (n > room)
-		n = room;
-	memcpy(stats, all, n * sizeof(all[0]));
-	return n;
+	return agg_copy_stats(all, sizeof(all) / sizeof(all[0]), stats, room);
 }
 
 void

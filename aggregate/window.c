@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aggout.h"
+
 int
 windows_init(struct windows *w, struct stream_writer *out, const struct window_opts *o)
 {
@@ -36,17 +38,7 @@ windows_origin(struct windows *w, uint64_t t)
 	w->end = t + w->width;
 }
 
-#define STAT(k, v) { .key = { k, sizeof(k) - 1 }, .value = (v) }
-
-/* At most room of the n statistics of all into st: how many. */
-static uint16_t
-copy_stats(const struct fr_stat *all, size_t n, struct fr_stat *st, uint16_t room)
-{
-	if (n > room)
-		n = room;
-	memcpy(st, all, n * sizeof(all[0]));
-	return (uint16_t)n;
-}
+#define STAT AGG_STAT
 
 void
 windows_debuginfod(struct windows *w, const struct fr_debuginfod *d)
@@ -70,7 +62,8 @@ debuginfod_stats(const struct windows *w, struct fr_stat *st, uint16_t room)
 		STAT("debuginfod.oversized", d->oversized),
 		STAT("debuginfod.bytes_fetched", d->bytes_fetched),
 	};
-	return w->have_debuginfod ? copy_stats(all, sizeof(all) / sizeof(all[0]), st, room) : 0;
+	return w->have_debuginfod ? agg_copy_stats(all, sizeof(all) / sizeof(all[0]), st, room)
+				  : 0;
 }
 
 /* The jit diagnostics (docs/jit.md): unwind's totals as of the window's end. */
@@ -87,7 +80,7 @@ jit_stats(const struct fr_jit *j, struct fr_stat *stats, uint16_t room)
 		STAT("jit.malformed_entries", j->malformed),
 		STAT("jit.rereads", j->rereads),
 	};
-	return copy_stats(all, sizeof(all) / sizeof(all[0]), stats, room);
+	return agg_copy_stats(all, sizeof(all) / sizeof(all[0]), stats, room);
 }
 
 static int
@@ -130,6 +123,9 @@ put_stats(struct windows *w, uint32_t reason, uint64_t end)
 	if (w->heap)
 		e.nstats += heap_agg_stats(w->heap, e.stats + e.nstats,
 					   (uint16_t)(STREAM_MAX_STATS - e.nstats));
+	if (w->phys)
+		e.nstats += physical_agg_stats(w->phys, e.stats + e.nstats,
+					       (uint16_t)(STREAM_MAX_STATS - e.nstats));
 	e.nstats += debuginfod_stats(w, e.stats + e.nstats,
 				     (uint16_t)(STREAM_MAX_STATS - e.nstats));
 	if (w->have_jit)
@@ -213,16 +209,13 @@ close_window(struct windows *w, uint32_t reason, uint64_t end)
 		return -1;
 	if (w->heap && heap_agg_put(w->heap, w->out, w->index, w->start) < 0)
 		return -1;
-	if (w->st.dropped) {
-		char text[200];
-		int n = snprintf(text, sizeof(text), "stack cap of %zu distinct stacks reached: "
-				 "%llu samples (%llu ns) omitted", w->tab.max,
-				 (unsigned long long)w->st.dropped,
-				 (unsigned long long)w->st.dropped_ns);
-		struct fr_warning wr = { w->start, { text, (uint16_t)n } };
-		if (stream_put_warning(w->out, &wr) < 0)
-			return -1;
-	}
+	if (w->phys && physical_agg_put(w->phys, w->out, w->index, w->start) < 0)
+		return -1;
+	if (w->st.dropped && agg_warning(w->out, w->start, "stack cap of %zu distinct stacks "
+					  "reached: %llu samples (%llu ns) omitted", w->tab.max,
+					  (unsigned long long)w->st.dropped,
+					  (unsigned long long)w->st.dropped_ns) < 0)
+		return -1;
 	if (put_stats(w, reason, end) < 0 || stream_flush(w->out) < 0)
 		return -1;
 	w->published_any = 1;
@@ -237,6 +230,11 @@ close_window(struct windows *w, uint32_t reason, uint64_t end)
 		if (heap_agg_next(w->heap) < 0)
 			return -1;
 		heap_agg_window(w->heap, w->index);
+	}
+	if (w->phys) {
+		if (physical_agg_next(w->phys) < 0)
+			return -1;
+		physical_agg_window(w->phys, w->index);
 	}
 	return 0;
 }

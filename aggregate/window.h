@@ -10,6 +10,7 @@
 
 #include "heap.h"
 #include "offcpu.h"
+#include "physical.h"
 #include "reorder.h"
 #include "stacktab.h"
 #include "stream.h"
@@ -40,6 +41,7 @@ struct windows {
 	struct wstats st;
 	struct offcpu_agg *off; /* the off-CPU side of the same windows (offcpu.h) */
 	struct heap_agg *heap;  /* the heap side (heap.h), once the target has one */
+	struct physical_agg *phys; /* the physical side (physical.h), the same */
 	int have_debuginfod;    /* unwind's debuginfod counts, once a frame brought them */
 	struct fr_debuginfod debuginfod;
 	int have_jit;           /* unwind's JIT statistics, the latest (totals so far) */
@@ -61,7 +63,7 @@ uint64_t windows_set_width(struct windows *w, uint64_t width);
 void windows_origin(struct windows *w, uint64_t t);
 /* Adds one released stack sample.  0, or -1 on a write error / out of memory. */
 int windows_add(struct windows *w, const struct stack_event *s);
-/* A heap event at time was released: the windows move on to it (0, or -1 as above); one
+/* A heap or page event at time was released: the windows move on to it (0, or -1 as above); one
  * older than the open window counts in it, late. */
 int windows_heap_at(struct windows *w, uint64_t time);
 /* Closes every window that ends at or before t (an event at t is past them). */

@@ -30,6 +30,8 @@ static const struct kind_rule {
 	{ "cpu", "emit-pprof", "cpu", { "pb.gz" }, FILE_REQUIRED },
 	{ "off-cpu", "emit-pprof", "off-cpu", { "pb.gz" }, FILE_REQUIRED },
 	{ "heap", "emit-pprof", "heap", { "pb.gz" }, FILE_REQUIRED },
+	{ "physical-alloc", "emit-pprof", "physical-alloc", { "pb.gz" }, FILE_REQUIRED },
+	{ "physical-usage", "emit-pprof", "physical-usage", { "pb.gz" }, FILE_REQUIRED },
 	{ "svg-heap", "emit-svg", "heap", { "svg" }, 0 },
 	{ "collapsed-heap", "emit-collapsed", "heap", { "collapsed" }, 0 },
 	{ "svg-cpu", "emit-svg", "cpu", { "svg" }, 0 },

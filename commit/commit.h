@@ -38,6 +38,9 @@ struct commit_target {
 	char *allocator_requested, *allocator_detected, *allocator_module, *allocator_reason;
 	uint32_t allocator_complete;
 	char *heap_scope;
+	/* The physical side: the tracepoints run (TARGET_PHYSICAL), at this percentage. */
+	int physical;
+	uint32_t physical_percent;
 	/* The CPU profile's event, why it is not cycles, the CPUs sampled ("" for all). */
 	char *cpu_event, *cpu_event_reason, *cpu_list;
 };

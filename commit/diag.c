@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "defs.h"
 #include "json.h"
 #include "outname.h"
 
@@ -32,6 +33,7 @@ static const char *const reserved[] = {
 	"window_end_unix_nanos", "duration_nanos", "final_window", "written_at_unix_nanos",
 	"target", "requested_profiles", "written_profiles", "output_paths", "warnings",
 	"allocator_probe", "cpu", "event_order", "scope", "output_backpressure", "heap", "otlp",
+	"physical",
 };
 
 /* The heap members in the order readers see them (statistics "heap.x"), then the rest. */
@@ -42,8 +44,39 @@ static const char *const heap_documented[] = {
 	"ring_buffer_drops", "live_evictions", "unfinished_returns", "stack_failures",
 };
 
+/* The physical members in the order readers see them (statistics "physical.x"), then the
+ * rest; the probability is the target's. */
+static const char *const physical_documented[] = {
+	"alloc_pages", "alloc_bytes", "usage_pages", "usage_bytes",
+	"aggregation_dropped_alloc_pages", "aggregation_dropped_alloc_bytes",
+	"aggregation_dropped_usage_pages", "aggregation_dropped_usage_bytes",
+	"samples", "frees", "unmatched_frees", "tracked_pages", "ring_buffer_drops",
+	"untracked_allocations", "stack_failures", "tracked_evictions", "distinct_stacks",
+	"max_stacks", "probability_percent",
+};
+
+/* docs/physical.md, "Limitations", one sentence group each (tests/physical_stream.bats
+ * checks the page says the same). */
+static const char *const physical_limitations[] = {
+	"Not the process's RSS: pages allocated before the recording started are unknown, and "
+	"with a probability below 100 only the sampled pages count in `physical-usage`.",
+	"Pages are charged to the task that was running when they were allocated: readahead "
+	"done on the target's behalf by another task, and page cache pages later shared with "
+	"other processes, are not attributed to the target; shared pages stay with their "
+	"first owner.",
+	"A free is matched by pfn and the recorded order; a partial free of a higher-order "
+	"block (split pages) is seen only for the pfn that starts it.",
+	"Pages migrated or compacted by the kernel move to a new pfn without an allocation "
+	"event of the target: the old pfn is freed and the new one untracked.",
+	"Memory of the collector grows with the number of tracked pages and of distinct "
+	"stacks.",
+	"The tail of the ring is read at the end of a normal shutdown; frees that happen after "
+	"collect detached (the target's exit after the recording) are not seen.",
+};
+
 /* Profile kinds, as opposed to derived outputs such as "svg-cpu". */
-static const char *const profile_kinds[] = { "cpu", "heap", "off-cpu" };
+static const char *const profile_kinds[] = { "cpu", "heap", "off-cpu", "physical-alloc",
+					     "physical-usage" };
 
 #define LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -337,6 +370,44 @@ write_heap(struct json *j, const struct commit_target *t, const struct fr_window
 	json_object_end(j);
 }
 
+/* The physical object, with the physical profiles: the profiles asked, the probability,
+ * the window's physical statistics and the profiles' limitations. */
+static void
+write_physical(struct json *j, const struct commit_target *t, const struct fr_window_end *we)
+{
+	static const char *const names[] = { "physical-alloc", "physical-usage" };
+	struct str list = { t->profiles ? t->profiles : "",
+			    (uint16_t)(t->profiles ? strlen(t->profiles) : 0) };
+	int asked[2] = { defs_profile_named(list, names[0]), defs_profile_named(list, names[1]) };
+	char key[64];
+
+	if (!t->physical)
+		return;
+	json_key(j, "physical");
+	json_object_begin(j);
+	json_key(j, "profiles");
+	json_array_begin(j);
+	/* A target naming neither (a producer that predates the names) has both. */
+	for (int i = 0; i < 2; i++)
+		if (asked[i] || (!asked[0] && !asked[1]))
+			json_str(j, names[i]);
+	json_array_end(j);
+	json_ku64(j, "probability", t->physical_percent ? t->physical_percent : 100);
+	json_kstring(j, "scaled", "alloc_pages and alloc_bytes are scaled by 100/probability; "
+		     "usage_pages and usage_bytes count the tracked pages, unscaled");
+	for (size_t i = 0; i < LEN(physical_documented) - 1; i++) {
+		snprintf(key, sizeof(key), "physical.%s", physical_documented[i]);
+		json_ku64(j, physical_documented[i], stat_get(we, key));
+	}
+	write_group(j, we, "physical", 8, physical_documented, LEN(physical_documented));
+	json_key(j, "limitations");
+	json_array_begin(j);
+	for (size_t i = 0; i < LEN(physical_limitations); i++)
+		json_str(j, physical_limitations[i]);
+	json_array_end(j);
+	json_object_end(j);
+}
+
 /* The processes the window covers: requested and in effect ("process" or "cgroup"). */
 static void
 write_scope(struct json *j, const struct commit_target *t)
@@ -462,6 +533,7 @@ commit_diag_write(FILE *f, const struct commit *c, const struct commit_batch *b,
 	json_object_end(&j);
 	write_allocator_probe(&j, &c->target);
 	write_heap(&j, &c->target, b->end);
+	write_physical(&j, &c->target, b->end);
 	write_scope(&j, &c->target);
 	write_backpressure(&j, b->end);
 	write_otlp(&j, b->end);

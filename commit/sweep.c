@@ -58,8 +58,8 @@ skip(const char **s, const char *w)
 static int
 session_temp(const char *name)
 {
-	static const char *const prefixes[] = { "cpu-", "off-cpu-", "heap-", "firefox-",
-						"diagnostics-" };
+	static const char *const prefixes[] = { "cpu-", "off-cpu-", "heap-", "physical-alloc-",
+						"physical-usage-", "firefox-", "diagnostics-" };
 	static const char *const exts[] = { "pb.gz.tmp-", "svg.tmp-", "collapsed.tmp-",
 					    "json.gz.tmp-", "jslb.gz.tmp-", "json.tmp-" };
 	const char *p = name;

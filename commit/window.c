@@ -125,6 +125,8 @@ commit_set_target(struct commit *c, const struct fr_target *t)
 	d->allocator_reason = commit_xstrdup(t->allocator_reason);
 	d->allocator_complete = t->allocator_complete;
 	d->heap_scope = commit_xstrdup(t->heap_scope);
+	d->physical = (t->flags & TARGET_PHYSICAL) != 0;
+	d->physical_percent = t->physical_percent;
 	d->cpu_event = commit_xstrdup(t->cpu_event);
 	d->cpu_event_reason = commit_xstrdup(t->cpu_event_reason);
 	d->cpu_list = commit_xstrdup(t->cpu_list);

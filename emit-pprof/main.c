@@ -12,6 +12,9 @@
  * With off-CPU data (a target flagged TARGET_OFFCPU) the window's FR_WINDOW_OFFCPU_STACK
  * frames make a second, required profile "off-cpu-..." (intervals/count,
  * off_cpu/nanoseconds); a target whose profiles leave out cpu gets no CPU profile.
+ * A heap target's FR_WINDOW_HEAP_STACKs make "heap-..."; a physical one's
+ * FR_WINDOW_PAGE_STACKs "physical-alloc-..." and "physical-usage-..." as its profiles ask
+ * (docs/physical.md).
  * A corrupt or truncated stream stops it with a one-line reason and exit status 1 (4 when
  * the stream ended early, 3 when its reader stopped: lib/stream.h), after removing the
  * temporary files of the window it was writing, if any.
@@ -32,6 +35,7 @@ struct state {
 	struct profile prof;
 	struct profile off;     /* the off-CPU profile of the same window */
 	struct profile heap;    /* the heap profile of the same window */
+	struct profile palloc, pusage; /* its physical-alloc and physical-usage profiles */
 	struct gzfile gz;
 	char err[200];
 };
@@ -62,7 +66,8 @@ gzfail:
 static void
 write_kind(struct emitter *e, const struct emitter_profile *k)
 {
-	struct profile *p = k->heap ? &s.heap : k->offcpu ? &s.off : &s.prof;
+	struct profile *p = k->physical == 1 ? &s.palloc : k->physical == 2 ? &s.pusage :
+			    k->heap ? &s.heap : k->offcpu ? &s.off : &s.prof;
 
 	if (profile_end(p, &e->we, e->hdr.clock_offset_ns) < 0)
 		emitter_give_up(e, "%s: %s", e->in.name, p->err);
@@ -75,9 +80,9 @@ write_kind(struct emitter *e, const struct emitter_profile *k)
 static void
 end_window(struct emitter *e, struct fr_window_end *we)
 {
-	const struct profile *written[3] = { &s.prof, &s.off, &s.heap };
+	const struct profile *written[5] = { &s.prof, &s.off, &s.heap, &s.palloc, &s.pusage };
 
-	if (modules_announce(&e->out, we->index, written, 3) < 0)
+	if (modules_announce(&e->out, we->index, written, 5) < 0)
 		emitter_give_up(e, "%s: %s", e->out.name,
 				e->out.err[0] ? e->out.err : "out of memory");
 }
@@ -90,6 +95,10 @@ init(struct emitter *e)
 	s.off.offcpu = 1;
 	profile_init(&s.heap, &e->defs);
 	s.heap.heap = 1;
+	profile_init(&s.palloc, &e->defs);
+	s.palloc.physical = 1;
+	profile_init(&s.pusage, &e->defs);
+	s.pusage.physical = 2;
 }
 
 static void
@@ -100,14 +109,30 @@ release(struct emitter *e)
 	profile_release(&s.prof);
 	profile_release(&s.off);
 	profile_release(&s.heap);
+	profile_release(&s.palloc);
+	profile_release(&s.pusage);
 }
 
 static const char *
 begin(struct emitter *e, const struct fr_window_start *ws)
 {
 	if (profile_begin(&s.prof, ws) < 0 || (e->offcpu && profile_begin(&s.off, ws) < 0) ||
-	    (e->heap && profile_begin(&s.heap, ws) < 0))
-		return s.prof.err[0] ? s.prof.err : s.off.err[0] ? s.off.err : s.heap.err;
+	    (e->heap && profile_begin(&s.heap, ws) < 0) ||
+	    (e->physical_alloc && profile_begin(&s.palloc, ws) < 0) ||
+	    (e->physical_usage && profile_begin(&s.pusage, ws) < 0))
+		return s.prof.err[0] ? s.prof.err : s.off.err[0] ? s.off.err :
+		       s.heap.err[0] ? s.heap.err : s.palloc.err[0] ? s.palloc.err : s.pusage.err;
+	return NULL;
+}
+
+/* A page stack goes into each physical profile the window has. */
+static const char *
+page_stack(struct emitter *e, const struct fr_window_page_stack *st)
+{
+	if (e->physical_alloc && profile_add_page_stack(&s.palloc, st) < 0)
+		return s.palloc.err;
+	if (e->physical_usage && profile_add_page_stack(&s.pusage, st) < 0)
+		return s.pusage.err;
 	return NULL;
 }
 
@@ -146,6 +171,8 @@ static const struct emitter_ops pprof_ops = {
 	.begin = begin,
 	.stack = stack,
 	.heap_stack = heap_stack,
+	.page_stack = page_stack,
+	.physical = 1,
 	.profile = write_kind,
 	.end = end_window,
 };

@@ -16,6 +16,13 @@ enum {
 	"rustprofile attached (or since the last reset: an exec, a probe reattach); blocks " \
 	"already live at attach are unknown and excluded"
 
+/* The physical profiles' comments (docs/physical.md). */
+#define PHYSICAL_ALLOC_COMMENT "physical pages the kernel allocated to the target in the " \
+	"window, by the user stack that made it allocate them; sampled, scaled by " \
+	"100/--physical-memory-probability"
+#define PHYSICAL_USAGE_COMMENT "a snapshot at the window's end of the pages tracked since " \
+	"the recording started and still allocated, unscaled: not the process's RSS (pages " \
+	"allocated before the recording, or not sampled, are unknown); do not sum windows"
 
 void
 profile_init(struct profile *p, const struct defs *d)
@@ -201,6 +208,18 @@ profile_add_heap_stack(struct profile *p, const struct fr_window_heap_stack *s)
 {
 	uint64_t v[4] = { s->alloc_objects, s->alloc_space, s->inuse_objects, s->inuse_space };
 	return add_sample(p, s->pid, s->tid, s->locs, s->nlocs, v, 4);
+}
+
+int
+profile_add_page_stack(struct profile *p, const struct fr_window_page_stack *s)
+{
+	uint64_t v[2] = { s->alloc_pages, s->alloc_bytes };
+
+	if (p->physical == 2) {
+		v[0] = s->usage_pages;
+		v[1] = s->usage_bytes;
+	}
+	return v[0] ? add_sample(p, s->pid, s->tid, s->locs, s->nlocs, v, 2) : 0;
 }
 
 /* String index of s; on failure 0 and str_failed, checked once at the end. */
@@ -392,6 +411,28 @@ put_heap_header(struct profile *p, const struct fr_window_end *we, int64_t clock
 	pb_uint(b, P_DEFAULT_SAMPLE_TYPE, str_ix(p, "inuse_space", 11));
 }
 
+/* The physical profiles: pages and bytes, bytes the default.  The allocations' period is
+ * the mean bytes one sampled page stands for; the usage, unscaled, is a snapshot (no
+ * duration) of whole pages. */
+static void
+put_physical_header(struct profile *p, const struct fr_window_end *we,
+		    int64_t clock_offset_ns)
+{
+	struct pb *b = &p->rest;
+	int usage = p->physical == 2;
+	uint32_t percent = p->defs->physical_percent ? p->defs->physical_percent : 100;
+	const char *comment = usage ? PHYSICAL_USAGE_COMMENT : PHYSICAL_ALLOC_COMMENT;
+
+	put_value_type(p, P_SAMPLE_TYPE, usage ? "inuse_pages" : "alloc_pages", "count");
+	put_value_type(p, P_SAMPLE_TYPE, usage ? "inuse_space" : "alloc_space", "bytes");
+	pb_int(b, P_TIME_NANOS, stream_unix_ns(usage ? we->end : we->start, clock_offset_ns));
+	pb_int(b, P_DURATION, !usage && we->end > we->start ? (int64_t)(we->end - we->start) : 0);
+	put_value_type(p, P_PERIOD_TYPE, "space", "bytes");
+	pb_int(b, P_PERIOD, usage ? 4096 : (int64_t)((409600 + percent / 2) / percent));
+	pb_uint(b, P_COMMENT, str_ix(p, comment, strlen(comment)));
+	pb_uint(b, P_DEFAULT_SAMPLE_TYPE, str_ix(p, usage ? "inuse_space" : "alloc_space", 11));
+}
+
 static void
 put_header(struct profile *p, const struct fr_window_end *we, int64_t clock_offset_ns)
 {
@@ -399,6 +440,10 @@ put_header(struct profile *p, const struct fr_window_end *we, int64_t clock_offs
 
 	if (p->heap) {
 		put_heap_header(p, we, clock_offset_ns);
+		return;
+	}
+	if (p->physical) {
+		put_physical_header(p, we, clock_offset_ns);
 		return;
 	}
 

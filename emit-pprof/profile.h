@@ -34,6 +34,9 @@ struct profile {
 
 	int offcpu;             /* an off-CPU profile: intervals/count, off_cpu/nanoseconds */
 	int heap;               /* a heap profile: alloc_objects, alloc_space, inuse_* */
+	/* A physical memory profile: 1 physical-alloc (alloc_pages, alloc_space), 2
+	 * physical-usage (inuse_pages, inuse_space, a snapshot: duration 0). */
+	int physical;
 	int open;               /* between profile_begin and profile_end */
 	int str_failed;         /* a string table insertion ran out of memory */
 	uint32_t index;
@@ -51,6 +54,9 @@ void profile_release(struct profile *p);
 int profile_begin(struct profile *p, const struct fr_window_start *ws);
 int profile_add_stack(struct profile *p, const struct fr_window_stack *s);
 int profile_add_heap_stack(struct profile *p, const struct fr_window_heap_stack *s);
+/* A page stack: its allocations in the physical-alloc profile, its tracked pages in the
+ * physical-usage one (a stack with none of them is left out). */
+int profile_add_page_stack(struct profile *p, const struct fr_window_page_stack *s);
 /* Completes the Profile: after this, samples, rest and strs.enc hold the encoding, in that
  * order.  clock_offset_ns converts event time to Unix time. */
 int profile_end(struct profile *p, const struct fr_window_end *we, int64_t clock_offset_ns);

@@ -205,9 +205,12 @@ window_only(uint32_t type)
 	case FR_STACK:
 	case FR_OFFCPU_STACK:
 	case FR_HEAP_STACK:     /* its frees and resets go on: they keep the blocks right */
+	case FR_PAGE_STACK:     /* its page frees go on, the same */
 	case FR_WINDOW_START:
 	case FR_WINDOW_STACK:
 	case FR_WINDOW_OFFCPU_STACK:
+	case FR_WINDOW_HEAP_STACK:
+	case FR_WINDOW_PAGE_STACK:
 	case FR_WINDOW_END:
 	case FR_WARNING:
 		return 1;

@@ -1,6 +1,6 @@
 /* libFuzzer target: aggregate's frame handling (aggregate/main.c's on_frame: the reorder
  * buffer, windows and their statistics, execs and held target frames, off-CPU pieces cut at
- * window ends) on a whole stream, as the stage reads it after unwind.  The header's session
+ * window ends, heap and page frames) on a whole stream, as the stage reads it after unwind.  The header's session
  * id picks the window (1 ms, 100 ms, 1 s, 60 s), the reorder window and small or large
  * bounds, so that forced releases and full windows are reached too. */
 #include "stage.h"
@@ -46,6 +46,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		windows_release(&a.win);
 		offcpu_agg_release_all(&a.off);
 		heap_agg_release(&a.heap);
+		physical_agg_release(&a.phys);
 		forget_release(&a.forget);
 		stream_writer_release(&a.out);
 	}

@@ -87,22 +87,39 @@ set_labels(struct defs *d, const struct fr_target *t)
 }
 
 int
+defs_profile_named(struct str list, const char *name)
+{
+	size_t n = strlen(name);
+	for (size_t i = 0; i < list.len;) {
+		size_t j = i;
+		while (j < list.len && list.p[j] != ',')
+			j++;
+		if (j - i == n && memcmp(list.p + i, name, n) == 0)
+			return 1;
+		i = j + 1;
+	}
+	return 0;
+}
+
+int
 defs_set_target(struct defs *d, const struct fr_target *t)
 {
 	d->target_pid = t->pid;
 	d->cpu_frequency = t->cpu_frequency;
 	d->have_target = 1;
-	d->profile_cpu = t->profiles.len == 0;
-	for (size_t i = 0; i < t->profiles.len;) {
-		size_t j = i;
-		while (j < t->profiles.len && t->profiles.p[j] != ',')
-			j++;
-		if (j - i == 3 && memcmp(t->profiles.p + i, "cpu", 3) == 0)
-			d->profile_cpu = 1;
-		i = j + 1;
-	}
+	d->profile_cpu = t->profiles.len == 0 || defs_profile_named(t->profiles, "cpu");
 	d->profile_offcpu = (t->flags & TARGET_OFFCPU) != 0;
 	d->profile_heap = (t->flags & TARGET_HEAP) != 0;
+	/* Physical: the profiles named; a target naming neither (an older producer) has both. */
+	d->profile_physical_alloc = d->profile_physical_usage = 0;
+	if (t->flags & TARGET_PHYSICAL) {
+		d->profile_physical_alloc = defs_profile_named(t->profiles, "physical-alloc");
+		d->profile_physical_usage = defs_profile_named(t->profiles, "physical-usage");
+		if (!d->profile_physical_alloc && !d->profile_physical_usage)
+			d->profile_physical_alloc = d->profile_physical_usage = 1;
+	}
+	d->physical_percent = t->physical_percent && t->physical_percent <= 100 ?
+			      t->physical_percent : 100;
 	d->alloc_interval = t->alloc_interval;
 	d->cycles = str_eq(t->cpu_event, "cycles") && t->cpu_frequency;
 	if (pool_str(d, t->exe, &d->exe) < 0 || pool_str(d, t->sample_type, &d->sample_type) < 0 ||

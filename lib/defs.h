@@ -66,6 +66,10 @@ struct defs {
 	int profile_cpu, profile_offcpu;
 	int profile_heap;               /* the target is flagged TARGET_HEAP */
 	uint64_t alloc_interval;        /* the heap profile's period (bytes) */
+	/* TARGET_PHYSICAL: physical-alloc and physical-usage as named in its profiles, and
+	 * the percentage of page allocations sampled (1..100). */
+	int profile_physical_alloc, profile_physical_usage;
+	uint32_t physical_percent;
 	struct pstr exe;
 	struct pstr comm;       /* the target's process name at start */
 	/* What the periods count (the target's sample type): empty for CPU nanoseconds. */
@@ -109,6 +113,8 @@ void defs_release(struct defs *d);
 
 /* Each returns 0, or -1 with d->err set (a redefined id, or out of memory). */
 int defs_set_target(struct defs *d, const struct fr_target *t);
+/* 1 when the comma-separated list (a target's profiles) has name as one of its items. */
+int defs_profile_named(struct str list, const char *name);
 int defs_add_mapping(struct defs *d, const struct fr_mapping *m);
 int defs_add_function(struct defs *d, const struct fr_function *f);
 int defs_add_location(struct defs *d, const struct fr_location *l);

@@ -78,13 +78,15 @@ hand_over(struct emitter *e, const struct frame *f)
 
 /* ---- the window model ---- */
 
-/* kind: 0 CPU, 1 off-CPU, 2 heap. */
+/* kind: 0 CPU, 1 off-CPU, 2 heap, 3 physical-alloc, 4 physical-usage. */
 static void
 end_profile(struct emitter *e, int kind)
 {
-	static const char *const prefix[] = { "cpu", "off-cpu", "heap" };
-	const struct wset *set[] = { &e->wm.cpu, &e->wm.off, &e->wm.heap };
+	static const char *const prefix[] = { "cpu", "off-cpu", "heap", "physical-alloc",
+					      "physical-usage" };
+	const struct wset *set[] = { &e->wm.cpu, &e->wm.off, &e->wm.heap, NULL, NULL };
 	struct emitter_profile p = { .offcpu = kind == 1, .heap = kind == 2,
+				     .physical = kind >= 3 ? kind - 2 : 0,
 				     .prefix = prefix[kind], .set = set[kind] };
 
 	if (!e->ops->profile)
@@ -111,6 +113,10 @@ end_window(struct emitter *e, const struct frame *f)
 		end_profile(e, 1);
 	if (e->heap)
 		end_profile(e, 2);
+	if (e->physical_alloc)
+		end_profile(e, 3);
+	if (e->physical_usage)
+		end_profile(e, 4);
 	if (e->ops->end)
 		e->ops->end(e, &e->we);
 	e->open = 0;
@@ -134,6 +140,8 @@ begin_window(struct emitter *e, const struct frame *f)
 	e->index = ws.index;
 	e->offcpu = e->defs.profile_offcpu;
 	e->heap = e->defs.profile_heap;
+	e->physical_alloc = e->ops->physical && e->defs.profile_physical_alloc;
+	e->physical_usage = e->ops->physical && e->defs.profile_physical_usage;
 	winmodel_begin(&e->wm, e->offcpu, e->heap);
 	return e->ops->begin ? e->ops->begin(e, &ws) : NULL;
 }
@@ -175,6 +183,22 @@ take_heap_stack(struct emitter *e, const struct frame *f)
 	return e->ops->heap_stack ? e->ops->heap_stack(e, &s) : NULL;
 }
 
+static const char *
+take_page_stack(struct emitter *e, const struct frame *f)
+{
+	static struct fr_window_page_stack s;   /* large: keep it off the stack */
+
+	if (stream_get_window_page_stack(f, &s, e->why, sizeof(e->why)) < 0)
+		return e->why;
+	if (!e->open || s.index != e->index || !(e->physical_alloc || e->physical_usage)) {
+		snprintf(e->why, sizeof(e->why), "page stack of window %u outside %s", s.index,
+			 e->open && s.index == e->index ? "a window with a physical profile" :
+			 "that window");
+		return e->why;
+	}
+	return e->ops->page_stack(e, &s);
+}
+
 /* One frame: a window end is handed over, anything else forwarded first. */
 static void
 on_frame(struct emitter *e, const struct frame *f)
@@ -198,6 +222,8 @@ on_frame(struct emitter *e, const struct frame *f)
 		why = take_stack(e, f);
 	else if (f->type == FR_WINDOW_HEAP_STACK && (e->ops->heap_stack || e->ops->keep_stacks))
 		why = take_heap_stack(e, f);
+	else if (f->type == FR_WINDOW_PAGE_STACK && e->ops->page_stack)
+		why = take_page_stack(e, f);
 	if (!why && e->ops->keep_stacks && winmodel_frame(&e->wm, f) < 0)
 		why = e->wm.err;
 	if (!why && e->ops->frame)

@@ -36,7 +36,7 @@
 #include "tmpfile.h"
 #include "winmodel.h"
 
-#define EMITTER_MAX_FILES 4     /* files of one window */
+#define EMITTER_MAX_FILES 8     /* files of one window */
 
 /* One option of an emitter's own, beside --output and --help. */
 struct emitter_option {
@@ -54,7 +54,10 @@ struct emitter;
 struct emitter_profile {
 	int offcpu;
 	int heap;               /* the heap profile (after the others, when its target has one) */
-	const char *prefix;     /* of the file's name: "cpu", "off-cpu", "heap" */
+	/* The physical memory profiles, last (emitter_ops.physical): 1 physical-alloc, 2
+	 * physical-usage, as the target asks for them. */
+	int physical;
+	const char *prefix;     /* of the file's name: "cpu", "off-cpu", "heap", ... */
 	char kind[48];          /* of its file frame: emitter_ops.kind_prefix, then prefix */
 	const struct wset *set; /* with keep_stacks: its stacks */
 };
@@ -73,6 +76,9 @@ struct emitter_ops {
 	int stray_is_error;
 	unsigned order_rules;   /* ORDER_* for the reader (lib/order.h) */
 	int keep_stacks;        /* e->wm keeps each window's stacks until its end */
+	/* It writes the physical memory profiles: profile is called for them too.  Other
+	 * emitters let FR_WINDOW_PAGE_STACK frames pass. */
+	int physical;
 
 	/* An option of the emitter's own (value NULL without an argument); may exit. */
 	void (*option)(int key, const char *value);
@@ -96,6 +102,8 @@ struct emitter_ops {
 	/* An FR_WINDOW_HEAP_STACK of the open window (not decoded without this callback or
 	 * keep_stacks). */
 	const char *(*heap_stack)(struct emitter *e, const struct fr_window_heap_stack *s);
+	/* An FR_WINDOW_PAGE_STACK of the open window (not decoded without this callback). */
+	const char *(*page_stack)(struct emitter *e, const struct fr_window_page_stack *s);
 	/* Before a frame other than a window end is forwarded: may write frames of its own to
 	 * e->out ahead of it (emit-otlp's export results, which must precede the end frame). */
 	const char *(*before)(struct emitter *e, const struct frame *f);
@@ -127,6 +135,8 @@ struct emitter {
 	int open;               /* a window started and has not ended */
 	int offcpu;             /* it has off-CPU stacks: its target said so at its start */
 	int heap;               /* it has allocation stacks (the same) */
+	/* It has page allocation stacks (TARGET_PHYSICAL), with these profiles asked. */
+	int physical_alloc, physical_usage;
 	uint32_t index;
 	struct winmodel wm;     /* with keep_stacks: the open window's stacks */
 	struct fr_window_end we;        /* the window end being handled */

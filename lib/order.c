@@ -43,6 +43,7 @@ window_start(struct stream_order *o, const struct frame *f, char *err, size_t er
 	stackset_clear(&o->stacks);
 	stackset_clear(&o->offcpu_stacks);
 	stackset_clear(&o->heap_stacks);
+	stackset_clear(&o->page_stacks);
 	return 0;
 }
 
@@ -71,10 +72,12 @@ static int
 window_stack(struct stream_order *o, const struct frame *f, char *err, size_t errlen)
 {
 	static uint32_t locs[STREAM_MAX_LOCS];
-	int heap = f->type == FR_WINDOW_HEAP_STACK;
+	int heap = f->type == FR_WINDOW_HEAP_STACK || f->type == FR_WINDOW_PAGE_STACK;
 	struct stackset *set = f->type == FR_WINDOW_STACK ? &o->stacks :
+			       f->type == FR_WINDOW_PAGE_STACK ? &o->page_stacks :
 			       heap ? &o->heap_stacks : &o->offcpu_stacks;
-	/* Where the location count sits: after two u64 values, or four in a heap stack. */
+	/* Where the location count sits: after two u64 values, or four in a heap or page
+	 * stack. */
 	size_t at = heap ? 44 : 28;
 	uint32_t index;
 	uint16_t n;
@@ -137,7 +140,7 @@ stream_order_check(struct stream_order *o, const struct frame *f, char *err, siz
 {
 	int windowed = f->type == FR_WINDOW_START || f->type == FR_WINDOW_STACK ||
 		       f->type == FR_WINDOW_END || f->type == FR_WINDOW_OFFCPU_STACK ||
-		       f->type == FR_WINDOW_HEAP_STACK;
+		       f->type == FR_WINDOW_HEAP_STACK || f->type == FR_WINDOW_PAGE_STACK;
 
 	if (o->rules & ORDER_NONE)
 		return 0;
@@ -161,6 +164,7 @@ stream_order_check(struct stream_order *o, const struct frame *f, char *err, siz
 	case FR_WINDOW_STACK:
 	case FR_WINDOW_OFFCPU_STACK:
 	case FR_WINDOW_HEAP_STACK:
+	case FR_WINDOW_PAGE_STACK:
 		return window_stack(o, f, err, errlen);
 	case FR_FILE:
 		return file(o, f, err, errlen);
@@ -174,4 +178,5 @@ stream_order_release(struct stream_order *o)
 	stackset_release(&o->stacks);
 	stackset_release(&o->offcpu_stacks);
 	stackset_release(&o->heap_stacks);
+	stackset_release(&o->page_stacks);
 }

@@ -34,7 +34,7 @@ struct stream_order {
 	int open;               /* a window is open: index */
 	uint32_t index;
 	int64_t next;           /* lowest index the next window may have */
-	struct stackset stacks, offcpu_stacks, heap_stacks;
+	struct stackset stacks, offcpu_stacks, heap_stacks, page_stacks;
 	char kinds[ORDER_MAX_KINDS][64];
 	unsigned nkinds;
 };

@@ -229,6 +229,9 @@ crafted() {
 @test "crafted: two files of one kind in a window"                    { crafted file-kind-twice; }
 @test "crafted: a file frame between windows"                         { crafted file-outside-window; }
 @test "crafted: a second stream header"                               { crafted header-twice; }
+@test "crafted: a page stack outside its window"                      { crafted window-page-stack-outside; }
+@test "crafted: a repeated window-page-stack frame"                   { crafted window-page-stack-twice; }
+@test "crafted: a page stack of a target without physical profiles"   { crafted page-stack-not-physical; }
 
 # Frames that break a rule of their own (docs/stream-format.md): every stage that decodes them.
 @test "corrupt: an end frame cut short"                               { crafted corrupt-end-short; }
@@ -245,6 +248,8 @@ crafted() {
 @test "corrupt: an off-CPU probability over 100 percent"              { crafted corrupt-target-probability; }
 @test "corrupt: a window stack through location 0"                    { crafted corrupt-window-stack-location; }
 @test "corrupt: a window that ends before it starts"                  { crafted corrupt-window-range; }
+@test "corrupt: a page free of order 11"                              { crafted corrupt-page-order; }
+@test "corrupt: a window page stack through location 0"               { crafted corrupt-window-page-stack-location; }
 
 @test "every stage that reads a stream has crafted streams" {
 	for stage in unwind aggregate emit-pprof emit-svg emit-collapsed emit-firefox fanout commit; do
