@@ -22,17 +22,6 @@ bytes_of() {
 			END { if (!found) print 0 }'
 }
 
-# truth FILE KEY: the last value heap_mix printed for KEY.
-truth() {
-	awk -v k="$2" '$1 == k { v = $2 } END { print v + 0 }' "$1"
-}
-
-# near A B PERCENT: A within PERCENT% of B (B > 0).
-near() {
-	awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d
-		exit !(b > 0 && d <= b * p / 100) }'
-}
-
 # launch_mix DIR INTERVAL ARGS...: heap_mix under launch, its truth in DIR.truth.
 launch_mix() {
 	local dir=$1 interval=$2

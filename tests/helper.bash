@@ -53,3 +53,14 @@ stop_workload() {
 outputs() {
 	ls "$1" | grep -E "^$2-[0-9a-f]{16}-[0-9]{6}-[0-9]+\.$3\$" | sort || true
 }
+
+# truth FILE KEY: the last value a workload printed for KEY ("KEY N" lines).
+truth() {
+	awk -v k="$2" '$1 == k { v = $2 } END { print v + 0 }' "$1"
+}
+
+# near A B PERCENT: A within PERCENT% of B (B > 0).
+near() {
+	awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d
+		exit !(b > 0 && d <= b * p / 100) }'
+}

@@ -28,17 +28,6 @@ cum_of() {
 			END { if (!found) print 0 }'
 }
 
-# truth FILE KEY: the value phys_pages printed for KEY.
-truth() {
-	awk -v k="$2" '$1 == k { v = $2 } END { print v + 0 }' "$1"
-}
-
-# near A B PERCENT: A within PERCENT% of B (B > 0).
-near() {
-	awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d
-		exit !(b > 0 && d <= b * p / 100) }'
-}
-
 # count TYPE STREAM: frames of TYPE in a saved stream.
 count() {
 	"$STREAMGEN" dump <"$2" | grep -c "^$1\$" || true
