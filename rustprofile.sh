@@ -235,16 +235,14 @@ serve_command() {
 	done
 	[ -n "$what" ] || err "serve needs --profile FILE or --directory DIR"
 	[ -e "$what" ] || err "serve: '$what' does not exist"
-	if [ "$(id -u)" -eq 0 ]; then
-		command -v setpriv >/dev/null || err "setpriv (util-linux) is needed to drop privileges"
+	if [ "$EUID" -eq 0 ]; then
 		local u g
 		if [ -n "${SUDO_UID:-}" ] && [ "$SUDO_UID" != 0 ]; then
 			u=$SUDO_UID g=${SUDO_GID:-$SUDO_UID}
 		else
 			u=$(stat -c %u -- "$what") g=$(stat -c %g -- "$what")
 		fi
-		exec setpriv --reuid="$u" --regid="$g" --clear-groups --inh-caps=-all \
-			--bounding-set=-all --no-new-privs -- "$bin/serve" "${a[@]}"
+		exec "$bin/serve" --run-as "$u:$g" "${a[@]}"
 	fi
 	exec "$bin/serve" "${a[@]}"
 }
@@ -382,7 +380,11 @@ done
 wopt=()
 [ -z "$window" ] || wopt=(--window "$window")
 aopts=(--event-reorder-window "$reorder" --max-stacks "$max_stacks" --max-pending-events "$max_pending")
-"$bin/aggregate" --check ${wopt[@]+"${wopt[@]}"} "${aopts[@]}" || exit 1
+# A value left at its default needs no check (each process start costs the run's start-up).
+[ -z "$window" ] && [ "$reorder" = "$RP_DEFAULT_EVENT_REORDER_WINDOW" ] &&
+	[ "$max_stacks" = "$RP_DEFAULT_MAX_STACKS" ] &&
+	[ "$max_pending" = "$RP_DEFAULT_MAX_PENDING_EVENTS" ] ||
+	"$bin/aggregate" --check ${wopt[@]+"${wopt[@]}"} "${aopts[@]}" || exit 1
 case $cmd in replay | import) aopts=(${wopt[@]+"${wopt[@]}"} "${aopts[@]}") ;; esac
 # With no reader of the timestamped events (emit-firefox, emit-otlp --timeline), aggregate
 # writes the windows alone: the emitters and commit then read kilobytes, not the stream.
@@ -391,8 +393,8 @@ case " ${otlp_opts[*]-} " in
 *) [ -n "$firefox" ] || aopts+=(--windows-only) ;;
 esac
 fopts=(--completion-budget "$budget")
-"$bin/fanout" --check "${fopts[@]}" || exit 1
-"$bin/commit" --check --keep-windows "$keep" || exit 1
+[ "$budget" = "$RP_DEFAULT_COMPLETION_BUDGET" ] || "$bin/fanout" --check "${fopts[@]}" || exit 1
+[ "$keep" = "$RP_DEFAULT_KEEP_WINDOWS" ] || "$bin/commit" --check --keep-windows "$keep" || exit 1
 # The host has no target for the heap probes: its default is the cpu profile alone.
 [ -z "$host" ] || [ -n "$profiles_given" ] || profiles=cpu
 copts=(--duration "$duration" ${wopt[@]+"${wopt[@]}"} --cpu-frequency "$freq" --unwind "$unwind"
@@ -433,42 +435,49 @@ if [ "$uid" -ne 0 ]; then
 	case $cmd in replay | import) ;;
 	*) err "$cmd must run as root (perf events of another process)" ;; esac
 fi
-drop=()
+runas=() drop=()
 ruid=$uid rgid=$egid
 if [ "$uid" -eq 0 ]; then
-	command -v setpriv >/dev/null || err "setpriv (util-linux) is needed to drop privileges"
 	if [ -n "${SUDO_UID:-}" ] && [ "$SUDO_UID" != 0 ]; then
 		ruid=$SUDO_UID rgid=${SUDO_GID:-$SUDO_UID}
 	elif [ -e "$output" ]; then
-		owner=$(stat -c '%u %g' -- "$output") && ruid=${owner% *} rgid=${owner#* }
+		# Owned by root (the test needs no process): no stat.
+		owner='0 0'
+		[ -O "$output" ] && [ -G "$output" ] || owner=$(stat -c '%u %g' -- "$output")
+		ruid=${owner% *} rgid=${owner#* }
 	else
 		ruid=0 rgid=0
 	fi
-	abi=$("$bin/commit" --landlock-abi 2>/dev/null) || abi=0
+	abi=1
+	[ "$ruid" -ne 0 ] || abi=$("$bin/commit" --landlock-abi 2>/dev/null) || abi=0
 	if [ "$ruid" -eq 0 ] && [ "$abi" -eq 0 ]; then
 		ruid=$(id -u nobody) rgid=$(id -g nobody)
 	fi
-	# A command prefix, not a function: the stage must be the driver's direct child.
+	# Each stage after collect becomes that user itself (lib/runas.h), its first act: one
+	# process start per stage, not setpriv's two.  Only tee (--save-stream) needs setpriv.
+	runas=(--run-as "$ruid:$rgid")
 	drop=(setpriv --reuid="$ruid" --regid="$rgid" --clear-groups --inh-caps=-all
 		--bounding-set=-all --no-new-privs --)
 fi
 # commit, once the directory exists, confines itself as in the run and asks whether the
 # directory may be written: the check sees what the run will.
 check_output() {
-	${drop[@]+"${drop[@]}"} "$bin/commit" --check --output "$output" --keep-windows "$keep" ||
+	"$bin/commit" ${runas[@]+"${runas[@]}"} --check --output "$output" --keep-windows "$keep" ||
 		exit 1
 }
-check_output
+# A directory that is not there yet is checked once made (below).
+[ ! -e "$output" ] || check_output
 # The symbol directories must be there for the stages' user (Landlock opens them).
 symargs=()
 for d in ${symdirs[@]+"${symdirs[@]}"}; do symargs+=(--symbol-dir "$d"); done
 [ -z "$debuginfod" ] || symargs+=(--debuginfod "$debuginfod")
-${drop[@]+"${drop[@]}"} "$bin/unwind" --check ${symargs[@]+"${symargs[@]}"} || exit 1
+[ ${#symargs[@]} -eq 0 ] ||
+	"$bin/unwind" ${runas[@]+"${runas[@]}"} --check "${symargs[@]}" || exit 1
 # The OTLP export's settings, from the options and OTEL_* (emit-otlp resolves them, as the
 # stage's user: an --otlp-ca it cannot read fails here).  No endpoint anywhere: no export.
 otlp=
 if [ -n "$otlp_asked" ]; then
-	otlp=$(${drop[@]+"${drop[@]}"} "$bin/emit-otlp" --check ${otlp_opts[@]+"${otlp_opts[@]}"}) ||
+	otlp=$("$bin/emit-otlp" ${runas[@]+"${runas[@]}"} --check ${otlp_opts[@]+"${otlp_opts[@]}"}) ||
 		exit 1
 	[ "$otlp" = enabled ] || otlp=
 fi
@@ -483,8 +492,9 @@ if [ ! -e "$output" ]; then
 fi
 
 # ---- wiring ----
-work=$(mktemp -d "${TMPDIR:-/tmp}/rustprofile.XXXXXX")
-chmod 711 "$work"
+# mkdir fails on any name that exists (a symbolic link too); 32 random bits keep it unguessed.
+work=${TMPDIR:-/tmp}/rustprofile.$$.$SRANDOM
+mkdir -m 711 -- "$work" || err "cannot create a work directory in '${TMPDIR:-/tmp}'"
 declare -A spid=() sname=() rc=() ended=() echoed=()
 order=()
 # shellcheck disable=SC2317 # called by the trap
@@ -535,7 +545,7 @@ elif [ "$cmd" = import ]; then
 	if [ -r /proc/kallsyms ] && exec 6</proc/kallsyms; then
 		eopt+=(--proc-kallsyms-fd 6)
 	fi 2>/dev/null
-	start import "$input" "$work/s1" ${drop[@]+"${drop[@]}"} "$bin/import" --input - \
+	start import "$input" "$work/s1" "$bin/import" ${runas[@]+"${runas[@]}"} --input - \
 		--input-name "$input" --format "$format" ${eopt[@]+"${eopt[@]}"}
 	exec 6<&-
 	src=$work/s1
@@ -545,7 +555,8 @@ else
 	# Made before unwind starts: it may read only what exists when it confines itself, and
 	# it reads the JIT symbol files collect copies there (docs/jit.md).
 	if [ ! -e "$cache" ] && mkdir -m 0755 -- "$cache" 2>/dev/null; then
-		owner=$(stat -c %u:%g -- "$output")
+		owner=0:0
+		[ -O "$output" ] && [ -G "$output" ] || owner=$(stat -c %u:%g -- "$output")
 		[ "$uid" -ne 0 ] || [ "$owner" = "$uid:$egid" ] || chown -- "$owner" "$cache"
 	fi
 	first=$work/s1 src=$work/s1
@@ -562,6 +573,8 @@ else
 	fi
 	if [ -n "$save" ]; then
 		# Created here so that a directory only root can write to still works.
+		[ ${#drop[@]} -eq 0 ] || command -v setpriv >/dev/null ||
+			err "setpriv (util-linux) is needed to drop privileges"
 		: >"$save" || err "cannot create '$save'"
 		[ "$uid" -ne 0 ] || chown -- "$ruid:$rgid" "$save"
 		start save-stream "$work/s0" "$work/s1" ${drop[@]+"${drop[@]}"} tee -- "$save"
@@ -570,9 +583,9 @@ fi
 # An import keeps the leaf of a DWARF-mode sample whose module this machine lacks, as perf
 # report does without the binary.
 [ "$cmd" != import ] || partial=--allow-partial
-start unwind "$src" "$work/s2" ${drop[@]+"${drop[@]}"} "$bin/unwind" --module-cache "$cache" \
+start unwind "$src" "$work/s2" "$bin/unwind" ${runas[@]+"${runas[@]}"} --module-cache "$cache" \
 	${symargs[@]+"${symargs[@]}"} $partial
-start aggregate "$work/s2" "$work/s3" ${drop[@]+"${drop[@]}"} "$bin/aggregate" "${aopts[@]}"
+start aggregate "$work/s2" "$work/s3" "$bin/aggregate" ${runas[@]+"${runas[@]}"} "${aopts[@]}"
 # Emitters pass the stream on.  Live, the derived ones (SVG, Firefox) hang off fanout,
 # which never waits for them: a window that ends while one is still writing the previous
 # window goes without that output (output_backpressure in diagnostics).  replay and import
@@ -580,22 +593,22 @@ start aggregate "$work/s2" "$work/s3" ${drop[@]+"${drop[@]}"} "$bin/aggregate" "
 live=
 case $cmd in record | launch) [ -z "$svg$firefox" ] || live=1 ;; esac
 start_svg() {
-	start emit-svg "$1" "$2" ${drop[@]+"${drop[@]}"} "$bin/emit-svg" --output "$output"
+	start emit-svg "$1" "$2" "$bin/emit-svg" ${runas[@]+"${runas[@]}"} --output "$output"
 }
 start_firefox() {
-	start emit-firefox "$1" "$2" ${drop[@]+"${drop[@]}"} "$bin/emit-firefox" \
+	start emit-firefox "$1" "$2" "$bin/emit-firefox" ${runas[@]+"${runas[@]}"} \
 		--output "$output" --format "$firefox" --max-timeline-samples "$timeline"
 }
 next=$work/s3
 if [ -n "$collapsed" ]; then
-	start emit-collapsed "$next" "$work/s6" ${drop[@]+"${drop[@]}"} "$bin/emit-collapsed" \
+	start emit-collapsed "$next" "$work/s6" "$bin/emit-collapsed" ${runas[@]+"${runas[@]}"} \
 		--output "$output"
 	next=$work/s6
 fi
 # The JSON windows sit in the main path like the collapsed stacks: their heap deltas
 # need every window, which a shed window would break, and writing them is as cheap.
 if [ -n "$jsonwin" ]; then
-	start emit-json "$next" "$work/s10" ${drop[@]+"${drop[@]}"} "$bin/emit-json" \
+	start emit-json "$next" "$work/s10" "$bin/emit-json" ${runas[@]+"${runas[@]}"} \
 		--output "$output"
 	next=$work/s10
 fi
@@ -610,12 +623,12 @@ fi
 # The OTLP export goes after emit-pprof, on a thread of its own: a slow receiver holds up
 # nothing (docs/otlp.md); its results reach commit later in the stream.
 if [ -n "$otlp" ]; then
-	start emit-pprof "$next" "$work/s9" ${drop[@]+"${drop[@]}"} "$bin/emit-pprof" \
+	start emit-pprof "$next" "$work/s9" "$bin/emit-pprof" ${runas[@]+"${runas[@]}"} \
 		--output "$output"
-	start emit-otlp "$work/s9" "$work/s4" ${drop[@]+"${drop[@]}"} "$bin/emit-otlp" \
+	start emit-otlp "$work/s9" "$work/s4" "$bin/emit-otlp" ${runas[@]+"${runas[@]}"} \
 		--output "$output" --max-timeline-samples "$timeline" ${otlp_opts[@]+"${otlp_opts[@]}"}
 else
-	start emit-pprof "$next" "$work/s4" ${drop[@]+"${drop[@]}"} "$bin/emit-pprof" \
+	start emit-pprof "$next" "$work/s4" "$bin/emit-pprof" ${runas[@]+"${runas[@]}"} \
 		--output "$output"
 fi
 next=$work/s4
@@ -633,13 +646,13 @@ if [ -n "$live" ]; then
 		branches+=(emit-firefox)
 		fopts+=(--branch "emit-firefox=$work/ff.in,$work/ff.out")
 	fi
-	start fanout "$work/s4" "$work/s8" ${drop[@]+"${drop[@]}"} "$bin/fanout" "${fopts[@]}"
+	start fanout "$work/s4" "$work/s8" "$bin/fanout" ${runas[@]+"${runas[@]}"} "${fopts[@]}"
 	next=$work/s8
 fi
 # commit tells the session id through fd 5, so that the driver can remove the session's
 # temporary files should commit be killed before it does.
 exec 5>"$work/session"
-start commit "$next" - ${drop[@]+"${drop[@]}"} "$bin/commit" --output "$output" \
+start commit "$next" - "$bin/commit" ${runas[@]+"${runas[@]}"} --output "$output" \
 	--keep-windows "$keep" --session-fd 5
 exec 5>&-
 
@@ -754,7 +767,7 @@ fi
 # that finished a window no stage would publish any more), or commit was killed before it:
 # the session's temporaries go.
 if { [ -n "$failed" ] || [ "${rc[commit]}" -ne 0 ]; } && [ -s "$work/session" ]; then
-	${drop[@]+"${drop[@]}"} "$bin/commit" --output "$output" \
+	"$bin/commit" ${runas[@]+"${runas[@]}"} --output "$output" \
 		--sweep "$(head -c 16 "$work/session")" 2>/dev/null || true
 fi
 

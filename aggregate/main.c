@@ -38,6 +38,7 @@
 #include "frametab.h"
 #include "parse.h"
 #include "reorder.h"
+#include "runas.h"
 #include "stream.h"
 #include "window.h"
 
@@ -73,7 +74,8 @@ usage(FILE *f, int status)
 		"  --windows-only                  write the windows, not the stacks, off-CPU pieces\n"
 		"                                  and heap and page events they count (for a chain\n"
 		"                                  without emit-firefox or emit-otlp --timeline)\n"
-		"  --check                         validate the options and exit\n");
+		"  --check                         validate the options and exit\n"
+		"  --run-as UID:GID                first argument, as root: become that user\n");
 	exit(status);
 }
 
@@ -476,6 +478,7 @@ main(int argc, char **argv)
 	char e[200];
 	int rc, ended = 0;
 
+	rp_run_as_or_exit(&argc, &argv);
 	parse_options(argc, argv);
 	/* No file at all: its stdin and stdout are all it uses. */
 	if (rp_confine("aggregate", &(struct rp_confine_spec){ 0 }, e, sizeof(e)) < 0)

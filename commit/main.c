@@ -36,6 +36,7 @@
 #include "defaults.h"
 #include "fsutil.h"
 #include "modrefs.h"
+#include "runas.h"
 #include "stream.h"
 
 static struct env {
@@ -69,6 +70,7 @@ static const char usage_text[] =
 	"                          newline) to the open descriptor N once it is read\n"
 	"      --sweep SESSION     remove the temporary files of session SESSION left in DIR\n"
 	"                          (by a commit that was killed) and exit\n"
+	"      --run-as UID:GID    first argument, as root: become that user\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"example: ... | emit-pprof --output out | commit --output out\n";
@@ -321,6 +323,7 @@ main(int argc, char **argv)
 	size_t len;
 	int fd = 0;
 
+	rp_run_as_or_exit(&argc, &argv);
 	parse_args(argc, argv);
 	if (env.check)
 		return check_output();

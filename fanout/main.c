@@ -41,6 +41,7 @@
 #include "defaults.h"
 #include "grow.h"
 #include "parse.h"
+#include "runas.h"
 #include "stream.h"
 
 #define MAX_BRANCHES 8
@@ -118,6 +119,7 @@ usage(FILE *f, int status)
 		RP_DEFAULT_COMPLETION_BUDGET ";\n"
 		"                           0: no limit); then they are published as at SIGTERM\n"
 		"  --check                  validate the options and exit\n"
+		"  --run-as UID:GID         first argument, as root: become that user\n"
 		"\n"
 		"SIGTERM publishes every window still waiting at once, without the files of the\n"
 		"branches that have not given it back, and ends without waiting for them.\n"
@@ -584,6 +586,7 @@ main(int argc, char **argv)
 	struct frame f;
 	int rc, ended = 0;
 
+	rp_run_as_or_exit(&argc, &argv);
 	parse_args(argc, argv);
 	if (F.check)
 		return 0;

@@ -25,6 +25,7 @@
 #include "confine.h"
 #include "defaults.h"
 #include "import.h"
+#include "runas.h"
 
 static struct {
 	const char *input;
@@ -54,7 +55,8 @@ usage(FILE *f, int status)
 		"                     the capture's kernel is not the running one\n"
 		"  --input-name NAME  how messages name the input (default: PATH)\n"
 		"  --proc-kallsyms-fd N  the running kernel's /proc/kallsyms, opened on fd N by a\n"
-		"                     privileged caller (the kernel shows addresses to its opener)\n");
+		"                     privileged caller (the kernel shows addresses to its opener)\n"
+		"  --run-as UID:GID   first argument, as root: become that user\n");
 	exit(status);
 }
 
@@ -147,6 +149,7 @@ main(int argc, char **argv)
 	static struct imp m;
 	char e[200];
 
+	rp_run_as_or_exit(&argc, &argv);
 	parse_options(argc, argv);
 	imp_init(&m, STDOUT_FILENO);
 	open_kallsyms(&m.ks);

@@ -12,6 +12,7 @@
 
 #include "confine.h"
 #include "fsutil.h"
+#include "runas.h"
 #include "tmpfile.h"
 
 #define MAX_OPTIONS 16          /* an emitter's own, beside --output and --help */
@@ -40,6 +41,7 @@ usage(const struct emitter_ops *ops, FILE *f, int status)
 	option_line(f, ops->column, "-o, --output DIR", ops->output_help);
 	for (o = ops->options; o && o->name; o++)
 		option_line(f, ops->column, o->flags, o->help);
+	option_line(f, ops->column, "--run-as UID:GID", "first argument, as root: become that user");
 	option_line(f, ops->column, "-h, --help", "show this help");
 	exit(status);
 }
@@ -119,6 +121,7 @@ emitter_main(const struct emitter_ops *ops, int argc, char **argv)
 
 	e.ops = ops;
 	e.output = ".";
+	rp_run_as_or_exit(&argc, &argv);
 	parse_args(&e, argc, argv);
 	alone = ops->alone ? ops->alone() : NULL;
 	if (!alone && fs_check_dir(e.output, why, sizeof(why)) < 0)

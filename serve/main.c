@@ -32,6 +32,7 @@
 #include "listen.h"
 #include "opener.h"
 #include "profile.h"
+#include "runas.h"
 #include "serve.h"
 #include "symbolize.h"
 
@@ -60,7 +61,8 @@ usage(FILE *f, int status)
 	      "  --cors-origin ORIGIN    allow this exact origin (and its OPTIONS preflight)\n"
 	      "  --symbol-dir DIR        debug files (repeatable)\n"
 	      "  --source-dir DIR        where /source/v1 may read sources (repeatable)\n"
-	      "  --debuginfod URL        fetch missing debug files from this server\n", f);
+	      "  --debuginfod URL        fetch missing debug files from this server\n"
+	      "  --run-as UID:GID        first argument, as root: become that user\n", f);
 	exit(status);
 }
 
@@ -231,6 +233,7 @@ main(int argc, char **argv)
 	int loopback, fd, sig;
 	sigset_t set;
 
+	rp_run_as_or_exit(&argc, &argv);
 	parse_options(argc, argv);
 	if ((fd = listen_on(opt.listen, &loopback, base, sizeof(base), why, sizeof(why))) < 0)
 		errx(1, "%s", why);

@@ -22,7 +22,7 @@ teardown() {
 # (svgpid; teardown continues it).
 stop_svg_after_first() {
 	for _ in $(seq 50); do
-		svgpid=$(pgrep -f "emit-svg --output $out\$" | head -n 1)
+		svgpid=$(pgrep -f "emit-svg (--run-as [0-9:]+ )?--output $out\$" | head -n 1)
 		[ -z "$svgpid" ] || break
 		sleep 0.1
 	done
@@ -261,7 +261,7 @@ wait_rp() {
 		[ -z "$(outputs "$out" cpu svg)" ] || break
 		sleep 0.1
 	done
-	pkill -KILL -f "emit-svg --output $out\$"
+	pkill -KILL -f "emit-svg (--run-as [0-9:]+ )?--output $out\$"
 	status=0
 	wait "$rp" || status=$?
 	cat "$BATS_TEST_TMPDIR/err"

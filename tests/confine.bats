@@ -307,3 +307,51 @@ refused() {
 	assert_output --partial '<svg'
 	assert_output --partial 'hot'
 }
+
+# creds PID: the ids, groups, capability sets and no-new-privs of a process.
+creds() {
+	grep -E '^(Uid|Gid|Groups|CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' "/proc/$1/status"
+}
+
+@test "confine: --run-as leaves each stage as setpriv would start it" {
+	local stage p
+	local -a args
+	t=$BATS_TEST_TMPDIR
+	mkdir -p "$t/o" && chmod 777 "$t/o"
+	for stage in unwind aggregate emit-pprof emit-svg commit; do
+		args=()
+		case $stage in unwind | aggregate) ;; *) args=(--output "$t/o") ;; esac
+		# The stage waits on an empty stdin that stays open; what it holds is read meanwhile.
+		sleep 3 | "$RP_BIN/$stage" --run-as 65534:65534 ${args[@]+"${args[@]}"} \
+			>/dev/null 2>&1 3>&- &
+		sleep 0.5
+		p=$(pgrep -n -x "$stage") || fail "$stage did not start"
+		creds "$p" >"$t/run-as" || fail "$stage: no status"
+		wait || true
+		sleep 3 | setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+			--bounding-set=-all --no-new-privs -- "$RP_BIN/$stage" ${args[@]+"${args[@]}"} \
+			>/dev/null 2>&1 3>&- &
+		sleep 0.5
+		p=$(pgrep -n -x "$stage") || fail "$stage did not start under setpriv"
+		creds "$p" >"$t/setpriv"
+		wait || true
+		echo "$stage:"; cat "$t/run-as"
+		diff "$t/setpriv" "$t/run-as" || fail "$stage: --run-as differs from setpriv"
+		grep -qx 'Uid:	65534	65534	65534	65534' "$t/run-as"
+		grep -qx 'CapBnd:	0000000000000000' "$t/run-as"
+		grep -qx 'NoNewPrivs:	1' "$t/run-as"
+	done
+}
+
+@test "confine: a bad --run-as, or one not started as root, is one line and status 1" {
+	refused "aggregate: --run-as '65534': not UID:GID" aggregate --run-as 65534
+	refused "aggregate: --run-as 'x:1': not UID:GID" aggregate --run-as x:1
+	refused "aggregate: --run-as '': not UID:GID" aggregate --run-as
+	run -1 --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$RP_BIN/aggregate" --run-as 0:0 </dev/null
+	echo "$stderr"
+	[[ $stderr == "aggregate: --run-as"* ]]
+	[ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ]
+	# Anywhere but first it is an unknown option.
+	run -2 "$RP_BIN/aggregate" --check --run-as 0:0 </dev/null
+}

@@ -254,7 +254,7 @@ bad_value() {
 		[ -z "$(outputs "$out" cpu svg)" ] || break
 		sleep 0.1
 	done
-	svgpid=$(pgrep -f "emit-svg --output $out\$")
+	svgpid=$(pgrep -f "emit-svg (--run-as [0-9:]+ )?--output $out\$")
 	kill -STOP "$svgpid"
 	status=0
 	wait "$rp" || status=$?

@@ -40,6 +40,7 @@
 #include "offcpu.h"
 #include "opener.h"
 #include "resolve.h"
+#include "runas.h"
 #include "stream.h"
 #include "symbolize.h"
 
@@ -73,7 +74,8 @@ usage(FILE *f, int status)
 		"                      DIR/<name>.debug and DIR/.build-id/xx/rest.debug\n"
 		"  --module-cache DIR  build-id keyed copies of the target's ELF files\n"
 		"  --debuginfod URL    fetch debug files missing locally from this server\n"
-		"  --check             validate the options (each --symbol-dir must exist) and exit\n");
+		"  --check             validate the options (each --symbol-dir must exist) and exit\n"
+		"  --run-as UID:GID    first argument, as root: become that user (docs/privileges.md)\n");
 	exit(status);
 }
 
@@ -323,6 +325,7 @@ main(int argc, char **argv)
 	struct frame f;
 	int rc, ended = 0;
 
+	rp_run_as_or_exit(&argc, &argv);
 	parse_options(argc, argv);
 	confine();
 	signal(SIGINT, SIG_IGN);
