@@ -105,6 +105,45 @@ stream_field_member(const struct frame_field *fl)
 	return scalar(fl);
 }
 
+/* ---- the copied prefix ---- */
+
+/* A frame's leading scalars that lie on the wire where they lie in its struct, with no
+ * default to put in for 0: on a little-endian host their bytes are the struct's own, so one
+ * copy decodes or encodes them all.  They are most of the fields of the frames every sample
+ * makes (sample, stack), where walking the row field by field cost a sixth of a stage. */
+struct prefix {
+	uint16_t bytes;         /* copied */
+	uint16_t fields;        /* rows they cover */
+};
+
+#define PREFIX_TYPES 256
+static struct prefix prefixes[PREFIX_TYPES];
+
+__attribute__((constructor)) static void
+plan_prefixes(void)
+{
+#if __BYTE_ORDER__ != __ORDER_BIG_ENDIAN__
+	for (uint32_t t = 0; t < stream_frame_types() && t < PREFIX_TYPES; t++) {
+		const struct frame_desc *d = stream_frame_desc(t);
+		size_t pos = 0, i = 0;
+		for (; d && i < d->nfields; i++) {
+			const struct frame_field *fl = &d->fields[i];
+			struct frame_member m = scalar(fl);
+			if (!m.size || fl->dflt || fl->off != pos || pos + m.size > d->size)
+				break;
+			pos += m.size;
+		}
+		prefixes[t] = (struct prefix){ (uint16_t)pos, (uint16_t)i };
+	}
+#endif
+}
+
+static inline struct prefix
+prefix_of(uint32_t type)
+{
+	return type < PREFIX_TYPES ? prefixes[type] : (struct prefix){ 0, 0 };
+}
+
 static inline uint64_t
 count_of(const struct frame_field *fl, const void *v)
 {
@@ -385,8 +424,13 @@ stream_frame_encode(struct stream_writer *w, uint32_t type, const void *v, uint3
 		e.bad = "unknown frame type";
 	else if (d->write_check)
 		e.bad = d->write_check(v);
-	if (!e.bad)
-		put_fields(&e, d->fields, d->nfields, v);
+	if (!e.bad) {
+		struct prefix pf = prefix_of(type);
+		uint8_t *p = pf.bytes ? enc_room(&e, pf.bytes) : NULL;
+		if (p)
+			memcpy(p, v, pf.bytes);
+		put_fields(&e, d->fields + pf.fields, d->nfields - pf.fields, v);
+	}
 	if (e.bad) {
 		snprintf(w->err, sizeof(w->err), "%s", e.bad);
 		return NULL;
@@ -639,10 +683,19 @@ decode_as(const struct frame *f, uint32_t as, void *v, char *err, size_t errlen)
 	const struct frame_desc *desc = stream_frame_desc(as);
 	struct dec d = { f->data, f->len, 0, NULL };
 
-	if (f->type != as || !desc)
+	if (f->type != as || !desc) {
 		d.bad = "unexpected frame type";
-	else
-		get_fields(&d, desc->fields, desc->nfields, v);
+	} else {
+		/* A frame shorter than its prefix is left to the walk, which says where it ends. */
+		struct prefix pf = prefix_of(as);
+		if (pf.bytes && f->len >= pf.bytes) {
+			memcpy(v, f->data, pf.bytes);
+			d.pos = pf.bytes;
+		} else {
+			pf.fields = 0;
+		}
+		get_fields(&d, desc->fields + pf.fields, desc->nfields - pf.fields, v);
+	}
 	if (!d.bad)
 		return 0;
 	if (desc)
