@@ -93,6 +93,8 @@ records_finish(struct imp *m)
 	if (m->chosen >= 0)
 		note_events(m);
 	note_skipped(m);
+	if (kallsyms_finish(m) < 0)
+		return -1;
 	kallsyms_note(m);
 	for (size_t i = 0; i < m->nnotes; i++) {
 		struct fr_warning w = { m->max_time, { m->notes[i], (uint16_t)strlen(m->notes[i]) } };

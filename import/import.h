@@ -7,6 +7,7 @@
 #ifndef RP_IMPORT_H
 #define RP_IMPORT_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -131,6 +132,16 @@ struct kallsyms {
 	char why[200];           /* where the names came from, or why there are none */
 #define KALLSYMS_SEEN 4096
 	uint64_t seen[KALLSYMS_SEEN]; /* addresses looked up (+1; 0 is empty), by hash */
+	/* Read ahead (kallsyms_begin): a thread reads and parses the table while samples are
+	 * held in the output; the addresses they need wait in pend. */
+	pthread_t reader;
+	int reading;             /* the thread runs, or has not been joined */
+	const char *name;        /* the table's name for messages */
+	int read_fd;
+	int parsed;              /* the thread's result: 0, or -1 (cannot read) */
+	size_t zeros;
+	uint64_t *pend;          /* addresses (the call's byte, capture's space) to name */
+	size_t npend, cpend;
 };
 
 /* Process names and executables by pid, for the target frame (procs.c). */
@@ -316,6 +327,12 @@ void procs_release(struct imp *m);
  * is confined (-1 each when not wanted; the fuzz target and the unit tests leave them). */
 void kallsyms_init(struct kallsyms *k);
 int kallsyms_frames(struct imp *m, const uint64_t *ips, size_t n);
+/* Once the capture's features are read: starts reading the table on a thread when the
+ * capture's kernel is named from one, so that its cost (the kernel formats 100,000 lines,
+ * about a quarter of a big import) overlaps the import. */
+void kallsyms_begin(struct imp *m);
+/* Waits for that thread and writes the held output, its symbols first; 0 or -1. */
+int kallsyms_finish(struct imp *m);
 void kallsyms_note(struct imp *m);
 void kallsyms_release(struct kallsyms *k);
 

@@ -17,6 +17,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "import.h"
 
 #define KALLSYMS_MAX (256u << 20)   /* bytes of a kallsyms text read at most */
@@ -149,28 +150,36 @@ source(struct imp *m, struct kallsyms *k, const char **name)
 	return -1;
 }
 
+/* The table read and parsed (on the reader thread, or in load): k->parsed 0 or -1. */
 static void
-load(struct imp *m, struct kallsyms *k)
+read_table(struct kallsyms *k)
 {
-	const char *name = NULL;
 	size_t len;
-	char *text;
-	k->state = -1;
-	if (m->nksyms)
-		return; /* the capture carries its own (simpleperf) */
-	int fd = source(m, k, &name);
-	if (fd < 0)
-		return;
-	size_t zeros = 0;
+	char *text = slurp(k->read_fd, &len);
 	/* slurp leaves the byte after the text, which the parser may cut at */
-	if ((text = slurp(fd, &len)))
-		k->strings = text;
-	if (!text || ksymtab_parse(&k->tab, text, len, &zeros) < 0) {
+	k->strings = text;
+	k->parsed = text && ksymtab_parse(&k->tab, text, len, &k->zeros) == 0 ? 0 : -1;
+}
+
+static void *
+reader(void *arg)
+{
+	read_table(arg);
+	return NULL;
+}
+
+/* What the table gave: the state, the relocation and the message. */
+static void
+judge(struct imp *m, struct kallsyms *k)
+{
+	const char *name = k->name;
+	k->state = -1;
+	if (k->parsed < 0) {
 		snprintf(k->why, sizeof(k->why), "kernel frames stay addresses: cannot read %s",
 			 name);
 		return;
 	}
-	if (k->tab.n == 0 && zeros == 0) {
+	if (k->tab.n == 0 && k->zeros == 0) {
 		snprintf(k->why, sizeof(k->why), "kernel frames stay addresses: %s holds no "
 			 "text symbols", name);
 		return;
@@ -190,34 +199,128 @@ load(struct imp *m, struct kallsyms *k)
 	k->state = 1;
 }
 
+/* Which table names the capture's kernel: 1 with k->read_fd and k->name set, else 0 with
+ * the state -1 (and k->why saying why, from source). */
+static int
+choose(struct imp *m, struct kallsyms *k)
+{
+	k->state = -1;
+	if (m->nksyms)
+		return 0; /* the capture carries its own (simpleperf) */
+	if ((k->read_fd = source(m, k, &k->name)) < 0)
+		return 0;
+	k->state = 0;
+	return 1;
+}
+
+static void
+load(struct imp *m, struct kallsyms *k)
+{
+	if (!choose(m, k))
+		return;
+	read_table(k);
+	judge(m, k);
+}
+
+void
+kallsyms_begin(struct imp *m)
+{
+	struct kallsyms *k = &m->ks;
+	if (k->state != 0 || k->reading || !choose(m, k))
+		return;
+	/* Without a thread the table is read at the first kernel frame, as in a pipe. */
+	k->reading = pthread_create(&k->reader, NULL, reader, k) == 0;
+}
+
+/* The symbol of address a (the capture's), once: an FR_KSYM frame before its first use. */
+static int
+name_address(struct imp *m, struct kallsyms *k, uint64_t a)
+{
+	a -= (uint64_t)k->delta;
+	/* samples repeat the same few addresses: one looked up is done with */
+	uint64_t *c = &k->seen[(a ^ a >> 17) & (KALLSYMS_SEEN - 1)];
+	if (*c == a + 1)
+		return 0;
+	*c = a + 1;
+	struct ksym *e = ksymtab_find(&k->tab, a, NULL);
+	if (!e || e->sent)
+		return 0;
+	e->sent = 1;
+	struct fr_ksym f = {
+		.start = e->start + (uint64_t)k->delta, .end = e->end + (uint64_t)k->delta,
+		.name = { e->name, strnlen(e->name, STREAM_MAX_STR - 1) },
+		.module = { e->module, strnlen(e->module, STREAM_MAX_STR - 1) },
+	};
+	return out_check(m, stream_put_ksym(&m->out, &f));
+}
+
+/* Written ahead of the held output: the symbols its samples need. */
+static int
+name_pending(struct stream_writer *w, void *ctx)
+{
+	struct imp *m = ctx;
+	struct kallsyms *k = &m->ks;
+	(void)w;
+	memset(k->seen, 0, sizeof(k->seen));
+	for (size_t i = 0; i < k->npend && k->state > 0; i++)
+		if (name_address(m, k, k->pend[i]) < 0)
+			return -1;
+	return 0;
+}
+
+int
+kallsyms_finish(struct imp *m)
+{
+	struct kallsyms *k = &m->ks;
+	if (!k->reading)
+		return 0;
+	pthread_join(k->reader, NULL);
+	k->reading = 0;
+	judge(m, k);
+	int rc = m->out.hold ? stream_unhold(&m->out, name_pending, m) : 0;
+	free(k->pend);
+	k->pend = NULL;
+	k->npend = k->cpend = 0;
+	return rc < 0 ? out_check(m, -1) : 0;
+}
+
+/* While the reader runs: the sample's addresses wait, and so does the output, up to a
+ * bound past which the import waits for the table instead. */
+#define HOLD_BYTES (32u << 20)
+static int
+hold(struct imp *m, struct kallsyms *k, const uint64_t *ips, size_t n)
+{
+	/* What is out so far goes first: the symbols then sit just before the first sample. */
+	if (out_check(m, stream_hold(&m->out)) < 0)
+		return -1;
+	if (grow_array((void **)&k->pend, &k->cpend, k->npend, n, sizeof(*k->pend)) < 0)
+		return kallsyms_finish(m);
+	for (size_t i = 0; i < n; i++) {
+		/* above the leaf, a return address: the call is the byte before */
+		uint64_t a = i ? ips[i] - 1 : ips[i];
+		/* seen keeps the capture's addresses until the table is in (name_pending) */
+		uint64_t *c = &k->seen[(a ^ a >> 17) & (KALLSYMS_SEEN - 1)];
+		if (*c != a + 1)
+			k->pend[k->npend++] = a;
+		*c = a + 1;
+	}
+	return m->out.len > HOLD_BYTES ? kallsyms_finish(m) : 0;
+}
+
 int
 kallsyms_frames(struct imp *m, const uint64_t *ips, size_t n)
 {
 	struct kallsyms *k = &m->ks;
 	if (n == 0 || k->state < 0)
 		return 0;
+	if (k->reading)
+		return hold(m, k, ips, n);
 	if (k->state == 0)
 		load(m, k);
-	for (size_t i = 0; i < n && k->state > 0; i++) {
+	for (size_t i = 0; i < n && k->state > 0; i++)
 		/* above the leaf, a return address: the call is the byte before */
-		uint64_t a = (i ? ips[i] - 1 : ips[i]) - (uint64_t)k->delta;
-		/* samples repeat the same few addresses: one looked up is done with */
-		uint64_t *c = &k->seen[(a ^ a >> 17) & (KALLSYMS_SEEN - 1)];
-		if (*c == a + 1)
-			continue;
-		*c = a + 1;
-		struct ksym *e = ksymtab_find(&k->tab, a, NULL);
-		if (!e || e->sent)
-			continue;
-		e->sent = 1;
-		struct fr_ksym f = {
-			.start = e->start + (uint64_t)k->delta, .end = e->end + (uint64_t)k->delta,
-			.name = { e->name, strnlen(e->name, STREAM_MAX_STR - 1) },
-			.module = { e->module, strnlen(e->module, STREAM_MAX_STR - 1) },
-		};
-		if (out_check(m, stream_put_ksym(&m->out, &f)) < 0)
+		if (name_address(m, k, i ? ips[i] - 1 : ips[i]) < 0)
 			return -1;
-	}
 	return 0;
 }
 
@@ -231,6 +334,11 @@ kallsyms_note(struct imp *m)
 void
 kallsyms_release(struct kallsyms *k)
 {
+	if (k->reading)
+		pthread_join(k->reader, NULL);
+	k->reading = 0;
+	free(k->pend);
+	k->pend = NULL;
 	if (k->fd >= 0)
 		close(k->fd);
 	if (k->proc_fd >= 0)

@@ -171,10 +171,14 @@ main(int argc, char **argv)
 	if (src_open_fd(&m.src, fd, e, sizeof(e)) < 0)
 		errx(1, "cannot read '%s': %s", env.name, e);
 	if (perfdata_run(&m) < 0) {
-		/* Keep what is out: downstream publishes the windows already complete. */
+		/* Keep what is out, held output included: downstream publishes the windows
+		 * already complete. */
+		char why[sizeof(m.err)];
+		memcpy(why, m.err, sizeof(why));
+		(void)kallsyms_finish(&m);
 		if (m.opened)
 			(void)stream_flush(&m.out);
-		errx(m.opened ? stream_writer_status(&m.out) : 1, "'%s': %s", env.name, m.err);
+		errx(m.opened ? stream_writer_status(&m.out) : 1, "'%s': %s", env.name, why);
 	}
 	imp_release(&m);
 	if (fd > 0)

@@ -314,6 +314,7 @@ file_run(struct imp *m)
 	if (section_at(m, h + 40, 40, "data", &data) < 0 || file_attrs(m, h) < 0 ||
 	    file_features(m, h, &data) < 0)
 		return -1;
+	kallsyms_begin(m);
 	if (m->nattrs > 1 && !m->want_event && file_count(m, &data) < 0)
 		return -1;
 	return file_records(m, &data);

@@ -14,8 +14,10 @@
  * where the byte-at-a-time loops they replace cost a call per field. */
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 #define LE(bits, v) __builtin_bswap##bits(v)
+#define LITTLE_ENDIAN_HOST 0
 #else
 #define LE(bits, v) (v)
+#define LITTLE_ENDIAN_HOST 1
 #endif
 #define LE_ACCESS(bits)                                                                      \
 	static inline void st##bits(uint8_t *p, uint##bits##_t v)                            \
@@ -114,6 +116,7 @@ stream_field_member(const struct frame_field *fl)
 struct prefix {
 	uint16_t bytes;         /* copied */
 	uint16_t fields;        /* rows they cover */
+	uint16_t zero[2];       /* 1 + the offset of reserved bytes, written 0; 0: none */
 };
 
 #define PREFIX_TYPES 256
@@ -122,18 +125,25 @@ static struct prefix prefixes[PREFIX_TYPES];
 __attribute__((constructor)) static void
 plan_prefixes(void)
 {
-#if __BYTE_ORDER__ != __ORDER_BIG_ENDIAN__
+#if LITTLE_ENDIAN_HOST
 	for (uint32_t t = 0; t < stream_frame_types() && t < PREFIX_TYPES; t++) {
 		const struct frame_desc *d = stream_frame_desc(t);
-		size_t pos = 0, i = 0;
+		struct prefix pf = { 0, 0, { 0, 0 } };
+		size_t pos = 0, i = 0, nz = 0;
 		for (; d && i < d->nfields; i++) {
 			const struct frame_field *fl = &d->fields[i];
-			struct frame_member m = scalar(fl);
-			if (!m.size || fl->dflt || fl->off != pos || pos + m.size > d->size)
+			int reserved = fl->kind == FK_RESERVED;
+			size_t size = reserved ? 4 : scalar(fl).size;
+			if (!size || fl->dflt || fl->off != pos || pos + size > d->size ||
+			    (reserved && nz == 2))
 				break;
-			pos += m.size;
+			if (reserved)
+				pf.zero[nz++] = (uint16_t)(pos + 1);
+			pos += size;
 		}
-		prefixes[t] = (struct prefix){ (uint16_t)pos, (uint16_t)i };
+		pf.bytes = (uint16_t)pos;
+		pf.fields = (uint16_t)i;
+		prefixes[t] = pf;
 	}
 #endif
 }
@@ -141,7 +151,7 @@ plan_prefixes(void)
 static inline struct prefix
 prefix_of(uint32_t type)
 {
-	return type < PREFIX_TYPES ? prefixes[type] : (struct prefix){ 0, 0 };
+	return type < PREFIX_TYPES ? prefixes[type] : (struct prefix){ 0, 0, { 0, 0 } };
 }
 
 static inline uint64_t
@@ -427,8 +437,11 @@ stream_frame_encode(struct stream_writer *w, uint32_t type, const void *v, uint3
 	if (!e.bad) {
 		struct prefix pf = prefix_of(type);
 		uint8_t *p = pf.bytes ? enc_room(&e, pf.bytes) : NULL;
-		if (p)
+		if (p) {
 			memcpy(p, v, pf.bytes);
+			for (size_t i = 0; i < 2 && pf.zero[i]; i++)
+				memset(p + pf.zero[i] - 1, 0, 4);
+		}
 		put_fields(&e, d->fields + pf.fields, d->nfields - pf.fields, v);
 	}
 	if (e.bad) {

@@ -22,7 +22,9 @@
 #define I32(m) SCALAR(FK_I32, m, 4)
 #define STR(m) SCALAR(FK_STR, m, sizeof(struct str))
 #define BID(m) SCALAR(FK_BID, m, STREAM_BUILD_ID_MAX, .len_off = OFF(m##_len, 1))
-#define RESERVED(nm) { .kind = FK_RESERVED, .name = #nm }
+/* Bytes written 0 and never read; the struct keeps them in member m, so that a frame's
+ * leading fields stay laid out as on the wire (lib/frames.c copies such a prefix). */
+#define RESERVED(m) { .kind = FK_RESERVED, .name = #m, .off = OFF(m, 4) }
 #define CHECK(fn) { .kind = FK_CHECK, .name = #fn, .check = (fn) }
 /* Rules: member m within lo..hi, not 0, end not below start. */
 #define RANGE(m, l, h, w) { .kind = FK_RANGE, .name = #m, .a = MEMBER(m), .lo = (l), .hi = (h), \

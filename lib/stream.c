@@ -323,10 +323,57 @@ write_all(struct stream_writer *w, const uint8_t *p, size_t n)
 int
 stream_flush(struct stream_writer *w)
 {
-	if (w->len == 0)
+	if (w->len == 0 || w->hold)
 		return 0;
 	int rc = write_all(w, w->buf, w->len);
 	w->len = 0;
+	return rc;
+}
+
+/* Room for n more bytes in a held buffer. */
+static int
+hold_grow(struct stream_writer *w, size_t n)
+{
+	size_t cap = w->cap;
+	while (cap < w->len + n)
+		cap *= 2;
+	uint8_t *b = realloc(w->buf, cap);
+	if (!b) {
+		seterr(w->err, sizeof(w->err), "out of memory");
+		return -1;
+	}
+	w->buf = b;
+	w->cap = cap;
+	return 0;
+}
+
+int
+stream_hold(struct stream_writer *w)
+{
+	if (w->hold)
+		return 0;
+	int rc = stream_flush(w);
+	w->hold = 1;
+	return rc;
+}
+
+int
+stream_unhold(struct stream_writer *w, int (*first)(struct stream_writer *w, void *ctx),
+	      void *ctx)
+{
+	uint8_t *held = w->buf;
+	size_t n = w->len;
+
+	w->hold = 0;
+	if (!(w->buf = malloc(WRITE_BUF))) {
+		w->buf = held;
+		seterr(w->err, sizeof(w->err), "out of memory");
+		return -1;
+	}
+	w->cap = WRITE_BUF;
+	w->len = 0;
+	int rc = first(w, ctx) < 0 || stream_flush(w) < 0 || write_all(w, held, n) < 0 ? -1 : 0;
+	free(held);
 	return rc;
 }
 
@@ -372,6 +419,8 @@ stream_write(struct stream_writer *w, uint32_t type, const void *payload, uint32
 	uint8_t hdr[8];
 	le32(hdr, type);
 	le32(hdr + 4, len);
+	if (w->len + 8 + len > w->cap && w->hold && hold_grow(w, 8 + (size_t)len) < 0)
+		return -1;
 	if (w->len + 8 + len > w->cap && stream_flush(w) < 0)
 		return -1;
 	if (8 + (size_t)len > w->cap) {

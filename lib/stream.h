@@ -183,6 +183,7 @@ struct fr_task {
 struct fr_sample {
 	uint64_t time;
 	uint32_t pid, tid, cpu;
+	uint32_t reserved;            /* the frame's reserved bytes: written 0, never read */
 	uint64_t period;
 	uint16_t nkernel, nuser;
 	uint64_t ips[STREAM_MAX_IPS]; /* kernel leaf-first, then user leaf-first */
@@ -632,6 +633,7 @@ struct stream_writer {
 	size_t scratch_cap;
 	int errnum;             /* errno of the failed write, 0 for other errors */
 	char err[200];
+	int hold;               /* stream_hold: frames stay in buf, which grows */
 };
 
 int stream_writer_open(struct stream_writer *w, int fd, const char *name,
@@ -641,6 +643,14 @@ int stream_writer_status(const struct stream_writer *w);
 int stream_write(struct stream_writer *w, uint32_t type, const void *payload, uint32_t len);
 int stream_forward(struct stream_writer *w, const struct frame *f);
 int stream_flush(struct stream_writer *w);
+/* Holding: stream_hold writes what is buffered; from then on, frames stay in memory (nothing is written, stream_flush
+ * included; the caller bounds how much it writes meanwhile), until stream_unhold, which calls
+ * first(w, ctx) to write frames that go out ahead of the held ones, then writes them all.
+ * import holds its output while a thread reads the kernel's symbols, which must precede the
+ * samples that need them.  0, or -1 with w->err. */
+int stream_hold(struct stream_writer *w);
+int stream_unhold(struct stream_writer *w, int (*first)(struct stream_writer *w, void *ctx),
+		  void *ctx);
 void stream_writer_release(struct stream_writer *w);
 
 /* Typed encoders: each writes one frame; 0 or -1 with w->err. */
