@@ -251,7 +251,8 @@ serve_command() {
 format=$RP_DEFAULT_FORMAT event='' kallsyms='' pid='' duration=$RP_DEFAULT_DURATION window=''
 output=$RP_DEFAULT_OUTPUT profiles=$RP_DEFAULT_PROFILES unwind=$RP_DEFAULT_UNWIND
 freq=$RP_DEFAULT_CPU_FREQUENCY keep=$RP_DEFAULT_KEEP_WINDOWS max_stacks=$RP_DEFAULT_MAX_STACKS
-max_pending=$RP_DEFAULT_MAX_PENDING_EVENTS reorder=$RP_DEFAULT_EVENT_REORDER_WINDOW save='' input=''
+max_pending=$RP_DEFAULT_MAX_PENDING_EVENTS reorder=$RP_DEFAULT_EVENT_REORDER_WINDOW reorder_given=''
+save='' input=''
 cache='' max_threads='' max_cache='' selectors=0 partial='' svg='' collapsed='' jsonwin='' firefox=''
 timeline=$RP_DEFAULT_MAX_TIMELINE_SAMPLES budget=$RP_DEFAULT_COMPLETION_BUDGET
 docker='' k8s_pod='' k8s_container='' host='' cpuid='' cpuid_set='' require_hw='' profiles_given=''
@@ -278,7 +279,7 @@ while [ $# -gt 0 ]; do
 	--keep-windows) need "$@"; keep=$2; shift 2 ;;
 	--max-stacks) need "$@"; max_stacks=$2; shift 2 ;;
 	--max-pending-events) need "$@"; max_pending=$2; shift 2 ;;
-	--event-reorder-window) need "$@"; reorder=$2; shift 2 ;;
+	--event-reorder-window) need "$@"; reorder=$2 reorder_given=1; shift 2 ;;
 	--max-threads) need "$@"; max_threads=$2; shift 2 ;;
 	--symbol-dir) need "$@"; symdirs+=("$2"); shift 2 ;;
 	--debuginfod) need "$@"; debuginfod=$2; shift 2 ;;
@@ -386,6 +387,9 @@ aopts=(--event-reorder-window "$reorder" --max-stacks "$max_stacks" --max-pendin
 	[ "$max_pending" = "$RP_DEFAULT_MAX_PENDING_EVENTS" ] ||
 	"$bin/aggregate" --check ${wopt[@]+"${wopt[@]}"} "${aopts[@]}" || exit 1
 case $cmd in replay | import) aopts=(${wopt[@]+"${wopt[@]}"} "${aopts[@]}") ;; esac
+# import writes its events in time order already (as perf's ordered events do): aggregate
+# has nothing to wait for, and passes each event on without holding it.
+[ "$cmd" != import ] || [ -n "$reorder_given" ] || aopts+=(--event-reorder-window 0)
 # With no reader of the timestamped events (emit-firefox, emit-otlp --timeline), aggregate
 # writes the windows alone: the emitters and commit then read kilobytes, not the stream.
 case " ${otlp_opts[*]-} " in

@@ -186,8 +186,19 @@ heap_one(struct agg *a, const struct frame *f, uint64_t time)
 	return 0;
 }
 
-/* Counts a stack into its window and sends its frame on, as it arrived (unless
- * --windows-only: then nothing downstream reads it). */
+/* Counts an event into its window and sends its frame on, as it arrived (unless
+ * --windows-only: then nothing downstream reads it); -1 when that failed. */
+static inline int
+release_event(struct agg *a, const struct stack_event *ev, const struct frame *f)
+{
+	int failed = (ev->type ? heap_one(a, f, ev->time) : windows_add(&a->win, ev)) < 0 ||
+		     (!env.windows_only && stream_forward(&a->out, f) < 0);
+	if (ev->time > a->released)
+		a->released = ev->time;
+	return failed ? -1 : 0;
+}
+
+/* Releases an event that waited in the reorder buffer. */
 static void
 release_one(struct agg *a, struct pending *p, int forced)
 {
@@ -196,10 +207,7 @@ release_one(struct agg *a, struct pending *p, int forced)
 	if (forced)
 		a->win.st.forced++;
 	/* The event is given back whatever happens: nothing else holds it now. */
-	int failed = (p->ev.type ? heap_one(a, &f, p->ev.time) : windows_add(&a->win, &p->ev)) < 0 ||
-		     (!env.windows_only && stream_forward(&a->out, &f) < 0);
-	if (p->ev.time > a->released)
-		a->released = p->ev.time;
+	int failed = release_event(a, &p->ev, &f) < 0;
 	reorder_free(&a->ro, p);
 	if (failed)
 		die_output(a);
@@ -256,6 +264,16 @@ queue(struct agg *a, const struct frame *f, const struct stack_event *ev)
 	windows_origin(&a->win, ev->time);
 	if (ev->time > a->newest)
 		a->newest = ev->time;
+	/* Without a reorder window (an import, whose events come in time order) an event that
+	 * is not older than any released one has nothing to wait for: it goes straight on,
+	 * without the copy the buffer would make, and what it passed is released as the
+	 * buffer would have released it. */
+	if (env.reorder_ns == 0 && a->ro.n == 0 && ev->time >= a->released) {
+		if (release_event(a, ev, f) < 0)
+			die_output(a);
+		release_until(a, a->newest);
+		return;
+	}
 	/* A full buffer gives up ordering for its oldest event rather than memory. */
 	struct pending *evicted;
 	if (reorder_push(&a->ro, ev, f->data, f->len, &evicted) < 0)

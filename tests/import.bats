@@ -371,6 +371,29 @@ perf_rec() {
 	run -0 jq -e '.cpu.samples == 487 and .target.kind == "import"' "$d"
 }
 
+# import writes its events in time order, so the driver gives aggregate no reorder window:
+# nothing waits, and every window holds what it held with the 100 ms window.
+@test "import: aggregate holds no event of an import, and the profiles equal a reordered run's" {
+	need_perf
+	perf_rec "$BATS_TEST_TMPDIR/p.data" -g -e cpu-clock -F 499 "$RP_WORKLOADS/cpu_split" 3
+	a=$BATS_TEST_TMPDIR/a b=$BATS_TEST_TMPDIR/b
+	run -0 "$RP" import --input "$BATS_TEST_TMPDIR/p.data" --window 1s --output "$a"
+	run -0 "$RP" import --input "$BATS_TEST_TMPDIR/p.data" --window 1s \
+		--event-reorder-window 100ms --output "$b"
+	run -0 jq -se 'length >= 3 and all(.event_order.reorder_window_nanos == 0 and
+		.event_order.peak_pending_events == 0 and .event_order.late_events == 0)' \
+		"$a"/diagnostics-*.json
+	run -0 jq -se 'all(.event_order.reorder_window_nanos == 100000000 and
+		.event_order.peak_pending_events > 0)' "$b"/diagnostics-*.json
+	mapfile -t fa < <(outputs "$a" cpu pb.gz)
+	mapfile -t fb < <(outputs "$b" cpu pb.gz)
+	[ "${#fa[@]}" -ge 3 ]
+	[ "${#fa[@]}" -eq "${#fb[@]}" ]
+	for i in "${!fa[@]}"; do
+		cmp <(zcat "$a/${fa[$i]}") <(zcat "$b/${fb[$i]}")
+	done
+}
+
 @test "import: the driver refuses a bad format and a missing input with one line" {
 	run --separate-stderr "$RP" import --input /nonexistent --output "$BATS_TEST_TMPDIR/x"
 	[ "$status" -ne 0 ]
