@@ -445,24 +445,53 @@ put_fields(struct enc *e, const struct frame_field *fl, size_t n, const void *v)
 	}
 }
 
+/* The prefix of v (plan pl) at p. */
+static void
+put_prefix(uint8_t *p, const struct plan *pl, const void *v)
+{
+	memcpy(p, v, pl->bytes);
+	for (size_t i = 0; i < 2 && pl->zero[i]; i++)
+		memset(p + pl->zero[i] - 1, 0, 4);
+}
+
+/* Frame v of a type with a tail (plan pl): its prefix and the n elements of its tail, at p. */
+static void
+put_planned(uint8_t *p, const struct plan *pl, const void *v, uint64_t n)
+{
+	put_prefix(p, pl, v);
+	memcpy(p + pl->bytes, cat(v, pl->tail->off), n * pl->tail_elem);
+}
+
+/* The elements of the tail of v (plan pl), or -1 when it has none or too many for it: the
+ * walk then writes the frame, or says why not. */
+static inline int64_t
+tail_count(const struct plan *pl, const void *v)
+{
+	if (!pl->tail)
+		return -1;
+	uint64_t n = count_of(pl->tail, v);
+	return n <= pl->tail->max ? (int64_t)n : -1;
+}
+
 const uint8_t *
 stream_frame_encode(struct stream_writer *w, uint32_t type, const void *v, uint32_t *len)
 {
 	const struct plan *pl = plan_of(type);
 	const struct frame_desc *d = pl->desc;
 	struct enc e = { w, 0, NULL };
+	int64_t n = tail_count(pl, v);
+	uint8_t *p;
 
 	if (!d)
 		e.bad = "unknown frame type";
 	else if (d->write_check)
 		e.bad = d->write_check(v);
-	if (!e.bad) {
-		uint8_t *p = pl->bytes ? enc_room(&e, pl->bytes) : NULL;
-		if (p) {
-			memcpy(p, v, pl->bytes);
-			for (size_t i = 0; i < 2 && pl->zero[i]; i++)
-				memset(p + pl->zero[i] - 1, 0, 4);
-		}
+	if (!e.bad && n >= 0) {
+		if ((p = enc_room(&e, pl->bytes + (size_t)n * pl->tail_elem)))
+			put_planned(p, pl, v, (uint64_t)n);
+	} else if (!e.bad) {
+		if ((p = pl->bytes ? enc_room(&e, pl->bytes) : NULL))
+			put_prefix(p, pl, v);
 		put_fields(&e, d->fields + pl->fields, d->nfields - pl->fields, v);
 	}
 	if (e.bad) {
@@ -476,9 +505,18 @@ stream_frame_encode(struct stream_writer *w, uint32_t type, const void *v, uint3
 int
 stream_put_frame(struct stream_writer *w, uint32_t type, const void *v)
 {
+	const struct plan *pl = plan_of(type);
+	int64_t n = tail_count(pl, v);
 	uint32_t len;
-	const uint8_t *p = stream_frame_encode(w, type, v, &len);
+	uint8_t *room;
 
+	/* A frame with a tail is encoded where it goes, in the output buffer, when it fits. */
+	if (n >= 0 && (room = stream_frame_room(w, type, (uint32_t)(pl->bytes +
+							      (size_t)n * pl->tail_elem)))) {
+		put_planned(room, pl, v, (uint64_t)n);
+		return 0;
+	}
+	const uint8_t *p = stream_frame_encode(w, type, v, &len);
 	return p ? stream_write(w, type, p, len) : -1;
 }
 

@@ -457,6 +457,18 @@ stream_write(struct stream_writer *w, uint32_t type, const void *payload, uint32
 	return 0;
 }
 
+uint8_t *
+stream_frame_room(struct stream_writer *w, uint32_t type, uint32_t len)
+{
+	if (8 + (size_t)len > w->cap - w->len)
+		return NULL;
+	uint8_t *p = w->buf + w->len;
+	le32(p, type);
+	le32(p + 4, len);
+	w->len += 8 + (size_t)len;
+	return p + 8;
+}
+
 int
 stream_forward(struct stream_writer *w, const struct frame *f)
 {
