@@ -107,30 +107,49 @@ stream_field_member(const struct frame_field *fl)
 	return scalar(fl);
 }
 
-/* ---- the copied prefix ---- */
+/* ---- the plan of a type: what coding its frames takes that follows from its row alone ---- */
 
 /* A frame's leading scalars that lie on the wire where they lie in its struct, with no
  * default to put in for 0: on a little-endian host their bytes are the struct's own, so one
  * copy decodes or encodes them all.  They are most of the fields of the frames every sample
- * makes (sample, stack), where walking the row field by field cost a sixth of a stage. */
-struct prefix {
+ * makes (sample, stack), where walking the row field by field cost a sixth of a stage.  What
+ * those have after them is one array of u32 or u64 elements (the tail), which is then taken
+ * without the walk too. */
+struct plan {
+	const struct frame_desc *desc; /* the row; NULL: no such type */
 	uint16_t bytes;         /* copied */
 	uint16_t fields;        /* rows they cover */
 	uint16_t zero[2];       /* 1 + the offset of reserved bytes, written 0; 0: none */
+	/* The row's one field after them when it is an array of u32 or u64 elements with no
+	 * rule but nonzero, in a row with no write check; NULL: none. */
+	const struct frame_field *tail;
+	uint8_t tail_elem;      /* its bytes per element */
 };
 
-#define PREFIX_TYPES 256
-static struct prefix prefixes[PREFIX_TYPES];
+#define PLAN_TYPES 256
+static struct plan plans[PLAN_TYPES];
+
+/* The tail of row d after its first i fields, or NULL. */
+static const struct frame_field *
+tail_of(const struct frame_desc *d, size_t i)
+{
+	const struct frame_field *fl = &d->fields[i];
+	if (i + 1 != d->nfields || fl->kind != FK_ARRAY || d->write_check || fl->elem_check ||
+	    (fl->elem != FK_U32 && fl->elem != FK_U64) || (fl->nonzero && fl->elem != FK_U32) ||
+	    fl->count == COUNT_SPANS)
+		return NULL;
+	return fl;
+}
 
 __attribute__((constructor)) static void
-plan_prefixes(void)
+plan_types(void)
 {
-#if LITTLE_ENDIAN_HOST
-	for (uint32_t t = 0; t < stream_frame_types() && t < PREFIX_TYPES; t++) {
+	for (uint32_t t = 0; t < stream_frame_types() && t < PLAN_TYPES; t++) {
 		const struct frame_desc *d = stream_frame_desc(t);
-		struct prefix pf = { 0, 0, { 0, 0 } };
+		struct plan pl = { d, 0, 0, { 0, 0 }, NULL, 0 };
 		size_t pos = 0, i = 0, nz = 0;
-		for (; d && i < d->nfields; i++) {
+		/* A big-endian host copies nothing: every field is walked, byte-swapped. */
+		for (; LITTLE_ENDIAN_HOST && d && i < d->nfields; i++) {
 			const struct frame_field *fl = &d->fields[i];
 			int reserved = fl->kind == FK_RESERVED;
 			size_t size = reserved ? 4 : scalar(fl).size;
@@ -138,20 +157,22 @@ plan_prefixes(void)
 			    (reserved && nz == 2))
 				break;
 			if (reserved)
-				pf.zero[nz++] = (uint16_t)(pos + 1);
+				pl.zero[nz++] = (uint16_t)(pos + 1);
 			pos += size;
 		}
-		pf.bytes = (uint16_t)pos;
-		pf.fields = (uint16_t)i;
-		prefixes[t] = pf;
+		pl.bytes = (uint16_t)pos;
+		pl.fields = (uint16_t)i;
+		if (pos && (pl.tail = tail_of(d, i)))
+			pl.tail_elem = pl.tail->elem == FK_U32 ? 4 : 8;
+		plans[t] = pl;
 	}
-#endif
 }
 
-static inline struct prefix
-prefix_of(uint32_t type)
+static inline const struct plan *
+plan_of(uint32_t type)
 {
-	return type < PREFIX_TYPES ? prefixes[type] : (struct prefix){ 0, 0, { 0, 0 } };
+	static const struct plan none;
+	return type < PLAN_TYPES ? &plans[type] : &none;
 }
 
 static inline uint64_t
@@ -424,25 +445,54 @@ put_fields(struct enc *e, const struct frame_field *fl, size_t n, const void *v)
 	}
 }
 
+/* The prefix of v (plan pl) at p. */
+static void
+put_prefix(uint8_t *p, const struct plan *pl, const void *v)
+{
+	memcpy(p, v, pl->bytes);
+	for (size_t i = 0; i < 2 && pl->zero[i]; i++)
+		memset(p + pl->zero[i] - 1, 0, 4);
+}
+
+/* Frame v of a type with a tail (plan pl): its prefix and the n elements of its tail, at p. */
+static void
+put_planned(uint8_t *p, const struct plan *pl, const void *v, uint64_t n)
+{
+	put_prefix(p, pl, v);
+	memcpy(p + pl->bytes, cat(v, pl->tail->off), n * pl->tail_elem);
+}
+
+/* The elements of the tail of v (plan pl), or -1 when it has none or too many for it: the
+ * walk then writes the frame, or says why not. */
+static inline int64_t
+tail_count(const struct plan *pl, const void *v)
+{
+	if (!pl->tail)
+		return -1;
+	uint64_t n = count_of(pl->tail, v);
+	return n <= pl->tail->max ? (int64_t)n : -1;
+}
+
 const uint8_t *
 stream_frame_encode(struct stream_writer *w, uint32_t type, const void *v, uint32_t *len)
 {
-	const struct frame_desc *d = stream_frame_desc(type);
+	const struct plan *pl = plan_of(type);
+	const struct frame_desc *d = pl->desc;
 	struct enc e = { w, 0, NULL };
+	int64_t n = tail_count(pl, v);
+	uint8_t *p;
 
 	if (!d)
 		e.bad = "unknown frame type";
 	else if (d->write_check)
 		e.bad = d->write_check(v);
-	if (!e.bad) {
-		struct prefix pf = prefix_of(type);
-		uint8_t *p = pf.bytes ? enc_room(&e, pf.bytes) : NULL;
-		if (p) {
-			memcpy(p, v, pf.bytes);
-			for (size_t i = 0; i < 2 && pf.zero[i]; i++)
-				memset(p + pf.zero[i] - 1, 0, 4);
-		}
-		put_fields(&e, d->fields + pf.fields, d->nfields - pf.fields, v);
+	if (!e.bad && n >= 0) {
+		if ((p = enc_room(&e, pl->bytes + (size_t)n * pl->tail_elem)))
+			put_planned(p, pl, v, (uint64_t)n);
+	} else if (!e.bad) {
+		if ((p = pl->bytes ? enc_room(&e, pl->bytes) : NULL))
+			put_prefix(p, pl, v);
+		put_fields(&e, d->fields + pl->fields, d->nfields - pl->fields, v);
 	}
 	if (e.bad) {
 		snprintf(w->err, sizeof(w->err), "%s", e.bad);
@@ -455,9 +505,18 @@ stream_frame_encode(struct stream_writer *w, uint32_t type, const void *v, uint3
 int
 stream_put_frame(struct stream_writer *w, uint32_t type, const void *v)
 {
+	const struct plan *pl = plan_of(type);
+	int64_t n = tail_count(pl, v);
 	uint32_t len;
-	const uint8_t *p = stream_frame_encode(w, type, v, &len);
+	uint8_t *room;
 
+	/* A frame with a tail is encoded where it goes, in the output buffer, when it fits. */
+	if (n >= 0 && (room = stream_frame_room(w, type, (uint32_t)(pl->bytes +
+							      (size_t)n * pl->tail_elem)))) {
+		put_planned(room, pl, v, (uint64_t)n);
+		return 0;
+	}
+	const uint8_t *p = stream_frame_encode(w, type, v, &len);
 	return p ? stream_write(w, type, p, len) : -1;
 }
 
@@ -689,25 +748,55 @@ clear_counts(const struct frame_desc *desc, void *v)
 	}
 }
 
+/* Location ids are never 0; a frame's few are checked one by one. */
+static int
+has_zero(const uint32_t *el, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		if (!el[i])
+			return 1;
+	return 0;
+}
+
+/* The tail of a frame (plan pl) whole in it and within its limit is copied at once, its
+ * location ids checked after; anything else is left to get_array, which says what is wrong. */
+static void
+get_tail(struct dec *d, const struct plan *pl, void *v)
+{
+	const struct frame_field *fl = pl->tail;
+	uint64_t n = count_of(fl, v);
+	size_t bytes = (size_t)n * pl->tail_elem;
+	if (n > fl->max || d->len - d->pos < bytes) {
+		get_array(d, fl, v);
+		return;
+	}
+	uint32_t *el = at(v, fl->off);
+	memcpy(el, d->p + d->pos, bytes);
+	d->pos += bytes;
+	if (fl->nonzero && has_zero(el, n))
+		d->bad = "location id 0";
+}
+
 /* Decodes f with the row of type as: f must be of that type. */
 static int
 decode_as(const struct frame *f, uint32_t as, void *v, char *err, size_t errlen)
 {
-	const struct frame_desc *desc = stream_frame_desc(as);
+	const struct plan *pl = plan_of(as);
+	const struct frame_desc *desc = pl->desc;
 	struct dec d = { f->data, f->len, 0, NULL };
 
 	if (f->type != as || !desc) {
 		d.bad = "unexpected frame type";
-	} else {
+	} else if (pl->bytes && f->len >= pl->bytes) {
 		/* A frame shorter than its prefix is left to the walk, which says where it ends. */
-		struct prefix pf = prefix_of(as);
-		if (pf.bytes && f->len >= pf.bytes) {
-			memcpy(v, f->data, pf.bytes);
-			d.pos = pf.bytes;
-		} else {
-			pf.fields = 0;
-		}
-		get_fields(&d, desc->fields + pf.fields, desc->nfields - pf.fields, v);
+		memcpy(v, f->data, pl->bytes);
+		d.pos = pl->bytes;
+		if (pl->tail)
+			get_tail(&d, pl, v);
+		else
+			get_fields(&d, desc->fields + pl->fields, desc->nfields - pl->fields, v);
+	} else {
+		get_fields(&d, desc->fields, desc->nfields, v);
 	}
 	if (!d.bad)
 		return 0;

@@ -135,6 +135,8 @@ file(struct stream_order *o, const struct frame *f, char *err, size_t errlen)
 	return 0;
 }
 
+/* stream_read may not ask about a frame of a type outside ORDER_RULED_TYPES read before the
+ * end frame: a rule for another type needs its bit there too. */
 int
 stream_order_check(struct stream_order *o, const struct frame *f, char *err, size_t errlen)
 {

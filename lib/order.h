@@ -39,6 +39,13 @@ struct stream_order {
 	unsigned nkinds;
 };
 
+/* The frame types a rule names (order.c), a bit each: until the end frame, a frame of any
+ * other type breaks no rule, and stream_read does not ask.  The types are stream.h's. */
+#define ORDER_RULED_TYPES                                                                    \
+	(1ull << FR_END | 1ull << FR_FILE | 1ull << FR_WINDOW_START | 1ull << FR_WINDOW_END | \
+	 1ull << FR_WINDOW_STACK | 1ull << FR_WINDOW_OFFCPU_STACK |                           \
+	 1ull << FR_WINDOW_HEAP_STACK | 1ull << FR_WINDOW_PAGE_STACK)
+
 /* 0, or -1 with one line in err naming the frame type and the rule it breaks. */
 int stream_order_check(struct stream_order *o, const struct frame *f, char *err,
 		       size_t errlen);

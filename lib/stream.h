@@ -641,6 +641,10 @@ int stream_writer_open(struct stream_writer *w, int fd, const char *name,
 /* The exit status for a failed write to w: STREAM_EXIT_READER_GONE on EPIPE, else 1. */
 int stream_writer_status(const struct stream_writer *w);
 int stream_write(struct stream_writer *w, uint32_t type, const void *payload, uint32_t len);
+/* The payload of a frame of type and len bytes, its header written, in what w's buffer has
+ * left, for the caller to fill in; NULL when it does not fit there (stream_write it).  len is
+ * at most STREAM_MAX_FRAME. */
+uint8_t *stream_frame_room(struct stream_writer *w, uint32_t type, uint32_t len);
 int stream_forward(struct stream_writer *w, const struct frame *f);
 int stream_flush(struct stream_writer *w);
 /* Holding: stream_hold writes what is buffered; from then on, frames stay in memory (nothing is written, stream_flush
