@@ -228,7 +228,7 @@ static void
 release_until(struct agg *a, uint64_t t)
 {
 	drain_until(a, t);
-	if (offcpu_agg_release(&a->off, &a->win, t, UINT64_MAX) < 0)
+	if (a->off.n && offcpu_agg_release(&a->off, &a->win, t, UINT64_MAX) < 0)
 		die_output(a);
 	if (t > a->released)
 		a->released = t;
