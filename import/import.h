@@ -85,10 +85,15 @@ struct slot {
 struct run {
 	struct slot *v;         /* ring of cap (a power of two) slots */
 	size_t head, n, cap;
+	uint64_t last;          /* the newest record's time, while n > 0 */
 };
 struct order {
 	struct run runs[ORDER_RUNS];
-	size_t nruns;           /* runs[0..nruns) hold records, the others are empty */
+	/* The runs holding records, oldest first record first: the oldest record queued is
+	 * live[0]'s or the heap's, and taking it moves that run a step or two at most. */
+	struct run *live[ORDER_RUNS];
+	size_t nruns;
+	struct run *fill;       /* the run the previous record extended */
 	struct slot *heap;
 	size_t n, cap, bytes;   /* n: records in the heap */
 	uint64_t seq, newest;

@@ -79,49 +79,91 @@ heap_push(struct order *o, struct slot x)
 	return 0;
 }
 
+static const struct slot *
+head_of(const struct run *r)
+{
+	return &r->v[r->head];
+}
+
+/* Puts r, which has just gained its first record or lost its oldest, back in its place
+ * among the live runs from position i on: records of a CPU come in blocks, so it
+ * seldom moves far. */
+static void
+place(struct order *o, size_t i, struct run *r)
+{
+	while (i + 1 < o->nruns && before(head_of(o->live[i + 1]), head_of(r))) {
+		o->live[i] = o->live[i + 1];
+		i++;
+	}
+	o->live[i] = r;
+}
+
+/* A run that holds no records, for a new one. */
+static struct run *
+idle_run(struct order *o)
+{
+	for (size_t i = 0; i < ORDER_RUNS; i++)
+		if (o->runs[i].n == 0)
+			return &o->runs[i];
+	return NULL;
+}
+
 /* Appends x to the run whose newest record is the latest one not after it, which keeps
  * each CPU's records together; a record older than every run starts a new one, or goes to
- * the heap when all are in use.  Every run stays sorted by (time, seq). */
+ * the heap when all are in use.  Every run stays sorted by (time, seq).  The run the
+ * previous record extended is tried first: a CPU's block goes on there. */
 static int
 queue(struct order *o, struct slot x)
 {
-	struct run *best = NULL;
-	for (size_t i = 0; i < o->nruns; i++) {
-		struct run *r = &o->runs[i];
-		const struct slot *t = run_at(r, r->n - 1);
-		if (t->time <= x.time && (!best || t->time > run_at(best, best->n - 1)->time))
-			best = r;
+	struct run *best = o->fill;
+	if (!best || !best->n || best->last > x.time) {
+		best = NULL;
+		for (size_t i = 0; i < o->nruns; i++) {
+			struct run *r = o->live[i];
+			if (r->last <= x.time && (!best || r->last > best->last))
+				best = r;
+		}
 	}
-	if (!best && o->nruns < ORDER_RUNS)
-		best = &o->runs[o->nruns++];
-	return best ? run_push(best, x) : heap_push(o, x);
+	int fresh = !best && o->nruns < ORDER_RUNS;
+	if (fresh)
+		best = idle_run(o);
+	if (!best)
+		return heap_push(o, x);
+	if (run_push(best, x) < 0)
+		return -1;
+	best->last = x.time;
+	o->fill = best;
+	if (fresh) {
+		/* x is the newest record queued: it goes after every run at its time */
+		size_t i = o->nruns++;
+		for (; i && before(&x, head_of(o->live[i - 1])); i--)
+			o->live[i] = o->live[i - 1];
+		o->live[i] = best;
+	}
+	return 0;
 }
 
 /* Takes the oldest record of the runs and the heap; 0 when there is none. */
 static int
 take_oldest(struct order *o, struct slot *out)
 {
-	struct run *best = NULL;
-	for (size_t i = 0; i < o->nruns; i++)
-		if (!best || before(run_at(&o->runs[i], 0), run_at(best, 0)))
-			best = &o->runs[i];
-	if (o->n && (!best || before(&o->heap[0], run_at(best, 0)))) {
+	struct run *r = o->nruns ? o->live[0] : NULL;
+	if (o->n && (!r || before(&o->heap[0], head_of(r)))) {
 		*out = o->heap[0];
 		o->heap[0] = o->heap[--o->n];
 		sift_down(o->heap, o->n, 0);
 		return 1;
 	}
-	if (!best)
+	if (!r)
 		return 0;
-	*out = *run_at(best, 0);
-	best->head = (best->head + 1) & (best->cap - 1);
-	if (--best->n == 0) {
-		/* Keep the runs in use first: swap the emptied one with the last. */
-		struct run *last = &o->runs[--o->nruns];
-		struct run t = *best;
-		*best = *last;
-		*last = t;
+	*out = *head_of(r);
+	r->head = (r->head + 1) & (r->cap - 1);
+	if (--r->n) {
+		place(o, 0, r);
+		return 1;
 	}
+	o->nruns--;
+	memmove(o->live, o->live + 1, o->nruns * sizeof(*o->live));
 	return 1;
 }
 
@@ -133,9 +175,8 @@ oldest_time(const struct order *o, int *any)
 	*any = o->n > 0 || o->nruns > 0;
 	if (o->n)
 		t = o->heap[0].time;
-	for (size_t i = 0; i < o->nruns; i++)
-		if (run_at(&o->runs[i], 0)->time < t)
-			t = run_at(&o->runs[i], 0)->time;
+	if (o->nruns && head_of(o->live[0])->time < t)
+		t = head_of(o->live[0])->time;
 	return *any ? t : 0;
 }
 
@@ -199,7 +240,7 @@ order_free(struct imp *m)
 		free(m->order.heap[i].copy);
 	for (size_t i = 0; i < ORDER_RUNS; i++) {
 		struct run *r = &m->order.runs[i];
-		for (size_t j = 0; i < m->order.nruns && j < r->n; j++)
+		for (size_t j = 0; j < r->n; j++)
 			free(run_at(r, j)->copy);
 		free(r->v);
 	}
