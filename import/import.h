@@ -29,6 +29,9 @@ struct attr {
 	/* Where a sample's TIME and ID are, and the size of the sample_id trailer of other
 	 * records, from sample_type (attr_parse): every record needs one of them. */
 	uint16_t time_at, id_at, sid_size;
+	/* Where a sample's IP, TID, CPU and PERIOD are, and where the u64 fields before READ
+	 * end: sample_parse reads them with one size check. */
+	uint16_t ip_at, tid_at, cpu_at, period_at, fixed_end;
 	int32_t clockid;
 	char name[64];
 	char base[64];           /* the name without a hybrid PMU: cpu_core/cycles/ is cycles */
