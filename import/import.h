@@ -74,13 +74,13 @@ struct buildid {
 };
 
 /* A queued record keeps its sort key beside the pointer: comparisons touch no record.
- * A record of a mapped capture is read in place later; others are copied. */
+ * A record of a mapped capture is read in place later; others are copied.  Four words:
+ * every record is copied into a run and out again. */
 struct slot {
 	uint64_t time, seq;
 	const uint8_t *rec;
-	uint8_t *copy;          /* rec, when it had to be copied; else NULL */
-	uint64_t off;
-	size_t size;
+	uint32_t size;          /* at most IMP_REC_MAX */
+	uint32_t copied;        /* rec is a copy, freed once handled */
 };
 /* A FIFO of records in time order: each CPU's buffer arrives sorted, so records mostly
  * extend one of a few such runs; the rest go to the heap. */
@@ -298,7 +298,7 @@ int events_choose(struct imp *m);
 void events_unit(const struct imp *m, const char **type, const char **unit);
 
 /* records.c: kernel records into frames. */
-int records_handle(struct imp *m, uint32_t type, const uint8_t *r, size_t size, uint64_t off);
+int records_handle(struct imp *m, uint32_t type, const uint8_t *r, size_t size);
 void records_count_sample(struct imp *m, const uint8_t *r, size_t size);
 int records_round(struct imp *m);
 void records_skip(struct imp *m, uint32_t type);

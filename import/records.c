@@ -345,9 +345,8 @@ on_lost(struct imp *m, uint32_t type, const uint8_t *r, size_t size)
 }
 
 int
-records_handle(struct imp *m, uint32_t type, const uint8_t *r, size_t size, uint64_t off)
+records_handle(struct imp *m, uint32_t type, const uint8_t *r, size_t size)
 {
-	(void)off;
 	switch (type) {
 	case PERF_RECORD_SAMPLE:
 		return on_sample(m, r, size);
