@@ -57,16 +57,54 @@ static const unsigned char hex_value[256] = {
 };
 #undef D
 
+/* Bytes of x (each below 0x80) from lo to hi: 0x80 in each such byte, else 0. */
+static inline uint64_t
+bytes_in(uint64_t x, unsigned lo, unsigned hi)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	return (x + ones * (0x80 - lo)) & ~(x + ones * (0x7f - hi)) & highs;
+}
+
+/* Eight lower-case hex digits in the order of the text: their value, or -1 when one is
+ * not such a digit.  A kernel prints its addresses so: one word instead of eight digits
+ * at a time. */
+static inline int64_t
+hex8(const char *s)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	uint64_t x;
+	memcpy(&x, s, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	x = __builtin_bswap64(x);
+#endif
+	uint64_t letter = bytes_in(x, 'a', 'f');
+	if ((x & highs) || (bytes_in(x, '0', '9') | letter) != highs)
+		return -1;
+	/* each byte's digit, '0'-'9' and 'a'-'f' alike: its low nibble, plus 9 for a letter */
+	uint64_t v = (x & ones * 0x0f) + (letter >> 7) * 9;
+	/* first digit in the lowest byte: pairs, then quads, then the eight into 32 bits */
+	v = ((v & 0x000f000f000f000full) << 4) | ((v & 0x0f000f000f000f00ull) >> 8);
+	v = ((v & 0x000000ff000000ffull) << 8) | ((v & 0x00ff000000ff0000ull) >> 16);
+	return (int64_t)(((v & 0xffff) << 16) | ((v >> 32) & 0xffff));
+}
+
 /* The address token at *p (after separators): 1 when it is 1 to HEX_MAX hex digits, with
  * *p moved past it. */
 static int
-address(char **p, uint64_t *addr)
+address(char **p, const char *end, uint64_t *addr)
 {
 	char *s = skip_sep(*p);
 	uint64_t a = 0;
 	size_t n = 0;
-	for (unsigned d; n <= HEX_MAX && (d = hex_value[(unsigned char)s[n]]); n++)
-		a = a << 4 | (d - 1);
+	int64_t hi, lo;
+	/* a 64-bit kernel's sixteen digits, two words at a time; anything else by the table */
+	if (end - s >= HEX_MAX && (hi = hex8(s)) >= 0 && (lo = hex8(s + 8)) >= 0) {
+		a = (uint64_t)hi << 32 | (uint64_t)lo;
+		n = HEX_MAX;
+	}
+	if (n == 0 || !ends_token((unsigned char)s[n]))
+		for (a = 0, n = 0; n <= HEX_MAX && hex_value[(unsigned char)s[n]]; n++)
+			a = a << 4 | (hex_value[(unsigned char)s[n]] - 1u);
 	if (n == 0 || n > HEX_MAX || !ends_token((unsigned char)s[n]))
 		return 0;
 	*addr = a;
@@ -83,7 +121,7 @@ parse_line(char *line, char *end, char **next, struct ksym *out)
 {
 	char *p = line;
 	uint64_t addr;
-	if (!address(&p, &addr))
+	if (!address(&p, end, &addr))
 		return 0;
 	/* Most lines of a full table are text symbols, but data symbols go before their name
 	 * is looked at. */
