@@ -49,6 +49,12 @@ attr_parse(struct imp *m, const uint8_t *p, size_t n, uint64_t off, struct attr 
 				    PERF_SAMPLE_ADDR) : 0);
 	a->sid_size = (uint16_t)N(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
 				  PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER);
+	a->ip_at = (uint16_t)(8 + N(PERF_SAMPLE_IDENTIFIER));
+	a->tid_at = (uint16_t)(a->ip_at + N(PERF_SAMPLE_IP));
+	a->cpu_at = (uint16_t)(a->time_at + N(PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |
+					      PERF_SAMPLE_STREAM_ID));
+	a->period_at = (uint16_t)(a->cpu_at + N(PERF_SAMPLE_CPU));
+	a->fixed_end = (uint16_t)(a->period_at + N(PERF_SAMPLE_PERIOD));
 #undef N
 	return 0;
 }

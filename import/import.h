@@ -29,6 +29,9 @@ struct attr {
 	/* Where a sample's TIME and ID are, and the size of the sample_id trailer of other
 	 * records, from sample_type (attr_parse): every record needs one of them. */
 	uint16_t time_at, id_at, sid_size;
+	/* Where a sample's IP, TID, CPU and PERIOD are, and where the u64 fields before READ
+	 * end: sample_parse reads them with one size check. */
+	uint16_t ip_at, tid_at, cpu_at, period_at, fixed_end;
 	int32_t clockid;
 	char name[64];
 	char base[64];           /* the name without a hybrid PMU: cpu_core/cycles/ is cycles */
@@ -71,13 +74,13 @@ struct buildid {
 };
 
 /* A queued record keeps its sort key beside the pointer: comparisons touch no record.
- * A record of a mapped capture is read in place later; others are copied. */
+ * A record of a mapped capture is read in place later; others are copied.  Four words:
+ * every record is copied into a run and out again. */
 struct slot {
 	uint64_t time, seq;
 	const uint8_t *rec;
-	uint8_t *copy;          /* rec, when it had to be copied; else NULL */
-	uint64_t off;
-	size_t size;
+	uint32_t size;          /* at most IMP_REC_MAX */
+	uint32_t copied;        /* rec is a copy, freed once handled */
 };
 /* A FIFO of records in time order: each CPU's buffer arrives sorted, so records mostly
  * extend one of a few such runs; the rest go to the heap. */
@@ -85,10 +88,15 @@ struct slot {
 struct run {
 	struct slot *v;         /* ring of cap (a power of two) slots */
 	size_t head, n, cap;
+	uint64_t last;          /* the newest record's time, while n > 0 */
 };
 struct order {
 	struct run runs[ORDER_RUNS];
-	size_t nruns;           /* runs[0..nruns) hold records, the others are empty */
+	/* The runs holding records, oldest first record first: the oldest record queued is
+	 * live[0]'s or the heap's, and taking it moves that run a step or two at most. */
+	struct run *live[ORDER_RUNS];
+	size_t nruns;
+	struct run *fill;       /* the run the previous record extended */
 	struct slot *heap;
 	size_t n, cap, bytes;   /* n: records in the heap */
 	uint64_t seq, newest;
@@ -290,7 +298,7 @@ int events_choose(struct imp *m);
 void events_unit(const struct imp *m, const char **type, const char **unit);
 
 /* records.c: kernel records into frames. */
-int records_handle(struct imp *m, uint32_t type, const uint8_t *r, size_t size, uint64_t off);
+int records_handle(struct imp *m, uint32_t type, const uint8_t *r, size_t size);
 void records_count_sample(struct imp *m, const uint8_t *r, size_t size);
 int records_round(struct imp *m);
 void records_skip(struct imp *m, uint32_t type);

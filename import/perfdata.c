@@ -63,7 +63,7 @@ header_attr(struct imp *m, const uint8_t *r, size_t size, uint64_t off)
 static int
 kernel_record(struct imp *m, uint32_t type, const uint8_t *r, size_t size, uint64_t off)
 {
-	if (events_prepare(m) < 0 || out_open(m) < 0)
+	if ((!m->prepared && events_prepare(m) < 0) || (!m->opened && out_open(m) < 0))
 		return -1;
 	if (type == PERF_RECORD_SAMPLE && m->chosen < 0 && !m->counted)
 		records_count_sample(m, r, size);

@@ -20,10 +20,11 @@
 #define MISC_COMM_EXEC 0x2000
 #define PID_KERNEL 0xffffffffu
 
-static int
+/* Inline: every frame passes here, and nearly all are written. */
+static inline int
 put(struct imp *m, int rc)
 {
-	return out_check(m, rc);
+	return rc < 0 ? out_check(m, rc) : 0;
 }
 
 /* The attribute a sample belongs to: by its id when the capture has several. */
@@ -150,7 +151,7 @@ emit(struct imp *m, const struct attr *a, const struct body *b, uint16_t misc, u
 		return -1;
 	if (s->time > m->max_time)
 		m->max_time = s->time;
-	if (kallsyms_frames(m, s->ips, s->nkernel) < 0)
+	if (s->nkernel && kallsyms_frames(m, s->ips, s->nkernel) < 0)
 		return -1;
 	if (regs_usable(m, a, b, s))
 		return put_regs(m, a, b, s);
@@ -345,9 +346,8 @@ on_lost(struct imp *m, uint32_t type, const uint8_t *r, size_t size)
 }
 
 int
-records_handle(struct imp *m, uint32_t type, const uint8_t *r, size_t size, uint64_t off)
+records_handle(struct imp *m, uint32_t type, const uint8_t *r, size_t size)
 {
-	(void)off;
 	switch (type) {
 	case PERF_RECORD_SAMPLE:
 		return on_sample(m, r, size);

@@ -93,33 +93,29 @@ int
 sample_parse(const struct imp *m, const struct attr *a, const uint8_t *r, size_t size,
 	     struct body *b)
 {
+	const struct bo bo = m->bo; /* a copy: the stores to *b could change m's as seen */
 	uint64_t st = a->sample_type;
-	size_t o = 8;
+	size_t o = a->fixed_end;
 	memset(b, 0, sizeof(*b));
-#define NEED(n) do { if (size - o < (n)) return -1; } while (0)
-#define U64(bit, dst) do { if (st & (bit)) { NEED(8); dst = bo64(m->bo, r + o); o += 8; } } \
-	while (0)
-	uint64_t skip = 0;
-	U64(ST(IDENTIFIER), skip);
+	/* The fields up to PERIOD are a u64 each, at offsets attr_parse worked out: they fit
+	 * when the last one does. */
+	if (size < o)
+		return -1;
 	b->has_ip = (st & ST(IP)) != 0;
-	U64(ST(IP), b->ip);
+	if (b->has_ip)
+		b->ip = bo64(bo, r + a->ip_at);
 	if (st & ST(TID)) {
-		NEED(8);
-		b->pid = bo32(m->bo, r + o);
-		b->tid = bo32(m->bo, r + o + 4);
-		o += 8;
+		b->pid = bo32(bo, r + a->tid_at);
+		b->tid = bo32(bo, r + a->tid_at + 4);
 	}
-	U64(ST(TIME), b->time);
-	U64(ST(ADDR), skip);
-	U64(ST(ID), skip);
-	U64(ST(STREAM_ID), skip);
-	if (st & ST(CPU)) {
-		NEED(8);
-		b->cpu = bo32(m->bo, r + o);
-		o += 8;
-	}
+	if (st & ST(TIME))
+		b->time = bo64(bo, r + a->time_at);
+	if (st & ST(CPU))
+		b->cpu = bo32(bo, r + a->cpu_at);
 	b->has_period = (st & ST(PERIOD)) != 0;
-	U64(ST(PERIOD), b->period);
+	if (b->has_period)
+		b->period = bo64(bo, r + a->period_at);
+#define NEED(n) do { if (size - o < (n)) return -1; } while (0)
 	if (st & ST(READ)) {
 		size_t n = sample_read_size(m, a, r + o, size - o);
 		if (n == 0)
@@ -130,16 +126,16 @@ sample_parse(const struct imp *m, const struct attr *a, const uint8_t *r, size_t
 	}
 	if (st & ST(CALLCHAIN)) {
 		NEED(8);
-		b->nr = bo64(m->bo, r + o);
+		b->nr = bo64(bo, r + o);
 		o += 8;
 		if (b->nr > (size - o) / 8)
 			return -1;
 		b->chain = r + o;
 		o += 8 * (size_t)b->nr;
 	}
-	(void)skip;
+	if (!(st & (ST(RAW) | ST(BRANCH_STACK) | ST(REGS_USER) | ST(STACK_USER))))
+		return 0;
 	return tail(m, a, r, size, o, b);
-#undef U64
 #undef NEED
 }
 

@@ -14,12 +14,6 @@ ksymtab_reserve(struct ksymtab *t, size_t n)
 	return grow_array((void **)&t->v, &t->cap, t->n, n, sizeof(*t->v));
 }
 
-static int
-is_sep(int c)
-{
-	return c == ' ' || c == '\t';
-}
-
 /* Whether c ends a token: a separator, the newline or the NUL that ends every line. */
 static inline int
 ends_token(unsigned char c)
@@ -27,63 +21,133 @@ ends_token(unsigned char c)
 	return c <= ' ' && (c == ' ' || c == '\t' || c == '\n' || c == 0);
 }
 
-/* The next token of the line [*p, end): its start, with its length in *len; NULL when the
- * line has no more.  *end is the line's newline or the text's closing NUL, which stops
- * every scan: no bound check per byte (a kernel's table has 200,000 lines). */
+/* The line's newline or the text's closing NUL stops every scan: no bound check per byte
+ * (a kernel's table has 200,000 lines). */
 static char *
-token(char **p, char *end, size_t *len)
+skip_sep(char *s)
 {
-	char *s = *p;
-	while (is_sep(*s))
+	while (*s == ' ' || *s == '\t')
 		s++;
-	if (s == end || *s == '\n' || *s == 0)
-		return NULL;
-	char *e = s + 1;
-	while (!ends_token((unsigned char)*e))
-		e++;
-	*len = (size_t)(e - s);
-	*p = e;
 	return s;
 }
 
-static int
-hex_digit(int c)
+/* Names are long: eight bytes at a time while none is a control byte or a space, then
+ * byte by byte.  end is the text's closing NUL, past which nothing is read. */
+static char *
+token_end(char *s, const char *end)
 {
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
-	       c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	for (uint64_t x; end - s >= 8; s += 8) {
+		memcpy(&x, s, 8);
+		if ((x - ones * 0x21) & ~x & highs)
+			break; /* a byte below '!' */
+	}
+	while (!ends_token((unsigned char)*s))
+		s++;
+	return s;
+}
+
+/* Each hex digit's value plus one, 0 for any other byte: one lookup per digit. */
+#define D(c, v) [c] = (v) + 1
+static const unsigned char hex_value[256] = {
+	D('0', 0), D('1', 1), D('2', 2), D('3', 3), D('4', 4), D('5', 5), D('6', 6),
+	D('7', 7), D('8', 8), D('9', 9), D('a', 10), D('b', 11), D('c', 12), D('d', 13),
+	D('e', 14), D('f', 15), D('A', 10), D('B', 11), D('C', 12), D('D', 13), D('E', 14),
+	D('F', 15),
+};
+#undef D
+
+/* Bytes of x (each below 0x80) from lo to hi: 0x80 in each such byte, else 0. */
+static inline uint64_t
+bytes_in(uint64_t x, unsigned lo, unsigned hi)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	return (x + ones * (0x80 - lo)) & ~(x + ones * (0x7f - hi)) & highs;
+}
+
+/* Eight lower-case hex digits in the order of the text: their value, or -1 when one is
+ * not such a digit.  A kernel prints its addresses so: one word instead of eight digits
+ * at a time. */
+static inline int64_t
+hex8(const char *s)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	uint64_t x;
+	memcpy(&x, s, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	x = __builtin_bswap64(x);
+#endif
+	uint64_t letter = bytes_in(x, 'a', 'f');
+	if ((x & highs) || (bytes_in(x, '0', '9') | letter) != highs)
+		return -1;
+	/* each byte's digit, '0'-'9' and 'a'-'f' alike: its low nibble, plus 9 for a letter */
+	uint64_t v = (x & ones * 0x0f) + (letter >> 7) * 9;
+	/* first digit in the lowest byte: pairs, then quads, then the eight into 32 bits */
+	v = ((v & 0x000f000f000f000full) << 4) | ((v & 0x0f000f000f000f00ull) >> 8);
+	v = ((v & 0x000000ff000000ffull) << 8) | ((v & 0x00ff000000ff0000ull) >> 16);
+	return (int64_t)(((v & 0xffff) << 16) | ((v >> 32) & 0xffff));
+}
+
+/* The address token at *p (after separators): 1 when it is 1 to HEX_MAX hex digits, with
+ * *p moved past it. */
+static int
+address(char **p, const char *end, uint64_t *addr)
+{
+	char *s = skip_sep(*p);
+	uint64_t a = 0;
+	size_t n = 0;
+	int64_t hi, lo;
+	/* a 64-bit kernel's sixteen digits, two words at a time; anything else by the table */
+	if (end - s >= HEX_MAX && (hi = hex8(s)) >= 0 && (lo = hex8(s + 8)) >= 0) {
+		a = (uint64_t)hi << 32 | (uint64_t)lo;
+		n = HEX_MAX;
+	}
+	if (n == 0 || !ends_token((unsigned char)s[n]))
+		for (a = 0, n = 0; n <= HEX_MAX && hex_value[(unsigned char)s[n]]; n++)
+			a = a << 4 | (hex_value[(unsigned char)s[n]] - 1u);
+	if (n == 0 || n > HEX_MAX || !ends_token((unsigned char)s[n]))
+		return 0;
+	*addr = a;
+	*p = s + n;
+	return 1;
 }
 
 /* "ffffffff81000000 T _text" or "ffffffffc0a01000 t fn\t[mod]" into *out: 1 for a text
  * symbol, 0 for any other line.  The name and module are ended in place: every cut is at a
- * separator, a newline, a NUL or the spare byte at end, none of which another token needs. */
+ * separator, a newline, a NUL or the spare byte at end, none of which another token needs.
+ * The line ends at its newline or the text's NUL, which every scan stops at. */
 static int
-parse_line(char *line, char *end, struct ksym *out)
+parse_line(char *line, char *end, char **next, struct ksym *out)
 {
 	char *p = line;
-	size_t la, lt, ln, lm = 0;
-	char *a = token(&p, end, &la), *t = a ? token(&p, end, &lt) : NULL;
-	/* Most lines are data symbols: they go before their name is looked at. */
-	if (!t || la > HEX_MAX || lt != 1 || !strchr("tTwW", t[0]))
+	uint64_t addr;
+	if (!address(&p, end, &addr))
 		return 0;
-	char *name = token(&p, end, &ln), *mod = name ? token(&p, end, &lm) : NULL;
-	if (!name)
+	/* Most lines of a full table are text symbols, but data symbols go before their name
+	 * is looked at. */
+	p = skip_sep(p);
+	if (!(p[0] == 't' || p[0] == 'T' || p[0] == 'w' || p[0] == 'W') ||
+	    !ends_token((unsigned char)p[1]))
 		return 0;
-	uint64_t addr = 0;
-	for (size_t i = 0; i < la; i++) {
-		int d = hex_digit(a[i]);
-		if (d < 0)
-			return 0;
-		addr = addr << 4 | (uint64_t)d;
+	char *name = skip_sep(p + 1);
+	if (*name == '\n' || *name == 0)
+		return 0;
+	char *name_end = token_end(name + 1, end), *mod = skip_sep(name_end), *mod_end = NULL;
+	char *rest = mod;
+	if (*mod == '\n' || *mod == 0) {
+		mod = NULL;
+	} else {
+		mod_end = token_end(mod + 1, end);
+		rest = skip_sep(mod_end);
+		if (mod[0] == '[') {
+			char *close = memchr(mod + 1, ']', (size_t)(mod_end - mod - 1));
+			mod_end = close ? close : mod_end;
+			mod++;
+		}
 	}
-	char *mod_end = NULL;
-	if (mod && mod[0] == '[') {
-		char *close = memchr(mod + 1, ']', lm - 1);
-		mod_end = close ? close : mod + lm;
-		mod++;
-	} else if (mod) {
-		mod_end = mod + lm;
-	}
-	name[ln] = 0;
+	/* The line is read to its newline, as a rule, before the cuts hide it. */
+	*next = *rest == '\n' ? rest + 1 : rest == end ? rest : NULL;
+	*name_end = 0;
 	if (mod_end)
 		*mod_end = 0;
 	*out = (struct ksym){ .start = addr, .name = name, .module = mod ? mod : "" };
@@ -121,22 +185,25 @@ ksymtab_parse(struct ksymtab *t, char *text, size_t len, size_t *zeros)
 {
 	char *end = text + len;
 	text[len] = 0;
-	for (char *p = text; p < end;) {
-		char *nl = memchr(p, '\n', (size_t)(end - p));
-		char *next = nl ? nl + 1 : end;
+	for (char *p = text, *next; p < end; p = next) {
 		struct ksym s;
-		if (parse_line(p, nl ? nl : end, &s)) {
+		next = NULL;
+		int text_sym = parse_line(p, end, &next, &s);
+		if (!next) {
+			char *nl = memchr(p, '\n', (size_t)(end - p));
+			next = nl ? nl + 1 : end;
+		}
+		if (text_sym) {
 			if (s.start == 0) {
 				if (zeros)
 					++*zeros;
 			} else {
-				if (ksymtab_reserve(t, 1) < 0)
+				if (t->n == t->cap && ksymtab_reserve(t, 1) < 0)
 					return -1;
 				s.end = t->n;
 				t->v[t->n++] = s;
 			}
 		}
-		p = next;
 	}
 	order(t);
 	for (size_t i = 0; i < t->n; i++)
