@@ -137,6 +137,21 @@ static int sort_rows(struct dwline *rows, size_t n)
 	return 0;
 }
 
+/* The first of the sorted rows[0..n) that goes after *row. */
+static size_t upper_row(const struct dwline *rows, size_t n, const struct dwline *row)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (line_cmp(&rows[mid], row) > 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
 int dwindex_sort_lines(struct dwindex *idx, size_t from)
 {
 	size_t n = idx->nlines - from;
@@ -154,7 +169,8 @@ int dwindex_sort_lines(struct dwindex *idx, size_t from)
 	/* The rows already indexed are sorted: merge from the back, in place (the new rows
 	 * are in k), a row of an earlier unit first; a second array of every row would double
 	 * the peak and leave a hole that size in the heap at each unit. */
-	size_t i = from, j = n, o = from + n;
+	size_t i = upper_row(rows, from, &k[n - 1]), j = n, o = i + n;
+	memmove(rows + o, rows + i, (from - i) * sizeof(*rows));	/* all after the new */
 	while (j > 0) {
 		if (i > 0 && line_cmp(&rows[i - 1], &k[j - 1]) > 0)
 			rows[--o] = rows[--i];
