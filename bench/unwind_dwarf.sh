@@ -13,10 +13,12 @@
 # time (the machine may be shared: wall time waits for other work too; it is printed for
 # reference).  Exits non-zero when a run failed.
 #
-#   unwind_dwarf: 8 s recording: 7912 samples (ours), 7950 (perf), medians of 5 runs
-#   unwind_dwarf:   unwind        cpu  0.031 s  wall  0.033 s   255226 samples/cpu-s  26.1 MiB
-#   unwind_dwarf:   perf script   cpu  0.160 s  wall  0.171 s    49687 samples/cpu-s
-#   unwind_dwarf:   unwind/perf rate: 5.14 (goal >= 20)
+#   unwind_dwarf: 8 s recording: 7929 samples (ours), 7991 (perf), medians of 5 runs
+#   unwind_dwarf:   unwind        cpu  0.046 s  wall  0.046 s    172370 samples/cpu-s   26.8 MiB
+#   unwind_dwarf:   perf script   cpu  0.220 s  wall  0.287 s     36323 samples/cpu-s
+#   unwind_dwarf:   unwind/perf rate: 4.745 (goal >= 20)
+# About half of unwind's CPU there is its start: inflating and indexing the DWARF of libc's
+# separate debug file (libc6-dbg), which names libc's frames with lines and inline frames.
 # shellcheck disable=SC1091 # common.sh is read from beside this script
 set -u
 . "$(dirname "$0")/common.sh"
