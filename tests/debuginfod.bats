@@ -139,7 +139,7 @@ sums_hold() {
 	"$RP" import --input "$BATS_TEST_TMPDIR/perf.data" --debuginfod "$full" --output "$out" \
 		>/dev/null
 	run -0 pprof -top "$out/$(outputs "$out" cpu pb.gz | tail -n 1)"
-	assert_output --regexp '[0-9.]+s +[0-9.]+% .* stripped_hot'
+	assert_output --regexp '[0-9.]+m?s +[0-9.]+% .* stripped_hot'
 	assert_output --partial stripped_outer
 	run -0 counts fetched failed bytes_fetched
 	assert_line --index 0 "fetched=1 failed=0 bytes_fetched=$(stat -c %s "$debug")"
