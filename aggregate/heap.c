@@ -228,16 +228,29 @@ on_free(struct heap_agg *h, const struct fr_heap_free *f)
 	*to = b;
 }
 
-static void
-on_reset(struct heap_agg *h, uint32_t pid)
+void
+heap_agg_gone(struct heap_agg *h, uint32_t pid)
 {
-	h->st.resets++;
-	for (size_t i = 0; i < h->nbuckets; i++)
+	/* The stacks say whether pid holds a block: most processes that end hold none, and
+	 * the blocks are not looked through for them. */
+	size_t i = 0;
+	while (i < h->nslots && !(h->slots[i] && h->slots[i]->pid == pid && h->slots[i]->nlive))
+		i++;
+	if (i == h->nslots)
+		return;
+	for (i = 0; i < h->nbuckets; i++)
 		for (struct heap_block **pp = &h->blocks[i]; *pp;)
 			if ((*pp)->pid == pid)
 				block_drop(h, pp);
 			else
 				pp = &(*pp)->next;
+}
+
+static void
+on_reset(struct heap_agg *h, uint32_t pid)
+{
+	h->st.resets++;
+	heap_agg_gone(h, pid);
 }
 
 int

@@ -92,6 +92,9 @@ int heap_agg_add(struct heap_agg *h, struct heap_entry *e, uint32_t pid, uint64_
 		 uint64_t size, uint64_t weight, int track);
 /* The live block of (pid, addr) goes: 1, or 0 when there is none. */
 int heap_agg_drop(struct heap_agg *h, uint32_t pid, uint64_t addr);
+/* Every live block of pid goes: the process ended, or replaced its image, and its memory
+ * with it. */
+void heap_agg_gone(struct heap_agg *h, uint32_t pid);
 /* Each stack of the closing window (allocations in it or live blocks), admitted when
  * there is room: put(arg, e, admitted) for each; the first failure (-1) stops. */
 typedef int heap_agg_put_fn(void *arg, const struct heap_entry *e, int admitted);

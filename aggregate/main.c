@@ -191,6 +191,17 @@ heap_one(struct agg *a, const struct frame *f, uint64_t time)
 static inline int
 release_event(struct agg *a, const struct stack_event *ev, const struct frame *f)
 {
+	/* A process ended or replaced its image at that time: the windows move on to it, and
+	 * its sampled blocks are no longer in use (its frame went on when it came). */
+	if (ev->type == FR_EXIT) {
+		windows_origin(&a->win, ev->time);
+		if (windows_advance(&a->win, ev->time) < 0)
+			return -1;
+		heap_agg_gone(&a->heap, ev->pid);
+		if (ev->time > a->released)
+			a->released = ev->time;
+		return 0;
+	}
 	int failed = (ev->type ? heap_one(a, f, ev->time) : windows_add(&a->win, ev)) < 0 ||
 		     (!env.windows_only && stream_forward(&a->out, f) < 0);
 	if (ev->time > a->released)
@@ -304,6 +315,20 @@ on_heap(struct agg *a, const struct frame *f, uint64_t time, uint32_t pid, uint3
 	else
 		a->win.heap = &a->heap;
 	queue(a, f, &ev);
+}
+
+/* The memory of a process goes with it, and with its image at an exec: its blocks stop
+ * being in use then, in time order with its allocations and frees (heap profiles only).
+ * Otherwise a later window would count them still, under stacks whose mappings unwind has
+ * told the emitters to forget (a child of `launch -- make` that ended, say). */
+static void
+heap_gone(struct agg *a, uint32_t pid, uint64_t time)
+{
+	if (!a->win.heap || !pid)
+		return;
+	struct stack_event ev = { .time = time, .pid = pid, .tid = pid, .type = FR_EXIT };
+	struct frame none = { FR_EXIT, 0, NULL };
+	queue(a, &none, &ev);
 }
 
 /* Without --window, the windows are as long as the recording's (the first target frame
@@ -429,6 +454,8 @@ on_frame(struct agg *a, const struct frame *f)
 	case FR_COMM:
 		if ((u.comm.flags & COMM_EXEC) && u.comm.pid == a->target_pid)
 			windows_exec(&a->win, u.comm.time);
+		if (u.comm.flags & COMM_EXEC)
+			heap_gone(a, u.comm.pid, u.comm.time);
 		forget_reused(&a->forget, u.comm.pid, u.comm.tid, u.comm.time);
 		break;
 	case FR_TARGET_EXIT:
@@ -451,6 +478,9 @@ on_frame(struct agg *a, const struct frame *f)
 	case FR_EXIT:
 		if (forget_exit(&a->forget, &u.task) < 0)
 			errx(1, "out of memory");
+		/* The target's blocks stay: the last window shows what it held at its end. */
+		if ((u.task.flags & EXIT_PROCESS) && u.task.pid != a->target_pid)
+			heap_gone(a, u.task.pid, u.task.time);
 		break;
 	case FR_JIT:
 		/* Totals: the latest is what the next window to end reports. */

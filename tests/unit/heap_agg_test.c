@@ -193,6 +193,32 @@ test_reset(void)
 	heap_agg_release(&h);
 }
 
+/* A process that ends takes its blocks: its stacks keep the window's allocations but hold
+ * nothing in use, its later frees match nothing, and another process's blocks stay. */
+static void
+test_gone(void)
+{
+	struct heap_agg h;
+	CHECK(heap_agg_init(&h, 100) == 0);
+	alloc(&h, 5, 0x7000, 64, 2, 0);
+	alloc(&h, 5, 0x7100, 64, 2, 0);
+	uint32_t other[2] = { 6, 99 };
+	struct heap_entry *e = heap_agg_entry(&h, PID + 1, PID + 1, other, 2);
+	CHECK(e && heap_agg_add(&h, e, PID + 1, 0x7000, 32, 1, 1) == 0);
+	heap_agg_gone(&h, PID + 2); /* holds nothing: nothing changes */
+	heap_agg_gone(&h, PID);
+	release(&h, 0x7000, 0);
+	close_window(&h, 0);
+	const struct stack_out *s = stack_of(5), *o = stack_of(6);
+	CHECK(s && s->v[0] == 4 && s->v[1] == 256 && s->v[2] == 0 && s->v[3] == 0);
+	CHECK(o && o->v[2] == 1 && o->v[3] == 32);
+	CHECK(stat("heap.unmatched_frees") == 1 && stat("heap.resets") == 0);
+	/* The next window has no stack of the ended process at all. */
+	close_window(&h, 1);
+	CHECK(stack_of(5) == NULL && stack_of(6) != NULL);
+	heap_agg_release(&h);
+}
+
 /* --max-stacks: a stack new to a full window is left out and counted, its block tracked:
  * in the next window it comes back with its in-use values. */
 static void
@@ -226,6 +252,7 @@ main(void)
 	test_frees();
 	test_realloc_chain();
 	test_reset();
+	test_gone();
 	test_cap();
 	stream_writer_release(&enc);
 	close(fd);

@@ -1,0 +1,96 @@
+#!/usr/bin/env bats
+# The heap profiles' in-use state across the processes of a target (docs/heap.md), on
+# crafted streams (tests/tools/streamgen.c pack) through aggregate, emit-collapsed,
+# emit-pprof and commit.  No root.
+
+load helper
+
+setup_file() {
+	local root="$BATS_TEST_DIRNAME/.."
+	export STREAMGEN="$BATS_FILE_TMPDIR/streamgen"
+	# CC/LDFLAGS come from make (check-asan links with the sanitizers).
+	${CC:-cc} -std=c17 -D_GNU_SOURCE -I"$root/lib" ${LDFLAGS:-} -o "$STREAMGEN" \
+		"$root/tests/tools/streamgen.c" "$RP_BIN/../lib/librp.a" -lz -lm
+}
+
+setup() {
+	D=$BATS_TEST_TMPDIR/out
+}
+
+# tree_stream END: the target (pid 100) and a child (pid 200) each keep one sampled block
+# in window 0 (1 s from event time 0); END is the child's end at time 4000 (an exit, or an
+# exec of a new image).  unwind then forgets the child's mapping, as it does once no process
+# maps it, and aggregate passes that on after window 0; the target allocates again in
+# window 1, the last.
+tree_stream() {
+	cat <<-EOT
+	header clockid=1 e_machine=62 clock_offset_ns=1700000000000000000 session_id=0x00c0ffee12345678
+	target pid=100 cpu_frequency=100 flags=2 kind=launch exe=/usr/bin/app comm=app profiles=heap window_nanos=1000000000
+	mapping id=3 pid=100 start=0x400000 limit=0x500000 offset=0x1000 flags=30 build_id=4f1c3b path=/usr/bin/app
+	mapping id=5 pid=200 start=0x600000 limit=0x700000 offset=0x1000 flags=30 build_id=5a5a5a path=/usr/bin/child
+	function id=1 start_line=10 name=main filename=app.c
+	function id=5 start_line=30 name=child_work filename=child.c
+	location id=2 mapping_id=3 address=0x401100 lines=1:12
+	location id=5 mapping_id=5 address=0x601100 lines=5:31
+	comm pid=100 tid=100 comm=app
+	fork time=1500 pid=200 ppid=100 tid=200 ptid=100
+	comm pid=200 tid=200 comm=child
+	heap-stack time=2000 pid=100 tid=100 addr=0x1000 size=100 weight=1 stack_flags=1 locs=2
+	heap-stack time=3000 pid=200 tid=200 addr=0x1000 size=500 weight=1 stack_flags=1 locs=5
+	$1
+	forget ids=5
+	round time=5000
+	round time=1000002000
+	heap-stack time=1000003000 pid=100 tid=100 addr=0x2000 size=10 weight=1 stack_flags=1 locs=2
+	end time=2000000000 reason=4
+	EOT
+}
+
+# chain: the text on stdin packed and through the stages into $D; their statuses in $D.status.
+chain() {
+	rm -rf "$D" && mkdir -p "$D"
+	set +e
+	"$STREAMGEN" pack | "$RP_BIN/aggregate" 2>"$D.err" |
+		"$RP_BIN/emit-collapsed" --output "$D" 2>>"$D.err" |
+		"$RP_BIN/emit-pprof" --output "$D" 2>>"$D.err" |
+		"$RP_BIN/commit" --output "$D" >/dev/null 2>>"$D.err"
+	echo "${PIPESTATUS[*]}" >"$D.status"
+	set -e
+}
+
+# inuse INDEX: "pid alloc_space inuse_space" of each stack of the heap pprof of window INDEX.
+inuse() {
+	local f
+	f=$D/$(outputs "$D" heap pb.gz | sed -n "$(($1 + 1))p")
+	pprof -raw "$f" | awk '/^ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+:/ { x = $4; sub(/:$/, "", x); v = $2 " " x }
+		/process.pid:/ { sub(/.*process.pid:\[/, ""); print $1, v }' | sort
+}
+
+@test "heap stream: a child that ended holds nothing in use from its exit on, and no window names its forgotten mapping" {
+	tree_stream "exit time=4000 pid=200 ppid=100 tid=200 ptid=100 flags=1" | chain
+	cat "$D.err"
+	[ "$(cat "$D.status")" = "0 0 0 0 0" ]
+	run -0 inuse 0
+	assert_output $'100 100 100\n200 500 0'
+	run -0 inuse 1
+	assert_output '100 10 110'
+	run -1 grep -h child_work "$D"/heap-*-000001-*.collapsed
+}
+
+@test "heap stream: a child that executes a new image loses its old image's blocks" {
+	tree_stream "comm time=4000 pid=200 tid=200 flags=1 comm=other" | chain
+	cat "$D.err"
+	[ "$(cat "$D.status")" = "0 0 0 0 0" ]
+	run -0 inuse 0
+	assert_output $'100 100 100\n200 500 0'
+	run -0 inuse 1
+	assert_output '100 10 110'
+}
+
+@test "heap stream: the target's own blocks stay in use to its end" {
+	tree_stream "exit time=4000 pid=200 ppid=100 tid=200 ptid=100 flags=1
+	exit time=1000005000 pid=100 ppid=1 tid=100 ptid=1 flags=1" | chain
+	[ "$(cat "$D.status")" = "0 0 0 0 0" ]
+	run -0 inuse 1
+	assert_output '100 10 110'
+}
