@@ -339,49 +339,36 @@ static int keyed_range_cmp(const void *a, const void *b)
 	return x->ord < y->ord ? -1 : x->ord > y->ord;
 }
 
-/* Sorts r[0..m) in place, in walk order where ranges are equal.  0, or -1 when out of
- * memory. */
-static int sort_ranges(struct dwrange *r, size_t m)
-{
-	struct keyed_range *k;
-	size_t i = 1;
-
-	/* A unit's functions mostly come in address order: often nothing is left to do. */
-	while (i < m && range_cmp(&r[i - 1], &r[i]) <= 0)
-		i++;
-	if (i >= m)
-		return 0;
-	if (!(k = malloc(m * sizeof(*k))))
-		return -1;
-	for (i = 0; i < m; i++)
-		k[i] = (struct keyed_range){ r[i], i };
-	qsort(k, m, sizeof(*k), keyed_range_cmp);
-	for (i = 0; i < m; i++)
-		r[i] = k[i].r;
-	free(k);
-	return 0;
-}
-
 /* Sorts v[from..n), in walk order where ranges are equal, and merges it into the sorted
  * v[0..from).  0, or -1 when out of memory. */
 static int merge_ranges(struct dwrange **v, size_t cap, size_t from, size_t n)
 {
+	struct keyed_range *k;
 	struct dwrange *old = *v, *out;
 	size_t m = n - from;
 
 	if (m == 0)
 		return 0;
-	if (sort_ranges(old + from, m) < 0)
+	if (!(k = malloc(m * sizeof(*k))))
 		return -1;
-	if (from == 0 || range_cmp(&old[from - 1], &old[from]) <= 0)
-		return 0;	/* the new ranges all go after the old ones */
-	if (!(out = malloc(cap * sizeof(*out))))
+	for (size_t i = 0; i < m; i++)
+		k[i] = (struct keyed_range){ old[from + i], i };
+	qsort(k, m, sizeof(*k), keyed_range_cmp);
+	if (from == 0) {
+		for (size_t i = 0; i < m; i++)
+			old[i] = k[i].r;
+		free(k);
+		return 0;
+	}
+	if (!(out = malloc(cap * sizeof(*out)))) {
+		free(k);
 		return -1;
-	const struct dwrange *k = old + from;
+	}
 	size_t i = 0, j = 0, o = 0;
 	while (i < from || j < m)
-		out[o++] = j == m || (i < from && range_cmp(&old[i], &k[j]) <= 0) ? old[i++]
-										    : k[j++];
+		out[o++] = j == m || (i < from && range_cmp(&old[i], &k[j].r) <= 0) ? old[i++]
+									    : k[j++].r;
+	free(k);
 	free(old);
 	*v = out;
 	return 0;

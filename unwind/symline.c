@@ -113,69 +113,36 @@ static int keyed_cmp(const void *a, const void *b)
 	return x->ord < y->ord ? -1 : x->ord > y->ord;
 }
 
-/* Sorts n rows in place, in table order where line_cmp ties.  0, or -1 when out of memory. */
-static int sort_rows(struct dwline *rows, size_t n)
-{
-	struct keyed_line *k;
-	size_t i = 1;
-
-	/* libdw hands a unit's rows sorted by address already: then there is nothing to do. */
-	while (i < n && line_cmp(&rows[i - 1], &rows[i]) <= 0)
-		i++;
-	if (i >= n)
-		return 0;
-	if (!(k = malloc(n * sizeof(*k))))
-		return -1;
-	for (i = 0; i < n; i++) {
-		k[i].l = rows[i];
-		k[i].ord = i;
-	}
-	qsort(k, n, sizeof(*k), keyed_cmp);
-	for (i = 0; i < n; i++)
-		rows[i] = k[i].l;
-	free(k);
-	return 0;
-}
-
-/* The first of the sorted rows[0..n) that goes after *row. */
-static size_t upper_row(const struct dwline *rows, size_t n, const struct dwline *row)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (line_cmp(&rows[mid], row) > 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return lo;
-}
-
 int dwindex_sort_lines(struct dwindex *idx, size_t from)
 {
 	size_t n = idx->nlines - from;
-	struct dwline *k, *rows = idx->lines;
+	struct keyed_line *k;
+	struct dwline *rows = idx->lines;
 
 	if (n == 0 || idx->nlines < 2)
 		return 0;
-	if (sort_rows(rows + from, n) < 0)
-		return -1;
-	if (from == 0 || line_cmp(&rows[from - 1], &rows[from]) <= 0)
-		return 0;	/* the new rows all go after the old ones */
 	if (!(k = malloc(n * sizeof(*k))))
 		return -1;
-	memcpy(k, rows + from, n * sizeof(*k));
+	for (size_t i = 0; i < n; i++) {
+		k[i].l = idx->lines[from + i];
+		k[i].ord = i;
+	}
+	qsort(k, n, sizeof(*k), keyed_cmp);
+	if (from == 0) {
+		for (size_t i = 0; i < n; i++)
+			idx->lines[i] = k[i].l;
+		free(k);
+		return 0;
+	}
 	/* The rows already indexed are sorted: merge from the back, in place (the new rows
 	 * are in k), a row of an earlier unit first; a second array of every row would double
 	 * the peak and leave a hole that size in the heap at each unit. */
-	size_t i = upper_row(rows, from, &k[n - 1]), j = n, o = i + n;
-	memmove(rows + o, rows + i, (from - i) * sizeof(*rows));	/* all after the new */
+	size_t i = from, j = n, o = from + n;
 	while (j > 0) {
-		if (i > 0 && line_cmp(&rows[i - 1], &k[j - 1]) > 0)
+		if (i > 0 && line_cmp(&rows[i - 1], &k[j - 1].l) > 0)
 			rows[--o] = rows[--i];
 		else
-			rows[--o] = k[--j];
+			rows[--o] = k[--j].l;
 	}
 	free(k);
 	return 0;

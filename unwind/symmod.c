@@ -94,10 +94,9 @@ static int open_main(const struct symmod_req *r, struct elffile *f, char *err, s
 	return -1;
 }
 
-/* Adds what the module's ELF lacks (DWARF, .symtab) from its separate debug file; *symtab
- * says whether the symbol index came from there. */
+/* Adds what the module's ELF lacks (DWARF, .symtab) from its separate debug file. */
 static int index_debugfile(const struct symmod_req *r, struct symmod *m, Elf *main_elf,
-			   int need_dwarf, int need_symtab, int *symtab)
+			   int need_dwarf, int need_symtab)
 {
 	struct debugfile_query q = { .path = r->path ? r->path : m->path,
 				     .build_id = m->build_id, .build_id_len = m->build_id_len,
@@ -112,8 +111,8 @@ static int index_debugfile(const struct symmod_req *r, struct symmod *m, Elf *ma
 	if (need_dwarf && has_dwarf(dbg.elf))
 		rc = dwindex_build(&m->dw, dbg.elf, &m->pool);
 	if (rc == 0 && need_symtab && symelf_has_section(dbg.elf, ".symtab")) {
+		symtab_index_free(&m->syms);
 		rc = symtab_index_build(&m->syms, dbg.elf, &m->pool);
-		*symtab = 1;
 	}
 	if (rc == 0 && m->dw.dwarf)
 		m->dwfile = dbg;	/* read again as lookups reach new units */
@@ -124,18 +123,14 @@ static int index_debugfile(const struct symmod_req *r, struct symmod *m, Elf *ma
 
 static int index_module(const struct symmod_req *r, struct symmod *m, Elf *elf)
 {
-	int dwarf = has_dwarf(elf), symtab = symelf_has_section(elf, ".symtab"), from_dbg = 0;
+	int dwarf = has_dwarf(elf), symtab = symelf_has_section(elf, ".symtab");
 
-	if (dwarf && dwindex_build(&m->dw, elf, &m->pool) < 0)
+	if (symtab_index_build(&m->syms, elf, &m->pool) < 0 ||
+	    (dwarf && dwindex_build(&m->dw, elf, &m->pool) < 0))
 		return -1;
-	if (!(dwarf && symtab) &&
-	    index_debugfile(r, m, elf, !dwarf, !symtab, &from_dbg) < 0)
-		return -1;
-	/* Only now: a debug file's .symtab replaces the stripped module's .dynsym whole, and
-	 * indexing that first would be wasted. */
-	if (!from_dbg && symtab_index_build(&m->syms, elf, &m->pool) < 0)
-		return -1;
-	return 0;
+	if (dwarf && symtab)
+		return 0;
+	return index_debugfile(r, m, elf, !dwarf, !symtab);
 }
 
 struct symmod *symmod_open(const struct symmod_req *r, char *err, size_t errlen)
