@@ -1,4 +1,4 @@
-# Shared setup for the derived emitters' tests (emit_svg.bats, emit_collapsed.bats).
+# Shared setup for the derived emitters' tests (emit_svg.bats, emit_collapsed.bats) and heap_stream.bats.
 
 # build_streamgen: compiles tests/tools/streamgen.c into $STREAMGEN (once per file).
 build_streamgen() {

@@ -4,13 +4,10 @@
 # emit-pprof and commit.  No root.
 
 load helper
+load derived
 
 setup_file() {
-	local root="$BATS_TEST_DIRNAME/.."
-	export STREAMGEN="$BATS_FILE_TMPDIR/streamgen"
-	# CC/LDFLAGS come from make (check-asan links with the sanitizers).
-	${CC:-cc} -std=c17 -D_GNU_SOURCE -I"$root/lib" ${LDFLAGS:-} -o "$STREAMGEN" \
-		"$root/tests/tools/streamgen.c" "$RP_BIN/../lib/librp.a" -lz -lm
+	build_streamgen
 }
 
 setup() {
@@ -66,25 +63,25 @@ inuse() {
 		/process.pid:/ { sub(/.*process.pid:\[/, ""); print $1, v }' | sort
 }
 
-@test "heap stream: a child that ended holds nothing in use from its exit on, and no window names its forgotten mapping" {
-	tree_stream "exit time=4000 pid=200 ppid=100 tid=200 ptid=100 flags=1" | chain
+# child_ends END: the child's END in the crafted stream; every stage succeeds, window 0
+# keeps the child's allocation but nothing of it in use, and window 1 has the target alone.
+child_ends() {
+	tree_stream "$1" | chain
 	cat "$D.err"
 	[ "$(cat "$D.status")" = "0 0 0 0 0" ]
 	run -0 inuse 0
 	assert_output $'100 100 100\n200 500 0'
 	run -0 inuse 1
 	assert_output '100 10 110'
+}
+
+@test "heap stream: a child that ended holds nothing in use from its exit on, and no window names its forgotten mapping" {
+	child_ends "exit time=4000 pid=200 ppid=100 tid=200 ptid=100 flags=1"
 	run -1 grep -h child_work "$D"/heap-*-000001-*.collapsed
 }
 
 @test "heap stream: a child that executes a new image loses its old image's blocks" {
-	tree_stream "comm time=4000 pid=200 tid=200 flags=1 comm=other" | chain
-	cat "$D.err"
-	[ "$(cat "$D.status")" = "0 0 0 0 0" ]
-	run -0 inuse 0
-	assert_output $'100 100 100\n200 500 0'
-	run -0 inuse 1
-	assert_output '100 10 110'
+	child_ends "comm time=4000 pid=200 tid=200 flags=1 comm=other"
 }
 
 @test "heap stream: the target's own blocks stay in use to its end" {
