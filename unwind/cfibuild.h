@@ -29,4 +29,7 @@ struct cfibuild {
 void cfi_parse_section(struct cfibuild *b, const uint8_t *data, size_t len, uint64_t addr,
 		       int eh);
 
+/* Sorts rows by address, then emission order (the order qsort with that key gives). */
+void cfi_sort_rows(struct rawrow *rows, size_t n);
+
 #endif

@@ -7,6 +7,7 @@
  * the walk's first frames, and none is found where the leaf has a frame.  Also
  * prints the walk rate over the synthetic sample and the size of libc's table. */
 #include "../../unwind/cfi.h"
+#include "../../unwind/cfibuild.h"
 #include "../../unwind/dwarfstack.h"
 #include "../../unwind/symbolize.h"
 
@@ -505,6 +506,55 @@ static void test_corrupt(void)
 	free(buf);
 }
 
+static int rawrow_ref_cmp(const void *a, const void *b)
+{
+	const struct rawrow *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The run-merging sort gives qsort's order: rows in ascending runs as FDEs write them, runs
+ * out of order, ties at FDE boundaries, one run, none, and random order. */
+static void test_row_sort(void)
+{
+	size_t sizes[] = { 0, 1, 2, 7, 1000, 40000 };
+
+	srand(11);
+	for (size_t si = 0; si < sizeof(sizes) / sizeof(*sizes); si++) {
+		for (int shape = 0; shape < 4; shape++) {
+			size_t n = sizes[si];
+			struct rawrow *a = calloc(n ? n : 1, sizeof(*a)), *b = calloc(n ? n : 1, sizeof(*b));
+			CHECK(a && b);
+			if (!a || !b)
+				return;
+			uint64_t at = 0x1000;
+			for (size_t i = 0; i < n; i++) {
+				if (shape == 0)	/* one ascending run */
+					at += (uint64_t)(rand() % 3);
+				else if (shape == 1 && rand() % 9 == 0)	/* an FDE elsewhere */
+					at = 0x1000 + (uint64_t)(rand() % 100000);
+				else if (shape == 2)	/* no order at all */
+					at = 0x1000 + (uint64_t)(rand() % 50);
+				else
+					at += (uint64_t)(rand() % 4);
+				if (shape == 3 && i % 64 == 63)	/* FDEs written backwards */
+					at -= 300;
+				a[i] = (struct rawrow){ .addr = at, .seq = (uint32_t)i,
+							.cfa_off = (int32_t)(rand() % 1000) };
+			}
+			memcpy(b, a, n * sizeof(*a));
+			cfi_sort_rows(a, n);
+			if (n)
+				qsort(b, n, sizeof(*b), rawrow_ref_cmp);
+			CHECK(n == 0 || memcmp(a, b, n * sizeof(*a)) == 0);
+			free(a);
+			free(b);
+		}
+	}
+}
+
 static void test_libc_table(void)
 {
 	const char *cands[] = { "/lib/x86_64-linux-gnu/libc.so.6", "/lib/aarch64-linux-gnu/libc.so.6",
@@ -557,6 +607,7 @@ int main(void)
 	test_no_cfi(0);
 	test_no_cfi(1);
 	test_corrupt();
+	test_row_sort();
 	test_libc_table();
 	run("rm -rf %s", dir);
 	printf("dwarfstack: %d passed, %d failed\n", passed, failed);
