@@ -162,6 +162,9 @@ Options (defaults in brackets):
                                  frames of a capture from another kernel (import)
   --module-cache DIR             module copies for replay [<input dir>/.modules]
   --max-module-cache BYTES       record/launch: what <output>/.modules may hold [$RP_DEFAULT_MAX_MODULE_CACHE]
+  --debug-cache DIR              keep separate debug files there with their DWARF inflated,
+                                 for later runs; none: no cache [~/.cache/rustprofile/debug]
+  --max-debug-cache BYTES        what the debug cache may hold [$RP_DEFAULT_MAX_DEBUG_CACHE]
   -h, --help                     this text
 Durations (humantime): 500ms, 10s, 2m, 1h30m, '1h 30m', 2days, 1w.
 Exit status: 0 published, 1 failed, 3 published but derived files skipped (see README.md).
@@ -257,6 +260,7 @@ cache='' max_threads='' max_cache='' selectors=0 partial='' svg='' collapsed='' 
 timeline=$RP_DEFAULT_MAX_TIMELINE_SAMPLES budget=$RP_DEFAULT_COMPLETION_BUDGET
 docker='' k8s_pod='' k8s_container='' host='' cpuid='' cpuid_set='' require_hw='' profiles_given=''
 symdirs=() profile_opts=() debuginfod='' otlp_opts=()
+debug_cache='' max_debug_cache='' dcgiven=''
 need() { [ $# -ge 2 ] || err "option '$1' needs a value"; }
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -298,6 +302,8 @@ while [ $# -gt 0 ]; do
 	--input) need "$@"; input=$2; shift 2 ;;
 	--module-cache) need "$@"; cache=$2; shift 2 ;;
 	--max-module-cache) need "$@"; max_cache=$2; shift 2 ;;
+	--debug-cache) need "$@"; debug_cache=$2; dcgiven=1; shift 2 ;;
+	--max-debug-cache) need "$@"; max_debug_cache=$2; dcgiven=1; shift 2 ;;
 	--format) need "$@"; format=$2; shift 2 ;;
 	--event) need "$@"; event=$2; shift 2 ;;
 	--kallsyms) need "$@"; kallsyms=$2; shift 2 ;;
@@ -475,8 +481,28 @@ check_output() {
 symargs=()
 for d in ${symdirs[@]+"${symdirs[@]}"}; do symargs+=(--symbol-dir "$d"); done
 [ -z "$debuginfod" ] || symargs+=(--debuginfod "$debuginfod")
-[ ${#symargs[@]} -eq 0 ] ||
-	"$bin/unwind" ${runas[@]+"${runas[@]}"} --check "${symargs[@]}" || exit 1
+# The debug cache (docs/debug-cache.md) belongs to the user the stages run as: for the
+# caller, XDG_CACHE_HOME or ~/.cache; for another user (behind sudo, or the owner of the
+# output), that user's ~/.cache; none for a user without a home (nobody).
+if [ -z "$debug_cache" ]; then
+	if [ "$ruid" = "$uid" ]; then
+		dchome=${HOME:-}
+		[ -z "${XDG_CACHE_HOME:-}" ] || debug_cache=$XDG_CACHE_HOME/rustprofile/debug
+	else
+		dchome=$(getent passwd "$ruid" | cut -d: -f6) || dchome=''
+	fi
+	if [ -z "$debug_cache" ] && [ -n "$dchome" ] && [ "$dchome" != / ] && [ -d "$dchome" ]; then
+		debug_cache=$dchome/.cache/rustprofile/debug
+	fi
+	[ -n "$debug_cache" ] || debug_cache=none
+fi
+dcargs=()
+[ "$debug_cache" = none ] || dcargs+=(--debug-cache "$debug_cache")
+[ -z "$max_debug_cache" ] || dcargs+=(--max-debug-cache "$max_debug_cache")
+if [ ${#symargs[@]} -ne 0 ] || [ -n "$dcgiven" ]; then
+	"$bin/unwind" ${runas[@]+"${runas[@]}"} --check ${symargs[@]+"${symargs[@]}"} \
+		${dcargs[@]+"${dcargs[@]}"} || exit 1
+fi
 # The OTLP export's settings, from the options and OTEL_* (emit-otlp resolves them, as the
 # stage's user: an --otlp-ca it cannot read fails here).  No endpoint anywhere: no export.
 otlp=
@@ -588,7 +614,7 @@ fi
 # report does without the binary.
 [ "$cmd" != import ] || partial=--allow-partial
 start unwind "$src" "$work/s2" "$bin/unwind" ${runas[@]+"${runas[@]}"} --module-cache "$cache" \
-	${symargs[@]+"${symargs[@]}"} $partial
+	${symargs[@]+"${symargs[@]}"} ${dcargs[@]+"${dcargs[@]}"} $partial
 start aggregate "$work/s2" "$work/s3" "$bin/aggregate" ${runas[@]+"${runas[@]}"} "${aopts[@]}"
 # Emitters pass the stream on.  Live, the derived ones (SVG, Firefox) hang off fanout,
 # which never waits for them: a window that ends while one is still writing the previous

@@ -30,6 +30,8 @@
 #define RP_DEFAULT_UNWIND "auto"
 #define RP_DEFAULT_CPU_FREQUENCY 49
 #define RP_DEFAULT_MAX_MODULE_CACHE 1073741824
+/* unwind, serve: what the debug cache (inflated debug files by build id) may hold */
+#define RP_DEFAULT_MAX_DEBUG_CACHE 1073741824
 #define RP_DEFAULT_MAX_THREADS 1024
 /* aggregate */
 #define RP_DEFAULT_MAX_STACKS 65536

@@ -8,6 +8,8 @@ RP_BIN=${RP_BIN:-$ROOT/.output/bin}
 RP_WORKLOADS=${RP_WORKLOADS:-$ROOT/.output/workloads}
 RP="$RP_BIN/rustprofile.sh"
 export RP_BIN
+# Each test its own debug cache (docs/debug-cache.md): none reads what another one kept.
+export XDG_CACHE_HOME=$BATS_TEST_TMPDIR/xdg-cache
 
 # The unprivileged stages must reach the test's files: bats makes its temp dirs 0700.
 open_tmpdirs() {

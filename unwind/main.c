@@ -30,6 +30,8 @@
 #include <sys/stat.h>
 
 #include "confine.h"
+#include "defaults.h"
+#include "dbgcache.h"
 #include "dbgfetch.h"
 #include "dbgurl.h"
 #include "dwarfstack.h"
@@ -39,6 +41,7 @@
 #include "jitsyms.h"
 #include "offcpu.h"
 #include "opener.h"
+#include "parse.h"
 #include "resolve.h"
 #include "runas.h"
 #include "stream.h"
@@ -51,10 +54,13 @@ static struct {
 	size_t nsymbol_dirs;
 	const char *module_cache;
 	const char *debuginfod;
+	const char *debug_cache;
+	uint64_t max_debug_cache;
 	int allow_partial;
-} env;
+} env = { .max_debug_cache = RP_DEFAULT_MAX_DEBUG_CACHE };
 
 static struct dbgfetch *fetch;		/* --debuginfod */
+static struct dbgcache *dbgcache;	/* --debug-cache */
 static struct stream_writer out;
 
 static struct dwarfstack dw;	/* FR_SAMPLE_REGS: CFI tables by module */
@@ -65,7 +71,8 @@ usage(FILE *f, int status)
 {
 	fprintf(f,
 		"usage: unwind [--symbol-dir DIR]... [--module-cache DIR] [--debuginfod URL]\n"
-		"              [--allow-partial] [--check] < stream > stream\n"
+		"              [--debug-cache DIR [--max-debug-cache BYTES]] [--allow-partial]\n"
+		"              [--check] < stream > stream\n"
 		"\n"
 		"Validates frame-pointer stacks against executable mappings, unwinds DWARF samples\n"
 		"(registers and stack copies) with the modules' CFI, and symbolizes them.\n"
@@ -74,6 +81,10 @@ usage(FILE *f, int status)
 		"                      DIR/<name>.debug and DIR/.build-id/xx/rest.debug\n"
 		"  --module-cache DIR  build-id keyed copies of the target's ELF files\n"
 		"  --debuginfod URL    fetch debug files missing locally from this server\n"
+		"  --debug-cache DIR   keep debug files there with their DWARF inflated, by build\n"
+		"                      id, for later runs (created when missing; docs/debug-cache.md)\n"
+		"  --max-debug-cache BYTES  what the debug cache may hold, least recently used\n"
+		"                      files removed first [" RP_DEFAULT_TEXT(RP_DEFAULT_MAX_DEBUG_CACHE) "]\n"
 		"  --check             validate the options (each --symbol-dir must exist) and exit\n"
 		"  --run-as UID:GID    first argument, as root: become that user (docs/privileges.md)\n");
 	exit(status);
@@ -99,12 +110,15 @@ parse_options(int argc, char **argv)
 		{ "symbol-dir", required_argument, NULL, 'd' },
 		{ "module-cache", required_argument, NULL, 'c' },
 		{ "debuginfod", required_argument, NULL, 'g' },
+		{ "debug-cache", required_argument, NULL, 'D' },
+		{ "max-debug-cache", required_argument, NULL, 'M' },
 		{ "allow-partial", no_argument, NULL, 'p' },
 		{ "check", no_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, check = 0;
+	char why[200];
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
@@ -127,6 +141,16 @@ parse_options(int argc, char **argv)
 			if (!debuginfod_url_ok(optarg))
 				errx(1, "--debuginfod '%s': not an http:// or https:// URL", optarg);
 			env.debuginfod = optarg;
+			break;
+		case 'D':
+			if (!optarg[0])
+				errx(1, "--debug-cache: empty directory name");
+			env.debug_cache = optarg;
+			break;
+		case 'M':
+			if (parse_bytes(optarg, 1, UINT64_MAX, &env.max_debug_cache, why,
+					sizeof(why)) < 0)
+				errx(1, "--max-debug-cache: %s", why);
 			break;
 		case 'h':
 			usage(stdout, 0);
@@ -171,15 +195,15 @@ put_fetch_counts(void)
 		errx(stream_writer_status(&out), "%s", out.err[0] ? out.err : "out of memory");
 }
 
-/* Reads beneath each --symbol-dir, the module cache and /usr/lib/debug, and writes nothing.
- * A missing cache is no error: an import has none, and collect may create it only after
+/* Reads beneath each --symbol-dir, the module cache and /usr/lib/debug, and writes only in
+ * the --debug-cache directory.  A missing module cache is no error: an import has none, and collect may create it only after
  * this stage started; its files then come through the module opener like any ELF file.
  * With --debuginfod it also writes its private debuginfod cache, reads what name
  * resolution and TLS need, and connects to the server's port, and nowhere else. */
 static void
 confine(void)
 {
-	struct rp_confine_path p[MAX_SYMBOL_DIRS + 3 + RP_CONFINE_NET_PATHS];
+	struct rp_confine_path p[MAX_SYMBOL_DIRS + 4 + RP_CONFINE_NET_PATHS];
 	struct rp_confine_spec spec = { p, 0, 0, NULL, 0 };
 	char why[PATH_MAX + 100];
 
@@ -192,6 +216,14 @@ confine(void)
 							     RP_CONFINE_READ | RP_CONFINE_OPTIONAL };
 	p[spec.npaths++] = (struct rp_confine_path){ "/usr/lib/debug",
 						     RP_CONFINE_READ | RP_CONFINE_OPTIONAL };
+	/* The cache is only a faster way to what the debug files give: one that cannot be
+	 * made is said once, and the run goes on without it. */
+	if (env.debug_cache && !(dbgcache = dbgcache_open(env.debug_cache, env.max_debug_cache,
+							   why, sizeof(why))))
+		warnx("%s: going on without it", why);
+	if (dbgcache)
+		p[spec.npaths++] = (struct rp_confine_path){ env.debug_cache,
+							     RP_CONFINE_READ | RP_CONFINE_WRITE };
 	if (env.debuginfod) {
 		if (!(fetch = dbgfetch_new(env.debuginfod, fetch_note, NULL, why, sizeof(why))))
 			errx(1, "%s", why);
@@ -335,6 +367,7 @@ main(int argc, char **argv)
 	if (!sym)
 		errx(1, "out of memory");
 	symbolizer_set_fetch(sym, fetch);
+	symbolizer_set_dbgcache(sym, dbgcache);
 	if (stream_reader_open(&in, 0, "stdin", &h) < 0)
 		errx(stream_reader_status(&in), "stdin: %s", in.err);
 	in.order.rules = ORDER_BEFORE_WINDOWS; /* a collect stream: no windows, no files */
@@ -361,6 +394,7 @@ main(int argc, char **argv)
 	dwarfstack_release(&dw);
 	symbolizer_free(sym);
 	dbgfetch_free(fetch);
+	dbgcache_free(dbgcache);
 	stream_reader_release(&in);
 	stream_writer_release(&out);
 	return 0;

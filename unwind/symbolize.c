@@ -26,6 +26,7 @@ struct symbolizer {
 	size_t nents, cap;
 	char err[512];
 	struct dbgfetch *fetch;
+	struct dbgcache *dbgcache;
 };
 
 struct symbolizer *symbolizer_new(const char *const *symbol_dirs, size_t ndirs,
@@ -70,6 +71,11 @@ void symbolizer_free(struct symbolizer *s)
 void symbolizer_set_fetch(struct symbolizer *s, struct dbgfetch *f)
 {
 	s->fetch = f;
+}
+
+void symbolizer_set_dbgcache(struct symbolizer *s, struct dbgcache *c)
+{
+	s->dbgcache = c;
 }
 
 const char *symbolizer_error(struct symbolizer *s)
@@ -174,7 +180,8 @@ struct symmod *symbolizer_module(struct symbolizer *s, const char *path,
 	struct symmod_req r = { .path = path, .build_id = build_id,
 				.build_id_len = build_id ? build_id_len : 0,
 				.cache_dir = s->cache_dir, .dirs = (const char *const *)s->dirs,
-				.ndirs = s->ndirs, .fetch = s->fetch };
+				.ndirs = s->ndirs, .fetch = s->fetch,
+				.dbgcache = s->dbgcache };
 	struct cache_ent *e = &s->ents[j];
 	e->key = key;
 	e->hash = h;

@@ -26,6 +26,10 @@ struct dbgfetch;
 /* Debug files not found locally are then asked of this debuginfod client (dbgfetch.h;
  * borrowed, NULL: none, the default: no network without --debuginfod). */
 void symbolizer_set_fetch(struct symbolizer *, struct dbgfetch *);
+struct dbgcache;
+/* Separate debug files are looked up in, and their inflated copies kept in, this cache
+ * (dbgcache.h; borrowed, NULL: none, the default). */
+void symbolizer_set_dbgcache(struct symbolizer *, struct dbgcache *);
 
 struct symmod;		/* one ELF module, opened once, owned by the symbolizer */
 

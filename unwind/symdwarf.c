@@ -1,5 +1,6 @@
 /* symdwarf: one walk over all DIEs builds the address index (see symdwarf.h). */
 #include "symdwarf.h"
+#include "dbgcache.h"
 
 #include <dwarf.h>
 #include <gelf.h>
@@ -624,7 +625,8 @@ static void inflate_sections(struct dwlazy *z, Elf *elf)
 }
 #endif
 
-int dwindex_build(struct dwindex *idx, Elf *elf, struct strpool *pool)
+int dwindex_build(struct dwindex *idx, Elf *elf, struct strpool *pool,
+		  const struct dwindex_keep *keep)
 {
 	struct dwlazy *z;
 
@@ -635,6 +637,8 @@ int dwindex_build(struct dwindex *idx, Elf *elf, struct strpool *pool)
 	hide_unused(elf);
 #ifdef RP_HAVE_LIBDEFLATE
 	inflate_sections(z, elf);
+	if (keep && z->ninflated)
+		dbgcache_store(keep->cache, keep->build_id, keep->build_id_len, elf);
 #endif
 	if (!(idx->dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL))) {
 		lazy_free(idx);

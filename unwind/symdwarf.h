@@ -78,10 +78,19 @@ struct dwindex {
 	int has_dwarf;		/* some unit has code or lines */
 };
 
+struct dbgcache;
+/* Where the inflated sections of a file go (dbgcache.h), as the copy of this build id. */
+struct dwindex_keep {
+	struct dbgcache *cache;
+	const uint8_t *build_id;
+	size_t build_id_len;
+};
+
 /* Indexes the DWARF of elf (which stays owned by the caller, and open until dwindex_free
- * when idx->dwarf is set: units are then indexed lazily).  Returns 0 (possibly with empty
- * arrays when there is no usable DWARF), -1 when out of memory. */
-int dwindex_build(struct dwindex *, Elf *elf, struct strpool *);
+ * when idx->dwarf is set: units are then indexed lazily).  When keep is not NULL and
+ * sections had to be inflated, the file as inflated is stored in keep's cache.  Returns 0
+ * (possibly with empty arrays when there is no usable DWARF), -1 when out of memory. */
+int dwindex_build(struct dwindex *, Elf *elf, struct strpool *, const struct dwindex_keep *keep);
 /* Indexes the units whose ranges hold addr, if not done yet; call before the lookups
  * below.  0, or -1 when out of memory. */
 int dwindex_prepare(struct dwindex *, uint64_t addr);

@@ -1,5 +1,6 @@
 /* symmod: find a module's ELF and debug file, then index them (see symmod.h). */
 #include "symmod.h"
+#include "dbgcache.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,12 +105,19 @@ static int index_debugfile(const struct symmod_req *r, struct symmod *m, Elf *ma
 	struct elffile dbg;
 	int rc = 0;
 
+	struct dwindex_keep keep = { r->dbgcache, m->build_id, m->build_id_len }, *kp = NULL;
+
 	q.debuglink = symelf_debuglink(main_elf, &q.crc);
-	if (debugfile_find(&q, &dbg) < 0 &&
-	    open_fetched(r, m->build_id, m->build_id_len, &dbg) < 0)
-		return 0;	/* not finding one is normal: stay with what we have */
+	/* The inflated copy of a debug file found before (dbgcache.h); by build id only. */
+	if (dbgcache_lookup(r->dbgcache, m->build_id, m->build_id_len, &dbg) < 0) {
+		/* A fetched file stays in debuginfod's private cache of this run alone. */
+		if (debugfile_find(&q, &dbg) == 0)
+			kp = r->dbgcache && m->build_id_len ? &keep : NULL;
+		else if (open_fetched(r, m->build_id, m->build_id_len, &dbg) < 0)
+			return 0;	/* not finding one is normal: stay with what we have */
+	}
 	if (need_dwarf && has_dwarf(dbg.elf))
-		rc = dwindex_build(&m->dw, dbg.elf, &m->pool);
+		rc = dwindex_build(&m->dw, dbg.elf, &m->pool, kp);
 	if (rc == 0 && need_symtab && symelf_has_section(dbg.elf, ".symtab")) {
 		symtab_index_free(&m->syms);
 		rc = symtab_index_build(&m->syms, dbg.elf, &m->pool);
@@ -126,7 +134,7 @@ static int index_module(const struct symmod_req *r, struct symmod *m, Elf *elf)
 	int dwarf = has_dwarf(elf), symtab = symelf_has_section(elf, ".symtab");
 
 	if (symtab_index_build(&m->syms, elf, &m->pool) < 0 ||
-	    (dwarf && dwindex_build(&m->dw, elf, &m->pool) < 0))
+	    (dwarf && dwindex_build(&m->dw, elf, &m->pool, NULL) < 0))
 		return -1;
 	if (dwarf && symtab)
 		return 0;

@@ -30,6 +30,7 @@ struct symmod_req {
 	const char *const *dirs;	/* symbol dirs */
 	size_t ndirs;
 	struct dbgfetch *fetch;		/* --debuginfod, else NULL */
+	struct dbgcache *dbgcache;	/* --debug-cache, else NULL */
 };
 
 /* Opens and indexes a module; NULL with a reason in err when nothing usable is found. */

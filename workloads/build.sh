@@ -7,6 +7,7 @@
 #   debuglink/stripped  debuglink/stripped.debug        (symbols via .gnu_debuglink)
 #   buildid/stripped_bid  symdir/.build-id/xx/rest.debug (symbols via build ID; pass
 #                                                        --symbol-dir OUTDIR/symdir)
+#   zbuildid/stripped_z  zsymdir/.build-id/xx/rest.debug (the same, its DWARF compressed)
 # All are built with frame pointers.  rust_workload is skipped, with a message, when no
 # rustc is found ($RUSTC, else Debian's /usr/bin/rustc, else rustc on PATH).
 #
@@ -96,6 +97,21 @@ dir=$OUT/symdir/.build-id/$(echo "$id" | cut -c1-2)
 mkdir -p "$dir"
 objcopy --only-keep-debug "$B/stripped_bid" "$dir/$(echo "$id" | cut -c3-).debug"
 strip --strip-all "$B/stripped_bid"
+n=$((n + 1))
+
+# The build-ID layout again with the debug file's DWARF compressed, as distributions ship
+# it (zsymdir/.build-id/xx/rest.debug): the debug cache keeps it inflated.
+Z=$OUT/zbuildid
+mkdir -p "$Z"
+$CC $CFLAGS_WL -I"$SRC" -DLAYOUT='"zbuildid"' -o "$Z/stripped_z" "$SRC/stripped.c"
+id=$(build_id "$Z/stripped_z")
+[ ${#id} -gt 2 ] || { echo "workloads: no build ID in stripped_z" >&2; exit 1; }
+rm -rf "$OUT/zsymdir/.build-id"
+dir=$OUT/zsymdir/.build-id/$(echo "$id" | cut -c1-2)
+mkdir -p "$dir"
+objcopy --only-keep-debug --compress-debug-sections=zlib "$Z/stripped_z" \
+	"$dir/$(echo "$id" | cut -c3-).debug"
+strip --strip-all "$Z/stripped_z"
 n=$((n + 1))
 
 # Heap: the same allocations in a static musl executable (its allocator is its own code, the

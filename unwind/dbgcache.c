@@ -1,0 +1,317 @@
+/* dbgcache: inflated copies of separate debug files, by build id (see dbgcache.h). */
+#include "dbgcache.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "symelf.h"
+
+#define SUFFIX ".debug"
+#define STALE_TMP_SECONDS 600	/* a temporary file this old was left by a run that died */
+
+struct dbgcache {
+	char *dir;
+	uint64_t max_bytes;
+	struct dbgcache_stats st;
+};
+
+/* mkdir -p with mode 0700 for what it creates. */
+static int make_dirs(const char *dir)
+{
+	char *p = strdup(dir);
+	int rc = 0;
+
+	if (!p)
+		return -1;
+	for (char *s = p + 1; rc == 0; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		char c = *s;
+		*s = '\0';
+		if (mkdir(p, 0700) < 0 && errno != EEXIST)
+			rc = -1;
+		*s = c;
+		if (!c)
+			break;
+	}
+	free(p);
+	return rc;
+}
+
+struct dbgcache *dbgcache_open(const char *dir, uint64_t max_bytes, char *err, size_t errlen)
+{
+	struct dbgcache *c;
+	struct stat st;
+
+	if (!dir[0] || make_dirs(dir) < 0 || stat(dir, &st) < 0) {
+		snprintf(err, errlen, "debug cache '%s': %s", dir, strerror(errno ? errno : EINVAL));
+		return NULL;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "debug cache '%s': not a directory", dir);
+		return NULL;
+	}
+	if (!(c = calloc(1, sizeof(*c))) || !(c->dir = strdup(dir))) {
+		free(c);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	c->max_bytes = max_bytes;
+	return c;
+}
+
+void dbgcache_free(struct dbgcache *c)
+{
+	if (c)
+		free(c->dir);
+	free(c);
+}
+
+const struct dbgcache_stats *dbgcache_stats(const struct dbgcache *c)
+{
+	return &c->st;
+}
+
+static int name_of(const struct dbgcache *c, const uint8_t *id, size_t len, char *path,
+		   size_t size)
+{
+	char hex[2 * SYM_BUILD_ID_MAX + 1];
+
+	if (len < 2 || len > SYM_BUILD_ID_MAX)
+		return -1;
+	build_id_hex(id, len, hex);
+	return (size_t)snprintf(path, size, "%s/%s" SUFFIX, c->dir, hex) < size ? 0 : -1;
+}
+
+/* Every section's contents lie inside the file: a copy cut short (a crash before its pages
+ * reached the disk) is a miss, not DWARF missing for good. */
+static int whole(Elf *e, off_t size)
+{
+	Elf_Scn *s = NULL;
+	GElf_Shdr sh;
+
+	while ((s = elf_nextscn(e, s))) {
+		if (!gelf_getshdr(s, &sh))
+			return 0;
+		if (sh.sh_type != SHT_NOBITS &&
+		    (sh.sh_offset > (uint64_t)size || sh.sh_size > (uint64_t)size - sh.sh_offset))
+			return 0;
+	}
+	return 1;
+}
+
+int dbgcache_lookup(struct dbgcache *c, const uint8_t *id, size_t len, struct elffile *out)
+{
+	char path[4096];
+	uint8_t got[SYM_BUILD_ID_MAX];
+	struct stat st;
+
+	if (!c || name_of(c, id, len, path, sizeof(path)) < 0)
+		return -1;
+	if (elffile_open(out, path) == 0) {
+		if (fstat(out->fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    symelf_build_id(out->elf, got) == len && memcmp(got, id, len) == 0 &&
+		    whole(out->elf, st.st_size)) {
+			(void)futimens(out->fd, NULL);	/* recently used: evicted last */
+			c->st.hits++;
+			return 0;
+		}
+		elffile_close(out);
+	}
+	c->st.misses++;
+	return -1;
+}
+
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return a > 1 ? (v + a - 1) / a * a : v;
+}
+
+/* Copies section s of e (as the symbolizer left it in memory) as the same-numbered section
+ * of o at *off; a section without contents, or hidden as SHT_NOBITS, is SHT_NOBITS. */
+static int copy_section(Elf *o, Elf_Scn *s, uint64_t *off)
+{
+	GElf_Shdr sh;
+	Elf_Scn *t = elf_newscn(o);
+	Elf_Data *d = NULL, *nd;
+
+	if (!gelf_getshdr(s, &sh) || !t || elf_ndxscn(t) != elf_ndxscn(s))
+		return -1;
+	if (sh.sh_type != SHT_NOBITS && sh.sh_type != SHT_NULL && sh.sh_size)
+		d = elf_getdata(s, NULL);
+	if (!d || !d->d_buf || elf_getdata(s, d)) {	/* one data block, as read */
+		sh.sh_type = sh.sh_type == SHT_NULL ? SHT_NULL : SHT_NOBITS;
+		sh.sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
+		sh.sh_offset = *off;
+	} else {
+		if (!(nd = elf_newdata(t)))
+			return -1;
+		nd->d_buf = d->d_buf;
+		nd->d_size = d->d_size;
+		nd->d_type = d->d_type;
+		nd->d_version = d->d_version;
+		nd->d_align = 1;
+		*off = align_up(*off, sh.sh_addralign);
+		sh.sh_offset = *off;
+		sh.sh_size = d->d_size;	/* file and memory sizes agree for every ELF type */
+		*off += sh.sh_size;
+	}
+	return gelf_update_shdr(t, &sh) ? 0 : -1;
+}
+
+/* Writes the copy of e into fd: the headers, then the contents in section order. */
+static int write_copy(Elf *e, int fd)
+{
+	GElf_Ehdr eh;
+	size_t nph = 0, nscn = 0;
+	Elf *o;
+	int rc = -1;
+
+	if (!gelf_getehdr(e, &eh) || elf_getshdrnum(e, &nscn) != 0 ||
+	    !(o = elf_begin(fd, ELF_C_WRITE, NULL)))
+		return -1;
+	if (elf_getphdrnum(e, &nph) != 0)
+		nph = 0;
+	if (!gelf_newehdr(o, gelf_getclass(e)) || (nph && !gelf_newphdr(o, nph)))
+		goto done;
+	uint64_t off = gelf_fsize(o, ELF_T_EHDR, 1, EV_CURRENT);
+	eh.e_phoff = nph ? off : 0;
+	off += nph * gelf_fsize(o, ELF_T_PHDR, 1, EV_CURRENT);
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(e, (int)i, &ph) || !gelf_update_phdr(o, (int)i, &ph))
+			goto done;
+	}
+	for (Elf_Scn *s = NULL; (s = elf_nextscn(e, s));)
+		if (copy_section(o, s, &off) < 0)
+			goto done;
+	eh.e_shoff = align_up(off, 8);
+	if (!gelf_update_ehdr(o, &eh))
+		goto done;
+	elf_flagelf(o, ELF_C_SET, ELF_F_LAYOUT);
+	rc = elf_update(o, ELF_C_WRITE) < 0 ? -1 : 0;
+done:
+	elf_end(o);
+	return rc;
+}
+
+struct entry {
+	char *name;
+	uint64_t bytes;
+	struct timespec used;
+};
+
+static int older(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+
+	if (x->used.tv_sec != y->used.tv_sec)
+		return x->used.tv_sec < y->used.tv_sec ? -1 : 1;
+	return (x->used.tv_nsec > y->used.tv_nsec) - (x->used.tv_nsec < y->used.tv_nsec);
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n > k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* Removes copies, least recently used first, while the directory holds more than its
+ * limit (keep: the one just written, removed last); and temporary files a dead run left. */
+static void evict(struct dbgcache *c, const char *keep)
+{
+	DIR *d = opendir(c->dir);
+	struct entry *v = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t total = 0;
+	struct dirent *de;
+	struct stat st;
+	time_t now = time(NULL);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		if (de->d_name[0] == '.' && ends_with(de->d_name, ".tmp")) {
+			if (now - st.st_mtime > STALE_TMP_SECONDS)
+				(void)unlinkat(dirfd(d), de->d_name, 0);
+			continue;
+		}
+		if (!ends_with(de->d_name, SUFFIX))
+			continue;
+		if (n == cap) {
+			struct entry *w = realloc(v, (cap ? 2 * cap : 16) * sizeof(*v));
+			if (!w)
+				break;
+			v = w;
+			cap = cap ? 2 * cap : 16;
+		}
+		if (!(v[n].name = strdup(de->d_name)))
+			break;
+		v[n].bytes = (uint64_t)st.st_blocks * 512;
+		v[n].used = strcmp(de->d_name, keep) == 0 ? (struct timespec){ now + 1, 0 } :
+							    st.st_mtim;
+		total += v[n++].bytes;
+	}
+	qsort(v, n, sizeof(*v), older);
+	for (size_t i = 0; i < n && total > c->max_bytes; i++) {
+		if (unlinkat(dirfd(d), v[i].name, 0) == 0) {
+			total -= v[i].bytes;
+			c->st.evicted++;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		free(v[i].name);
+	free(v);
+	closedir(d);
+}
+
+/* What the copy will take: its sections with contents. */
+static uint64_t copy_bytes(Elf *e)
+{
+	Elf_Scn *s = NULL;
+	GElf_Shdr sh;
+	uint64_t n = 0;
+
+	while ((s = elf_nextscn(e, s)))
+		if (gelf_getshdr(s, &sh) && sh.sh_type != SHT_NOBITS)
+			n += sh.sh_size;
+	return n;
+}
+
+void dbgcache_store(struct dbgcache *c, const uint8_t *id, size_t len, Elf *e)
+{
+	char path[4096], tmp[4096 + 16];
+	const char *name;
+	int fd;
+
+	if (!c || name_of(c, id, len, path, sizeof(path)) < 0)
+		return;
+	if (copy_bytes(e) > c->max_bytes)
+		return;	/* it would push everything else out, and not fit itself */
+	name = strrchr(path, '/') + 1;
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX.tmp", c->dir, name) >= sizeof(tmp) ||
+	    (fd = mkstemps(tmp, 4)) < 0) {
+		c->st.failed++;
+		return;
+	}
+	int rc = write_copy(e, fd);
+	if (close(fd) < 0 || rc < 0 || rename(tmp, path) < 0) {
+		unlink(tmp);
+		c->st.failed++;
+		return;
+	}
+	c->st.stored++;
+	evict(c, name);
+}
