@@ -35,7 +35,7 @@ _rustprofile() {
 	fi
 
 	case $prev in
-	--output | --symbol-dir | --source-dir | --directory | --module-cache)
+	--output | --symbol-dir | --source-dir | --directory | --module-cache | --debug-cache)
 		_rustprofile_reply -d; return 0 ;;
 	--input | --save-stream | --offcpu-btf | --kallsyms | --otlp-ca | --profile | \
 	--bearer-token-file)
@@ -60,7 +60,7 @@ _rustprofile() {
 	--keep-windows | --max-stacks | --max-pending-events | --event-reorder-window | \
 	--max-threads | --cpuid | --debuginfod | --max-timeline-samples | --completion-budget | \
 	--otlp-endpoint | --otlp-header | --otlp-timeout | --resource-attribute | --event | \
-	--max-module-cache | --listen | --cors-origin | --bearer-token)
+	--max-module-cache | --max-debug-cache | --listen | --cors-origin | --bearer-token)
 		return 0 ;;
 	esac
 
@@ -68,7 +68,7 @@ _rustprofile() {
 		--offcpu-phase --offcpu-min-duration-us --offcpu-ring-buffer --offcpu-btf
 		--offcpu-probability --physical-memory-probability --unwind --allow-partial --cpu-frequency --keep-windows
 		--max-stacks --max-pending-events --event-reorder-window --max-threads --symbol-dir
-		--debuginfod --svg --collapsed --json-windows --firefox-profile --max-timeline-samples
+		--debuginfod --debug-cache --max-debug-cache --svg --collapsed --json-windows --firefox-profile --max-timeline-samples
 		--completion-budget --otlp-endpoint --otlp-header --otlp-timeout --otlp-compression
 		--otlp-ca --resource-attribute --otlp-timeline --help"
 	local cpus="--cpuid --require-hardware-pmu"
