@@ -68,6 +68,9 @@ SRC
 	cp "$W/deep_nofp" "$C/elf_note/deep_nofp"
 	cp "$T/leaf-a64.o" "$C/elf_note/leaf-a64.o"
 	objcopy --remove-section=.note.gnu.build-id "$W/qsort_cb" "$C/elf_note/no-build-id"
+	# the debug cache: debug files with compressed and with plain DWARF
+	mkdir -p "$C/debug_cache"
+	cp "$C/symbolize_elf/exe_zdebug" "$C/symbolize_elf/exe_link.debug" "$C/debug_cache/"
 	cat /proc/self/maps >"$C/proc_maps/self"
 	head -n 60 /proc/$$/maps >"$C/proc_maps/shell"
 	# A few hundred lines from the start, the middle and the end (module symbols).

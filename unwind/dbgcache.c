@@ -159,6 +159,10 @@ static int copy_section(Elf *o, Elf_Scn *s, uint64_t *off)
 		nd->d_type = d->d_type;
 		nd->d_version = d->d_version;
 		nd->d_align = 1;
+		/* A debug section's alignment matters to no reader; a hostile one (2^40) must
+		 * not make the copy a terabyte of padding. */
+		if (sh.sh_addralign > 64 || (sh.sh_addralign & (sh.sh_addralign - 1)))
+			sh.sh_addralign = 8;
 		*off = align_up(*off, sh.sh_addralign);
 		sh.sh_offset = *off;
 		sh.sh_size = d->d_size;	/* file and memory sizes agree for every ELF type */
