@@ -32,44 +32,51 @@ static int set_machine(struct cfibuild *b, uint16_t machine)
 	return -1;
 }
 
-static int rawrow_less(const struct rawrow *x, const struct rawrow *y)
-{
-	return x->addr != y->addr ? x->addr < y->addr : x->seq < y->seq;
-}
-
-static int rawrow_cmp(const void *a, const void *b)
+static int rawrow_less(const void *a, const void *b)
 {
 	const struct rawrow *x = a, *y = b;
 
-	return rawrow_less(x, y) ? -1 : rawrow_less(y, x);
+	return x->addr != y->addr ? x->addr < y->addr : x->seq < y->seq;
 }
 
-/* Merges the sorted runs [a, m) and [m, e) of from into to. */
-static void merge_runs(const struct rawrow *from, struct rawrow *to, size_t a, size_t m, size_t e)
+static int by_less(const void *a, const void *b, void *less)
+{
+	int (*lt)(const void *, const void *) = (int (*)(const void *, const void *))less;
+
+	return lt(a, b) ? -1 : lt(b, a);
+}
+
+/* Merges the sorted runs [a, m) and [m, e) of from into to (elements of size sz). */
+static void merge_runs(const char *from, char *to, size_t sz, size_t a, size_t m, size_t e,
+		       int (*less)(const void *, const void *))
 {
 	size_t i = a, j = m, k = a;
 
-	while (i < m && j < e)
-		to[k++] = rawrow_less(&from[j], &from[i]) ? from[j++] : from[i++];
-	memcpy(to + k, from + i, (m - i) * sizeof(*to));
+	while (i < m && j < e) {
+		const char *src = less(from + j * sz, from + i * sz) ? from + j++ * sz :
+								       from + i++ * sz;
+		memcpy(to + k++ * sz, src, sz);
+	}
+	memcpy(to + k * sz, from + i * sz, (m - i) * sz);
 	k += m - i;
-	memcpy(to + k, from + j, (e - j) * sizeof(*to));
+	memcpy(to + k * sz, from + j * sz, (e - j) * sz);
 }
 
-/* Sorts rows by (addr, seq).  Each FDE's rows come in address order and a linker writes the
- * FDEs mostly in the order of the code, so the rows fall into few ascending runs: merging
- * runs costs a fraction of a general sort on a big library's hundred thousand rows.  seq is
- * unique, so the order is the one qsort gives.  Out of memory: qsort. */
-void cfi_sort_rows(struct rawrow *v, size_t n)
+/* A stable sort for what is mostly sorted already: each FDE's rows come in address order
+ * and a linker writes the FDEs mostly in the order of the code, so rows and FDEs fall into
+ * few ascending runs, and merging runs costs a fraction of a general sort on a big library's
+ * hundred thousand rows.  less orders a strict total order, so the result is qsort's.  Out of
+ * memory: qsort. */
+void cfi_run_sort(void *base, size_t n, size_t sz, int (*less)(const void *, const void *))
 {
 	size_t *cut, ncut = 0, cap = 64;
-	struct rawrow *tmp;
+	char *v = base, *tmp;
 
 	if (!(cut = malloc(cap * sizeof(*cut))))
 		goto general;
 	cut[ncut++] = 0;
 	for (size_t i = 1; i < n; i++) {
-		if (!rawrow_less(&v[i], &v[i - 1]))
+		if (!less(v + i * sz, v + (i - 1) * sz))
 			continue;
 		if (ncut + 2 > cap) {
 			size_t *c = realloc(cut, 2 * cap * sizeof(*cut));
@@ -85,33 +92,38 @@ void cfi_sort_rows(struct rawrow *v, size_t n)
 		free(cut);
 		return;
 	}
-	if (!(tmp = malloc(n * sizeof(*tmp))))
+	if (!(tmp = malloc(n * sz)))
 		goto general;
-	struct rawrow *from = v, *to = tmp;
+	char *from = v, *to = tmp;
 	while (ncut > 1) {	/* merge runs pairwise until one is left */
 		size_t k = 0;
 		for (size_t r = 0; r < ncut; r += 2) {
 			size_t e = r + 2 <= ncut ? cut[r + 2] : cut[r + 1];
 			if (r + 1 < ncut)
-				merge_runs(from, to, cut[r], cut[r + 1], e);
+				merge_runs(from, to, sz, cut[r], cut[r + 1], e, less);
 			else
-				memcpy(to + cut[r], from + cut[r], (e - cut[r]) * sizeof(*to));
+				memcpy(to + cut[r] * sz, from + cut[r] * sz, (e - cut[r]) * sz);
 			cut[k++] = cut[r];
 		}
 		cut[k] = n;
 		ncut = k;
-		struct rawrow *t = from;
+		char *t = from;
 		from = to;
 		to = t;
 	}
 	if (from != v)
-		memcpy(v, from, n * sizeof(*v));
+		memcpy(v, from, n * sz);
 	free(tmp);
 	free(cut);
 	return;
 general:
 	free(cut);
-	qsort(v, n, sizeof(*v), rawrow_cmp);
+	qsort_r(base, n, sz, by_less, (void *)less);
+}
+
+void cfi_sort_rows(struct rawrow *v, size_t n)
+{
+	cfi_run_sort(v, n, sizeof(*v), rawrow_less);
 }
 
 static int same_rules(const struct cfirow *a, const struct rawrow *b)
@@ -167,6 +179,7 @@ static void build_release(struct cfibuild *b)
 {
 	free(b->rows);
 	free(b->pool);
+	free(b->fdes);
 }
 
 struct cfitab *cfitab_from_section(uint16_t machine, const uint8_t *data, size_t len,
@@ -242,32 +255,183 @@ static Elf_Data *eh_frame_from_hdr(Elf *elf, uint64_t *addr)
 	return NULL;
 }
 
-struct cfitab *cfitab_build(Elf *elf)
+struct cfilazy {
+	uint8_t *data;		/* the section, copied: the ELF file is closed after the build */
+	size_t len;
+	uint64_t addr;		/* its module address (0 for .debug_frame) */
+	int eh;
+	struct cfifde *fdes;	/* sorted by lo, then by place in the section */
+	size_t nfde;
+	struct cfitab **sub;	/* per FDE: its rows as a full table, once looked up */
+	size_t nrows, bytes;	/* of the sub-tables built */
+};
+
+static int fde_less(const void *a, const void *b)
 {
-	struct cfibuild b = { 0 };
+	const struct cfifde *x = a, *y = b;
+
+	return x->lo != y->lo ? x->lo < y->lo : x->seq < y->seq;
+}
+
+/* The lazy table of one section: its FDEs' ranges now, their rows when looked up. */
+static struct cfitab *lazy_table(struct cfibuild *b, const uint8_t *data, size_t len,
+				 uint64_t addr, int eh)
+{
+	struct cfitab *t = calloc(1, sizeof(*t));
+	struct cfilazy *z = calloc(1, sizeof(*z));
+
+	if (!t || !z || !(z->data = malloc(len ? len : 1)) ||
+	    !(z->sub = calloc(b->nfde ? b->nfde : 1, sizeof(*z->sub)))) {
+		if (z)
+			free(z->data);
+		free(z);
+		free(t);
+		return NULL;
+	}
+	memcpy(z->data, data, len);
+	z->len = len;
+	z->addr = addr;
+	z->eh = eh;
+	z->fdes = b->fdes;
+	z->nfde = b->nfde;
+	b->fdes = NULL;
+	cfi_run_sort(z->fdes, z->nfde, sizeof(*z->fdes), fde_less);
+	t->machine = b->machine;
+	t->sp_reg = b->sp_reg;
+	t->fp_reg = b->fp_reg;
+	t->ra_reg = b->ra_reg;
+	t->source = eh ? ".eh_frame" : ".debug_frame";
+	t->lazy = z;
+	return t;
+}
+
+/* The FDEs of .eh_frame, else of .debug_frame: listed (lazy), else interpreted into b. */
+static struct cfitab *build_from(Elf *elf, int lazy)
+{
+	struct cfibuild b = { .indexing = lazy };
 	GElf_Ehdr eh;
-	Elf_Data *d;
-	uint64_t addr = 0;
+	Elf_Data *d, *sec = NULL;
+	uint64_t addr = 0, sec_addr = 0;
 	size_t shnum = 0;
 	const char *source = "none";
+	int sec_eh = 1;
 
 	if (gelf_getehdr(elf, &eh) && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
 	    eh.e_ident[EI_DATA] == ELFDATA2LSB && set_machine(&b, eh.e_machine) == 0) {
 		elf_getshdrnum(elf, &shnum);
 		d = shnum ? section(elf, ".eh_frame", &addr) : eh_frame_from_hdr(elf, &addr);
-		if (d && d->d_buf)
+		if (d && d->d_buf) {
 			cfi_parse_section(&b, d->d_buf, d->d_size, addr, 1);
+			sec = d;
+			sec_addr = addr;
+		}
 		source = ".eh_frame";
-		if (b.n == 0 && (d = section(elf, ".debug_frame", &addr)) && d->d_buf) {
+		if (b.n == 0 && b.nfde == 0 && (d = section(elf, ".debug_frame", &addr)) &&
+		    d->d_buf) {
 			cfi_parse_section(&b, d->d_buf, d->d_size, 0, 0);
+			sec = d;
+			sec_addr = 0;
+			sec_eh = 0;
 			source = ".debug_frame";
 		}
 	}
-	struct cfitab *t = b.oom ? NULL : finish(&b);
+	struct cfitab *t = NULL;
+	if (!b.oom && lazy && b.nfde)
+		t = lazy_table(&b, sec->d_buf, sec->d_size, sec_addr, sec_eh);
+	else if (!b.oom)
+		t = finish(&b);
 	if (t && t->nrows)
 		t->source = source;
 	build_release(&b);
 	return t;
+}
+
+struct cfitab *cfitab_build(Elf *elf)
+{
+	return build_from(elf, 1);
+}
+
+struct cfitab *cfitab_lazy_from_section(uint16_t machine, const uint8_t *data, size_t len,
+					uint64_t addr, int eh)
+{
+	struct cfibuild b = { .indexing = 1 };
+	struct cfitab *t = NULL;
+
+	if (set_machine(&b, machine) == 0)
+		cfi_parse_section(&b, data, len, addr, eh);
+	if (!b.oom)
+		t = b.nfde ? lazy_table(&b, data, len, addr, eh) : finish(&b);
+	build_release(&b);
+	return t;
+}
+
+struct cfitab *cfitab_build_full(Elf *elf)
+{
+	return build_from(elf, 0);
+}
+
+int cfitab_has_rows(const struct cfitab *t)
+{
+	return t->lazy ? t->lazy->nfde > 0 : t->nrows > 0;
+}
+
+size_t cfitab_rows(const struct cfitab *t)
+{
+	return t->lazy ? t->lazy->nrows : t->nrows;
+}
+
+/* FDE i's rows, interpreted now if they were not; NULL when out of memory. */
+static struct cfitab *sub_table(const struct cfitab *t, size_t i)
+{
+	struct cfilazy *z = t->lazy;
+	struct cfibuild b = { 0 };
+
+	if (z->sub[i])
+		return z->sub[i];
+	b.machine = t->machine;
+	b.sp_reg = t->sp_reg;
+	b.fp_reg = t->fp_reg;
+	b.ra_reg = t->ra_reg;
+	cfi_parse_entry(&b, z->data, z->len, z->addr, z->eh, z->fdes[i].off);
+	struct cfitab *s = b.oom ? NULL : finish(&b);
+	build_release(&b);
+	if (s) {
+		s->source = t->source;
+		z->sub[i] = s;
+		z->nrows += s->nrows;
+		z->bytes += cfitab_bytes(s);
+	}
+	return s;
+}
+
+#define FDE_OVERLAP_SCAN 8	/* FDEs rarely overlap; look back a little in case they do */
+
+const struct cfirow *cfitab_lookup(const struct cfitab *t, uint64_t vaddr,
+				   const struct cfitab **owner)
+{
+	const struct cfilazy *z = t->lazy;
+
+	*owner = t;
+	if (!z)
+		return cfitab_find(t, vaddr);
+	size_t lo = 0, hi = z->nfde;	/* the first FDE starting above vaddr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (z->fdes[mid].lo <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo, stop = lo > FDE_OVERLAP_SCAN ? lo - FDE_OVERLAP_SCAN : 0; i-- > stop;) {
+		if (vaddr >= z->fdes[i].hi)
+			continue;
+		struct cfitab *s = sub_table(t, i);
+		if (!s)
+			return NULL;
+		*owner = s;
+		return cfitab_find(s, vaddr);
+	}
+	return NULL;
 }
 
 const struct cfirow *cfitab_find(const struct cfitab *t, uint64_t vaddr)
@@ -301,13 +465,29 @@ const uint8_t *cfitab_expr(const struct cfitab *t, int32_t off, size_t *len)
 
 size_t cfitab_bytes(const struct cfitab *t)
 {
-	return sizeof(*t) + t->nrows * sizeof(*t->rows) + t->npool;
+	size_t n = sizeof(*t) + t->nrows * sizeof(*t->rows) + t->npool;
+	const struct cfilazy *z = t->lazy;
+
+	if (z)
+		n += sizeof(*z) + z->len + z->nfde * (sizeof(*z->fdes) + sizeof(*z->sub)) +
+		     z->bytes;
+	return n;
 }
 
 void cfitab_free(struct cfitab *t)
 {
+	struct cfilazy *z;
+
 	if (!t)
 		return;
+	if ((z = t->lazy)) {
+		for (size_t i = 0; i < z->nfde; i++)
+			cfitab_free(z->sub[i]);
+		free(z->sub);
+		free(z->fdes);
+		free(z->data);
+		free(z);
+	}
 	free(t->rows);
 	free(t->pool);
 	free(t);

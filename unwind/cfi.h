@@ -55,17 +55,35 @@ struct cfitab {
 	uint8_t *pool;		/* expressions: u16 length, then the bytes */
 	size_t npool;
 	const char *source;	/* ".eh_frame", ".debug_frame", "debug file", "none" */
+	struct cfilazy *lazy;	/* a lazy table's FDEs, each interpreted on first use (cfi.c) */
 };
 
 /* Builds the table of an opened ELF file from .eh_frame (its section, or through
  * PT_GNU_EH_FRAME when there are no section headers), else .debug_frame.  Returns NULL only
- * when out of memory; a module without unwind information gets a table without rows. */
+ * when out of memory; a module without unwind information gets a table without rows.
+ * The table is lazy: it lists the FDEs' ranges (a copy of the section kept) and interprets
+ * an FDE the first time an address in it is looked up, so a big library costs only the
+ * functions a recording's stacks pass through (cfitab_lookup). */
 struct cfitab *cfitab_build(Elf *elf);
+/* The same, every FDE interpreted at once into one table of rows (tests compare the two). */
+struct cfitab *cfitab_build_full(Elf *elf);
+/* 1 when the table has unwind information (rows, or FDEs still to interpret). */
+int cfitab_has_rows(const struct cfitab *);
+/* The rows a table holds so far (a lazy one: those of the FDEs interpreted). */
+size_t cfitab_rows(const struct cfitab *);
+/* The row covering vaddr, from a full or a lazy table; *owner is the table whose pool
+ * (cfitab_expr) and registers the row refers to.  NULL when no FDE covers vaddr (or out of
+ * memory interpreting one). */
+const struct cfirow *cfitab_lookup(const struct cfitab *, uint64_t vaddr,
+				   const struct cfitab **owner);
 /* The same for one raw section (tests): data holds .eh_frame (eh != 0) or .debug_frame
- * loaded at module address addr. */
+ * loaded at module address addr; every FDE interpreted at once, or lazily. */
 struct cfitab *cfitab_from_section(uint16_t machine, const uint8_t *data, size_t len,
 				   uint64_t addr, int eh);
-/* The row covering module virtual address vaddr, or NULL when no FDE covers it. */
+struct cfitab *cfitab_lazy_from_section(uint16_t machine, const uint8_t *data, size_t len,
+					uint64_t addr, int eh);
+/* The row covering module virtual address vaddr, or NULL when no FDE covers it (a full
+ * table; cfitab_lookup takes both kinds). */
 const struct cfirow *cfitab_find(const struct cfitab *, uint64_t vaddr);
 /* An expression of the pool: its bytes and length; NULL when off is out of range. */
 const uint8_t *cfitab_expr(const struct cfitab *, int32_t off, size_t *len);

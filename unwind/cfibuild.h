@@ -13,6 +13,12 @@ struct rawrow {
 	int32_t cfa_off, ra_off, fp_off;
 };
 
+struct cfifde {
+	uint64_t lo, hi;	/* module addresses it covers */
+	size_t off;		/* its entry's offset in the section */
+	uint32_t seq;		/* its place in the section: a later one wins a tie */
+};
+
 struct cfibuild {
 	uint16_t machine;
 	uint8_t sp_reg, fp_reg, ra_reg;
@@ -22,6 +28,10 @@ struct cfibuild {
 	size_t npool, pool_cap;
 	size_t last_expr;	/* offset of the last pooled expression, for reuse */
 	int oom;		/* an allocation failed: the result is incomplete */
+	int indexing;		/* list the FDEs in fdes instead of interpreting them */
+	struct cfifde *fdes;
+	size_t nfde, fde_cap;
+	size_t entry_off;	/* the entry being parsed */
 };
 
 /* Interprets every FDE of one section (eh: .eh_frame layout, else .debug_frame) loaded at
@@ -29,7 +39,13 @@ struct cfibuild {
 void cfi_parse_section(struct cfibuild *b, const uint8_t *data, size_t len, uint64_t addr,
 		       int eh);
 
+/* Interprets the one FDE whose entry starts at offset off of the section. */
+void cfi_parse_entry(struct cfibuild *b, const uint8_t *data, size_t len, uint64_t addr, int eh,
+		     size_t off);
+
 /* Sorts rows by address, then emission order (the order qsort with that key gives). */
 void cfi_sort_rows(struct rawrow *rows, size_t n);
+/* The stable merge of ascending runs behind it, for any elements less orders totally. */
+void cfi_run_sort(void *base, size_t n, size_t size, int (*less)(const void *, const void *));
 
 #endif

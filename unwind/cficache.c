@@ -85,7 +85,7 @@ static struct cfitab *build(struct cfi_cache *c, struct symmod *m)
 
 	if (elffile_open(&f, symmod_path(m)) < 0)
 		return cfitab_from_section(0, NULL, 0, 0, 1);	/* an empty table */
-	if (!(t = cfitab_build(f.elf)) || t->nrows) {
+	if (!(t = cfitab_build(f.elf)) || cfitab_has_rows(t)) {
 		elffile_close(&f);
 		return t;
 	}
@@ -94,7 +94,7 @@ static struct cfitab *build(struct cfi_cache *c, struct symmod *m)
 				     .dirs = (const char *const *)c->dirs, .ndirs = c->ndirs };
 	q.debuglink = symelf_debuglink(f.elf, &q.crc);
 	if (debugfile_find(&q, &dbg) == 0) {
-		if ((t2 = cfitab_build(dbg.elf)) && t2->nrows) {
+		if ((t2 = cfitab_build(dbg.elf)) && cfitab_has_rows(t2)) {
 			cfitab_free(t);
 			t = t2;
 			t->source = "debug file .debug_frame";
@@ -130,7 +130,7 @@ void cfi_cache_stats(const struct cfi_cache *c, size_t *tables, size_t *rows, si
 		if (!c->ents[i].tab)
 			continue;
 		++*tables;
-		*rows += c->ents[i].tab->nrows;
+		*rows += cfitab_rows(c->ents[i].tab);
 		*bytes += cfitab_bytes(c->ents[i].tab);
 	}
 }

@@ -466,7 +466,60 @@ static void parse_fde(struct cfibuild *b, struct rd *r, const struct cie *c, int
 	}
 	if (r->bad || range == 0 || lo == 0 || lo + range < lo)
 		return;	/* lo 0: an FDE of code the linker discarded */
+	if (b->indexing) {
+		if (b->nfde == b->fde_cap) {
+			size_t cap = b->fde_cap ? 2 * b->fde_cap : 256;
+			struct cfifde *v = realloc(b->fdes, cap * sizeof(*v));
+			if (!v) {
+				b->oom = 1;
+				return;
+			}
+			b->fdes = v;
+			b->fde_cap = cap;
+		}
+		b->fdes[b->nfde] = (struct cfifde){ lo, lo + range, b->entry_off, (uint32_t)b->nfde };
+		b->nfde++;
+		return;
+	}
 	interpret(b, c, enc, lo, lo + range, r->p, r->end, r);
+}
+
+/* The entry at off: an FDE is parsed (its CIE read unless it is the one at *cie_off, which
+ * *cie holds).  Returns the next entry's offset, or 0 at the end or at a bad length. */
+static size_t parse_entry(struct cfibuild *b, const uint8_t *data, size_t len, uint64_t addr,
+			  int eh, size_t off, struct cie *cie, size_t *cie_off)
+{
+	struct rd r = { data + off, data + len, data, addr, 0 };
+	size_t idsz = 4;
+	uint64_t length = rd_n(&r, 4);
+
+	if (length == 0 && eh)
+		return 0;	/* the terminator */
+	if (length == 0xffffffffu) {
+		length = rd_n(&r, 8);
+		idsz = 8;
+	}
+	if (r.bad || length < idsz || length > (uint64_t)(r.end - r.p))
+		return 0;
+	r.end = r.p + length;
+	size_t id_pos = (size_t)(r.p - data), next = (size_t)(r.end - data);
+	uint64_t id = rd_n(&r, idsz);
+	if (id == (eh ? 0 : idsz == 4 ? 0xffffffffu : UINT64_MAX))
+		return next;	/* a CIE: read when an FDE points at it */
+	if (eh && id > id_pos)
+		return next;
+	uint64_t coff = eh ? id_pos - id : id;
+	if (coff >= len)
+		return next;
+	if (coff != *cie_off) {
+		struct rd whole = { data, data + len, data, addr, 0 };
+		*cie_off = parse_cie(whole, (size_t)coff, eh, cie) == 0 ? (size_t)coff : SIZE_MAX;
+		if (*cie_off == SIZE_MAX)
+			return next;
+	}
+	b->entry_off = off;
+	parse_fde(b, &r, cie, eh);
+	return next;
 }
 
 void cfi_parse_section(struct cfibuild *b, const uint8_t *data, size_t len, uint64_t addr,
@@ -475,36 +528,17 @@ void cfi_parse_section(struct cfibuild *b, const uint8_t *data, size_t len, uint
 	struct cie cie;
 	size_t off = 0, cie_off = SIZE_MAX;
 
-	while (len - off >= 4 && !b->oom) {
-		struct rd r = { data + off, data + len, data, addr, 0 };
-		size_t idsz = 4;
-		uint64_t length = rd_n(&r, 4);
-		if (length == 0 && eh)
-			break;	/* the terminator */
-		if (length == 0xffffffffu) {
-			length = rd_n(&r, 8);
-			idsz = 8;
-		}
-		if (r.bad || length < idsz || length > (uint64_t)(r.end - r.p))
-			break;
-		r.end = r.p + length;
-		size_t id_pos = (size_t)(r.p - data);
-		uint64_t id = rd_n(&r, idsz);
-		off = (size_t)(r.end - data);
-		if (id == (eh ? 0 : idsz == 4 ? 0xffffffffu : UINT64_MAX))
-			continue;	/* a CIE: read when an FDE points at it */
-		if (eh && id > id_pos)
-			continue;
-		uint64_t coff = eh ? id_pos - id : id;
-		if (coff >= len)
-			continue;
-		if (coff != cie_off) {
-			struct rd whole = { data, data + len, data, addr, 0 };
-			cie_off = parse_cie(whole, (size_t)coff, eh, &cie) == 0 ? (size_t)coff :
-									       SIZE_MAX;
-			if (cie_off == SIZE_MAX)
-				continue;
-		}
-		parse_fde(b, &r, &cie, eh);
-	}
+	while (len - off >= 4 && !b->oom && (off = parse_entry(b, data, len, addr, eh, off, &cie,
+								&cie_off)) != 0)
+		;
+}
+
+void cfi_parse_entry(struct cfibuild *b, const uint8_t *data, size_t len, uint64_t addr, int eh,
+		     size_t off)
+{
+	struct cie cie;
+	size_t cie_off = SIZE_MAX;
+
+	if (off < len && len - off >= 4)
+		(void)parse_entry(b, data, len, addr, eh, off, &cie, &cie_off);
 }

@@ -251,8 +251,12 @@ static const struct cfirow *find_row(struct dwarfstack *d, struct symbolizer *sy
 	if (symmod_offset_to_vaddr(m->sym, pc - m->start + m->pgoff, &vaddr) < 0)
 		return NULL;
 	struct dw_row_memo *c = &d->rows[(vaddr ^ vaddr >> 10) & (DW_ROW_CACHE - 1)];
-	if (c->tab != d->last_tab || c->vaddr != vaddr)
-		*c = (struct dw_row_memo){ d->last_tab, vaddr, cfitab_find(d->last_tab, vaddr) };
+	if (c->tab != d->last_tab || c->vaddr != vaddr) {
+		const struct cfitab *owner;
+		const struct cfirow *row = cfitab_lookup(d->last_tab, vaddr, &owner);
+		*c = (struct dw_row_memo){ d->last_tab, vaddr, row, owner };
+	}
+	*tab = c->owner;
 	return c->row;
 }
 

@@ -63,9 +63,10 @@ struct dwframe {
 /* The CFI row found for a module address: samples repeat the same few pcs. */
 #define DW_ROW_CACHE 1024
 struct dw_row_memo {
-	const struct cfitab *tab;
+	const struct cfitab *tab;	/* the module's table */
 	uint64_t vaddr;
 	const struct cfirow *row;
+	const struct cfitab *owner;	/* the table the row belongs to (cfitab_lookup) */
 };
 
 struct dwarfstack {
