@@ -45,7 +45,5 @@ void cfi_parse_entry(struct cfibuild *b, const uint8_t *data, size_t len, uint64
 
 /* Sorts rows by address, then emission order (the order qsort with that key gives). */
 void cfi_sort_rows(struct rawrow *rows, size_t n);
-/* The stable merge of ascending runs behind it, for any elements less orders totally. */
-void cfi_run_sort(void *base, size_t n, size_t size, int (*less)(const void *, const void *));
 
 #endif
