@@ -124,10 +124,31 @@ punch(struct proc *p, uint64_t start, uint64_t end)
 	return 0;
 }
 
+/* 1 when the process maps exactly this already: the same range, offset, file and build id.
+ * collect reports the mappings of a process again after it reopened its events (an exec, a
+ * fallback), and those of a new one it learns late; such a report changes nothing, and
+ * replacing the mapping would forget its id and locations while the heap's in-use blocks
+ * and later windows still name them. */
+static int
+same_map(const struct proc *p, const struct fr_mmap *f)
+{
+	if (!f->build_id_len)
+		return 0;	/* without a build id the file may have changed under its name */
+	for (size_t i = 0; i < p->n && p->maps[i].start <= f->start; i++) {
+		const struct map *m = &p->maps[i];
+		if (m->start == f->start && m->end - m->start == f->len && m->pgoff == f->pgoff &&
+		    m->build_id_len == f->build_id_len &&
+		    memcmp(m->build_id, f->build_id, f->build_id_len) == 0 &&
+		    strlen(m->path) == f->path.len && memcmp(m->path, f->path.p, f->path.len) == 0)
+			return 1;
+	}
+	return 0;
+}
+
 int
 proc_map(struct proc *p, const struct fr_mmap *f)
 {
-	if (f->len == 0)
+	if (f->len == 0 || same_map(p, f))
 		return 0;
 	p->gen = ++generations;
 	if (punch(p, f->start, f->start + f->len) < 0 || reserve(p, 1) < 0)

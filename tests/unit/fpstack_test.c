@@ -552,6 +552,23 @@ test_procmaps(void)
 	map_at(p, 0x9000, 0, 0, "g");               /* empty: ignored */
 	CHECK(p->n == 3 && proc_find(p, 0x9000) == NULL);
 
+	/* The same mapping reported again (collect after reopening its events): it stays, with
+	 * its mapping id and locations, and nothing is forgotten; another build id replaces it. */
+	struct fr_mmap same = { .start = 0x1000, .len = 0x4000, .pgoff = 0, .build_id_len = 2,
+				.build_id = { 0xab, 0xcd }, .path = { "f", 1 } };
+	CHECK(proc_map(p, &same) == 0 && p->n == 3);
+	p->maps[1].mapping_id = 77;
+	uint64_t gen = p->gen;
+	size_t gone = t.ngone;
+	CHECK(proc_map(p, &same) == 0 && p->n == 3 && p->maps[1].mapping_id == 77);
+	CHECK(p->gen == gen && t.ngone == gone);
+	same.build_id[1] = 0xce;
+	CHECK(proc_map(p, &same) == 0 && p->n == 3 && p->maps[1].mapping_id == 0);
+	CHECK(t.ngone == gone + 1 && t.gone[gone] == 77);
+	same.build_id_len = 0;	/* without a build id a report always replaces */
+	p->maps[1].mapping_id = 78;
+	CHECK(proc_map(p, &same) == 0 && p->maps[1].mapping_id == 0 && t.gone[gone + 1] == 78);
+
 	proc_clear(p);
 	CHECK(p->n == 0 && proc_find(p, 0x1000) == NULL);
 	map_at(p, 0x1000, 0x1000, 0, "h");
