@@ -157,6 +157,12 @@ collect_heap_start(struct collect *c)
 		return;
 	if (!c->o.heap || c->heap.dropped || open_now(c) == 0)
 		return;
+	/* A target started just before the recording may have been still in its exec when the
+	 * preflight found its allocator: the file found then (/proc/PID/map_files of the old
+	 * image) is gone.  Found again in the image it runs now, and tried once more. */
+	if (procfs_exe(c->o.pid, exe, sizeof(exe)) == 0 &&
+	    heapsym_detect(c->o.pid, c->o.allocator, &c->heap.probe) == 0 && open_now(c) == 0)
+		return;
 	if (procfs_exe(c->o.pid, exe, sizeof(exe)) < 0 && errno == ENOENT) {
 		char why[sizeof(c->heap.why)];
 		snprintf(why, sizeof(why), "%s", c->heap.why);
