@@ -1,6 +1,7 @@
 /* The reduced ELF copy of the module cache (see elfslim.h), written through libelf with
  * the layout chosen here: the headers, then the kept contents in section order. */
 #include "elfslim.h"
+#include "elfcopy.h"
 #include "errbuf.h"
 
 #include <errno.h>
@@ -142,12 +143,6 @@ deflate_section(int cls, const Elf_Data *in, uint64_t align, size_t *len)
 	return out;
 }
 
-static uint64_t
-align_up(uint64_t v, uint64_t a)
-{
-	return a > 1 ? (v + a - 1) / a * a : v;
-}
-
 /* Copies section s of e as section number elf_ndxscn(s) of o, placed at *off (moved past
  * it): its contents when they are kept (compressed when that pays; the buffer goes to
  * bufs), else as SHT_NOBITS.  0, or -1 with err. */
@@ -185,7 +180,7 @@ copy_section(Elf *e, Elf *o, Elf_Scn *s, size_t str, uint64_t *off, uint8_t **bu
 		nd->d_size = len;
 		nd->d_type = ELF_T_BYTE;
 		nd->d_align = 1;
-		*off = align_up(*off, sh.sh_addralign);
+		*off = elfcopy_align(*off, sh.sh_addralign);
 		sh.sh_offset = *off;
 		sh.sh_size = len;
 		*off += len;
@@ -200,44 +195,23 @@ elfslim_write(int in, int out, char *err, size_t errlen)
 {
 	Elf *e = open_in(in), *o = NULL;
 	uint8_t **bufs = NULL;
-	size_t nscn = 0, str = 0, nph = 0, nbufs = 0;
+	size_t nscn = 0, str = 0, nbufs = 0;
 	int rc = -1;
 	GElf_Ehdr eh;
 
 	if (!e || !gelf_getehdr(e, &eh))
 		return errbuf_fail(err, errlen, "not an ELF file with section headers");
-	int cls = gelf_getclass(e);
 	elf_getshdrnum(e, &nscn);
 	elf_getshdrstrndx(e, &str);
-	if (elf_getphdrnum(e, &nph) != 0)
-		nph = 0;
-	if (!(bufs = calloc(nscn, sizeof(*bufs))) || !(o = elf_begin(out, ELF_C_WRITE, NULL)) ||
-	    !gelf_newehdr(o, cls) || (nph && !gelf_newphdr(o, nph))) {
+	uint64_t off;
+	if (!(bufs = calloc(nscn, sizeof(*bufs))) || elfcopy_start(e, out, &o, &eh, &off) < 0) {
 		errbuf_fail(err, errlen, "cannot start the copy: %s", elf_errmsg(-1));
 		goto done;
-	}
-	uint64_t off = gelf_fsize(o, ELF_T_EHDR, 1, EV_CURRENT);
-	eh.e_phoff = nph ? off : 0;
-	off += nph * gelf_fsize(o, ELF_T_PHDR, 1, EV_CURRENT);
-	for (size_t i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-		/* As they were: they describe the original file, which the mappings name. */
-		if (!gelf_getphdr(e, (int)i, &ph) || !gelf_update_phdr(o, (int)i, &ph)) {
-			errbuf_fail(err, errlen, "cannot copy program header %zu", i);
-			goto done;
-		}
 	}
 	for (Elf_Scn *s = NULL; (s = elf_nextscn(e, s));)
 		if (copy_section(e, o, s, str, &off, bufs, &nbufs, err, errlen) < 0)
 			goto done;
-	eh.e_shoff = align_up(off, 8);
-	eh.e_shnum = (uint16_t)nscn;
-	if (!gelf_update_ehdr(o, &eh)) {
-		errbuf_fail(err, errlen, "cannot write the ELF header");
-		goto done;
-	}
-	elf_flagelf(o, ELF_C_SET, ELF_F_LAYOUT);
-	if (elf_update(o, ELF_C_WRITE) < 0) {
+	if (elfcopy_finish(o, &eh, off, nscn) < 0) {
 		errbuf_fail(err, errlen, "cannot write the copy: %s", elf_errmsg(-1));
 		goto done;
 	}

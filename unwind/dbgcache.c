@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "elfcopy.h"
 #include "symelf.h"
 
 #define SUFFIX ".debug"
@@ -130,11 +131,6 @@ int dbgcache_lookup(struct dbgcache *c, const uint8_t *id, size_t len, struct el
 	return -1;
 }
 
-static uint64_t align_up(uint64_t v, uint64_t a)
-{
-	return a > 1 ? (v + a - 1) / a * a : v;
-}
-
 /* Copies section s of e (as the symbolizer left it in memory) as the same-numbered section
  * of o at *off; a section without contents, or hidden as SHT_NOBITS, is SHT_NOBITS. */
 static int copy_section(Elf *o, Elf_Scn *s, uint64_t *off)
@@ -163,7 +159,7 @@ static int copy_section(Elf *o, Elf_Scn *s, uint64_t *off)
 		 * not make the copy a terabyte of padding. */
 		if (sh.sh_addralign > 64 || (sh.sh_addralign & (sh.sh_addralign - 1)))
 			sh.sh_addralign = 8;
-		*off = align_up(*off, sh.sh_addralign);
+		*off = elfcopy_align(*off, sh.sh_addralign);
 		sh.sh_offset = *off;
 		sh.sh_size = d->d_size;	/* file and memory sizes agree for every ELF type */
 		*off += sh.sh_size;
@@ -175,35 +171,20 @@ static int copy_section(Elf *o, Elf_Scn *s, uint64_t *off)
 static int write_copy(Elf *e, int fd)
 {
 	GElf_Ehdr eh;
-	size_t nph = 0, nscn = 0;
-	Elf *o;
+	size_t nscn = 0;
+	uint64_t off;
+	Elf *o = NULL;
 	int rc = -1;
 
-	if (!gelf_getehdr(e, &eh) || elf_getshdrnum(e, &nscn) != 0 ||
-	    !(o = elf_begin(fd, ELF_C_WRITE, NULL)))
-		return -1;
-	if (elf_getphdrnum(e, &nph) != 0)
-		nph = 0;
-	if (!gelf_newehdr(o, gelf_getclass(e)) || (nph && !gelf_newphdr(o, nph)))
-		goto done;
-	uint64_t off = gelf_fsize(o, ELF_T_EHDR, 1, EV_CURRENT);
-	eh.e_phoff = nph ? off : 0;
-	off += nph * gelf_fsize(o, ELF_T_PHDR, 1, EV_CURRENT);
-	for (size_t i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-		if (!gelf_getphdr(e, (int)i, &ph) || !gelf_update_phdr(o, (int)i, &ph))
-			goto done;
+	if (elf_getshdrnum(e, &nscn) == 0 && elfcopy_start(e, fd, &o, &eh, &off) == 0) {
+		rc = 0;
+		for (Elf_Scn *s = NULL; rc == 0 && (s = elf_nextscn(e, s));)
+			rc = copy_section(o, s, &off);
+		if (rc == 0)
+			rc = elfcopy_finish(o, &eh, off, nscn);
 	}
-	for (Elf_Scn *s = NULL; (s = elf_nextscn(e, s));)
-		if (copy_section(o, s, &off) < 0)
-			goto done;
-	eh.e_shoff = align_up(off, 8);
-	if (!gelf_update_ehdr(o, &eh))
-		goto done;
-	elf_flagelf(o, ELF_C_SET, ELF_F_LAYOUT);
-	rc = elf_update(o, ELF_C_WRITE) < 0 ? -1 : 0;
-done:
-	elf_end(o);
+	if (o)
+		elf_end(o);
 	return rc;
 }
 

@@ -86,33 +86,29 @@ strip --strip-all "$D/stripped"
 (cd "$D" && objcopy --add-gnu-debuglink=stripped.debug stripped)
 n=$((n + 1))
 
-# build-ID layout: no debuglink and nothing beside the binary; the debug file lives only in
-# symdir/.build-id/xx/rest.debug.  LAYOUT differs, so the build ID differs from the above.
-B=$OUT/buildid
-$CC $CFLAGS_WL -I"$SRC" -DLAYOUT='"buildid"' -o "$B/stripped_bid" "$SRC/stripped.c"
-id=$(build_id "$B/stripped_bid")
-[ ${#id} -gt 2 ] || { echo "workloads: no build ID in stripped_bid" >&2; exit 1; }
-rm -rf "$OUT/symdir/.build-id"
-dir=$OUT/symdir/.build-id/$(echo "$id" | cut -c1-2)
-mkdir -p "$dir"
-objcopy --only-keep-debug "$B/stripped_bid" "$dir/$(echo "$id" | cut -c3-).debug"
-strip --strip-all "$B/stripped_bid"
-n=$((n + 1))
+# bid_layout LAYOUT BINARY SYMDIR [OBJCOPY OPTIONS]: stripped.c built as BINARY (LAYOUT sets
+# its build ID apart), stripped, its debug file only in SYMDIR/.build-id/xx/rest.debug.
+bid_layout() {
+	lay=$1 bin=$2 sym=$3
+	shift 3
+	mkdir -p "$(dirname "$bin")"
+	$CC $CFLAGS_WL -I"$SRC" -DLAYOUT="\"$lay\"" -o "$bin" "$SRC/stripped.c"
+	id=$(build_id "$bin")
+	[ ${#id} -gt 2 ] || { echo "workloads: no build ID in $bin" >&2; exit 1; }
+	rm -rf "$sym/.build-id"
+	dir=$sym/.build-id/$(echo "$id" | cut -c1-2)
+	mkdir -p "$dir"
+	objcopy --only-keep-debug "$@" "$bin" "$dir/$(echo "$id" | cut -c3-).debug"
+	strip --strip-all "$bin"
+	n=$((n + 1))
+}
 
-# The build-ID layout again with the debug file's DWARF compressed, as distributions ship
-# it (zsymdir/.build-id/xx/rest.debug): the debug cache keeps it inflated.
-Z=$OUT/zbuildid
-mkdir -p "$Z"
-$CC $CFLAGS_WL -I"$SRC" -DLAYOUT='"zbuildid"' -o "$Z/stripped_z" "$SRC/stripped.c"
-id=$(build_id "$Z/stripped_z")
-[ ${#id} -gt 2 ] || { echo "workloads: no build ID in stripped_z" >&2; exit 1; }
-rm -rf "$OUT/zsymdir/.build-id"
-dir=$OUT/zsymdir/.build-id/$(echo "$id" | cut -c1-2)
-mkdir -p "$dir"
-objcopy --only-keep-debug --compress-debug-sections=zlib "$Z/stripped_z" \
-	"$dir/$(echo "$id" | cut -c3-).debug"
-strip --strip-all "$Z/stripped_z"
-n=$((n + 1))
+# build-ID layout: no debuglink and nothing beside the binary; the debug file lives only in
+# symdir/.build-id/xx/rest.debug.
+bid_layout buildid "$OUT/buildid/stripped_bid" "$OUT/symdir"
+# The same with the debug file's DWARF compressed, as distributions ship it
+# (zsymdir/.build-id/xx/rest.debug): the debug cache keeps it inflated.
+bid_layout zbuildid "$OUT/zbuildid/stripped_z" "$OUT/zsymdir" --compress-debug-sections=zlib
 
 # Heap: the same allocations in a static musl executable (its allocator is its own code, the
 # system family in the executable), when musl-gcc is there; and a static, stripped program
