@@ -5,7 +5,6 @@
 #include <dlfcn.h>
 #include <elfutils/debuginfod.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,31 +95,6 @@ setenv_u64(const char *name, uint64_t v)
 	setenv(name, b, 1);
 }
 
-/* libdebuginfod writes its cache's settings files on first use with dprintf, whose stdio
- * buffer glibc 2.36 never frees on a seekable file (LeakSanitizer finds 8 KiB a file).  The
- * private cache lives for one run: its settings are written here, libdebuginfod's defaults,
- * and libdebuginfod only reads them. */
-static void
-seed_settings(const char *cache)
-{
-	static const struct { const char *name, *value; } settings[] = {
-		{ "cache_clean_interval_s", "86400" },
-		{ "cache_miss_s", "600" },
-		{ "max_unused_age_s", "604800" },
-	};
-	char path[sizeof(((struct dbgfetch *)0)->cache) + 32];
-
-	for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", cache, settings[i].name);
-		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (fd < 0)
-			continue;
-		if (write(fd, settings[i].value, strlen(settings[i].value)) < 0)
-			unlink(path);	/* libdebuginfod writes it then */
-		close(fd);
-	}
-}
-
 struct dbgfetch *
 dbgfetch_new(const char *url, void (*note)(void *, const char *), void *ctx, char *err,
 	     size_t errlen)
@@ -150,7 +124,6 @@ dbgfetch_new(const char *url, void (*note)(void *, const char *), void *ctx, cha
 		free(f);
 		return NULL;
 	}
-	seed_settings(f->cache);
 	/* libdebuginfod takes its settings from the environment: this URL only, this cache,
 	 * the size cap announced to the server (X-DEBUGINFOD-MAXSIZE), no retries. */
 	setenv("DEBUGINFOD_URLS", url, 1);
