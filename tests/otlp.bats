@@ -511,7 +511,7 @@ path_of() {
 
 @test "otlp: a window without any sample is skipped: nothing is sent" {
 	local gen=$BATS_TEST_TMPDIR/streamgen
-	${CC:-cc} -std=c17 -D_GNU_SOURCE -I"$BATS_TEST_DIRNAME/../lib" -o "$gen" \
+	${CC:-cc} -std=c17 -D_GNU_SOURCE -I"$BATS_TEST_DIRNAME/../lib" ${LDFLAGS:-} -o "$gen" \
 		"$TOOLS/streamgen.c" "$RP_BIN/../lib/librp.a" -lz -lm
 	receiver
 	"$gen" empty | "$RP_BIN/emit-otlp" --output "$OUT" --endpoint "http://127.0.0.1:$PORT" |

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <elfutils/debuginfod.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,7 @@ struct dbgfetch {
 	struct rp_confine_port port;	/* the server's, for Landlock */
 	void (*note)(void *, const char *);
 	void *ctx;
+	int quiet_fd;			/* /dev/null: libdebuginfod's verbose output */
 };
 
 /* libdebuginfod is opened only with --debuginfod, as libdw itself does: a stage without the
@@ -39,6 +41,7 @@ static struct {
 	void (*set_user_data)(debuginfod_client *, void *);
 	void *(*get_user_data)(debuginfod_client *);
 	void (*end)(debuginfod_client *);
+	void (*set_verbose_fd)(debuginfod_client *, int);	/* optional */
 } lib;
 
 static int
@@ -56,6 +59,7 @@ load_lib(char *err, size_t errlen)
 	*(void **)&lib.get_user_data = dlsym(h, "debuginfod_get_user_data");
 	*(void **)&lib.end = dlsym(h, "debuginfod_end");
 	*(void **)&lib.begin = dlsym(h, "debuginfod_begin");
+	*(void **)&lib.set_verbose_fd = dlsym(h, "debuginfod_set_verbose_fd");
 	if (!lib.find_debuginfo || !lib.set_progressfn || !lib.set_user_data ||
 	    !lib.get_user_data || !lib.end || !lib.begin) {
 		lib.begin = NULL;
@@ -144,6 +148,11 @@ dbgfetch_new(const char *url, void (*note)(void *, const char *), void *ctx, cha
 	}
 	lib.set_user_data(f->c, f);
 	lib.set_progressfn(f->c, progress);
+	/* libdebuginfod writes its verbose lines with dprintf to fd -1 when it has none, and
+	 * glibc 2.36's dprintf leaks its 8 KiB buffer on a write that fails: /dev/null takes
+	 * them (opened now, before the stage confines itself). */
+	if (lib.set_verbose_fd && (f->quiet_fd = open("/dev/null", O_WRONLY | O_CLOEXEC)) >= 0)
+		lib.set_verbose_fd(f->c, f->quiet_fd);
 	f->deadline = now() + DBGFETCH_BUDGET_SECONDS;
 	return f;
 }
@@ -276,6 +285,8 @@ dbgfetch_free(struct dbgfetch *f)
 		return;
 	if (f->c)
 		lib.end(f->c);
+	if (f->quiet_fd > 0)
+		close(f->quiet_fd);
 	remove_tree(f->cache, 0);
 	free(f);
 }

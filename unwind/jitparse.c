@@ -245,7 +245,8 @@ const struct jitsym *
 jittab_find(struct jittab *t, uint64_t addr)
 {
 	if (!t->sorted) {
-		qsort(t->v, t->n, sizeof(*t->v), cmp_sym);
+		if (t->n)	/* an empty table may have no array at all */
+			qsort(t->v, t->n, sizeof(*t->v), cmp_sym);
 		t->sorted = 1;
 		/* Positions changed: the index a move looks its code up in follows, the
 		 * latest definition of each code index winning. */
