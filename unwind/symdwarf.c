@@ -645,6 +645,8 @@ int dwindex_build(struct dwindex *idx, Elf *elf, struct strpool *pool,
 	inflate_sections(z, elf);
 	if (keep && z->ninflated)
 		dbgcache_store(keep->cache, keep->build_id, keep->build_id_len, elf);
+#else
+	(void)keep;	/* libdw inflates, and keeps nothing to store */
 #endif
 	if (!(idx->dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL))) {
 		lazy_free(idx);
