@@ -1,20 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Exec, fork and exit of the target's processes, from the sched_process_* BTF tracepoints,
- * one lifecycle_event each through a small ring buffer that wakes collect at once (these
- * are rare).  The target is one process (target_tgid) or, for launch's cgroup scope, every
- * process of one cgroup v2 (target_cgroup).  In all three tracepoints the current task is
- * the one concerned (the parent, for a fork), so its cgroup is the current one.
+ * Exec, fork and exit of the target's processes, one lifecycle_event each through a small
+ * ring buffer that wakes collect at once (these are rare).  The target is one process
+ * (target_tgid) or, for launch's cgroup scope, every process of one cgroup v2
+ * (target_cgroup).  In all three tracepoints the current task is the one concerned (the
+ * parent, for a new task), so its ids and cgroup come from helpers.
+ *
+ * Classic tracepoints and no CO-RE read: loading needs no kernel BTF, so libbpf does not
+ * parse /sys/kernel/btf/vmlinux (about 10 ms of CPU at every start, docs/lifecycle.md).
+ * The few record fields read are in tracefs's events/.../format; their offsets have not
+ * moved since the tracepoints were added, and the one that is recent (group_dead) is
+ * located by collect in the format file and read only where it exists.
  */
 #include "vmlinux.h"
-#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
 
 #include "lifecycle_shared.h"
 
+#define RP_CLONE_THREAD 0x00010000
+
 const volatile __u32 target_tgid = 0;
 const volatile __u64 target_cgroup = 0;
+/* sched_process_exit's group_dead field where the kernel has it, else 0. */
+const volatile __u32 group_dead_offset = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -28,6 +36,15 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } drops SEC(".maps");
+
+/* task/task_newtask's record: the new task, and how it was cloned.  (Declared here, not
+ * taken from vmlinux.h, whose types carry CO-RE relocations.) */
+struct rp_newtask {
+	__u64 common;
+	__s32 pid;
+	char comm[16];
+	__u64 clone_flags;
+};
 
 static __always_inline int
 is_target(__u32 tgid)
@@ -56,32 +73,51 @@ report(__u32 kind, __u32 pid, __u32 tid, __u32 ppid)
 	bpf_ringbuf_submit(e, 0);
 }
 
-SEC("tp_btf/sched_process_exec")
-int BPF_PROG(lifecycle_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+/* After the exec the thread that made it leads the process: its id is the process's. */
+SEC("tracepoint/sched/sched_process_exec")
+int
+lifecycle_exec(void *ctx)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = (__u32)(id >> 32);
 	if (is_target(tgid))
-		report(LIFECYCLE_EXEC, tgid, BPF_CORE_READ(p, pid), 0);
+		report(LIFECYCLE_EXEC, tgid, (__u32)id, 0);
 	return 0;
 }
 
-SEC("tp_btf/sched_process_fork")
-int BPF_PROG(lifecycle_fork, struct task_struct *parent, struct task_struct *child)
+/* A new task: a new process unless it shares the parent's thread group. */
+SEC("tracepoint/task/task_newtask")
+int
+lifecycle_fork(struct rp_newtask *ctx)
 {
-	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
-	/* A new thread of the same process is not a new process. */
-	if (ctgid != ptgid && is_target(ptgid))
-		report(LIFECYCLE_FORK, ctgid, BPF_CORE_READ(child, pid), ptgid);
+	if (ctx->clone_flags & RP_CLONE_THREAD)
+		return 0;
+	__u32 ptgid = (__u32)(bpf_get_current_pid_tgid() >> 32);
+	if (is_target(ptgid))
+		report(LIFECYCLE_FORK, (__u32)ctx->pid, (__u32)ctx->pid, ptgid);
 	return 0;
 }
 
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(lifecycle_exit, struct task_struct *p)
+/* Every thread passes here; the process ends with the last one (group_dead).  Without that
+ * field, the end of the thread group's leader stands for the process's. */
+SEC("tracepoint/sched/sched_process_exit")
+int
+lifecycle_exit(void *ctx)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid);
-	/* Every thread passes here; the process ends with the last one. */
-	if (is_target(tgid) && BPF_CORE_READ(p, signal, live.counter) == 0)
-		report(LIFECYCLE_EXIT, tgid, BPF_CORE_READ(p, pid), 0);
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = (__u32)(id >> 32);
+	if (!is_target(tgid))
+		return 0;
+	int last = (__u32)id == tgid;
+	if (group_dead_offset) {
+		/* Read, not dereferenced: a record offset beyond an older kernel's record would
+		 * make the attach fail, and this one is used only where it exists. */
+		__u8 dead = 0;
+		bpf_probe_read_kernel(&dead, sizeof(dead), (char *)ctx + group_dead_offset);
+		last = dead != 0;
+	}
+	if (last)
+		report(LIFECYCLE_EXIT, tgid, (__u32)id, 0);
 	return 0;
 }
 

@@ -19,7 +19,7 @@ static void
 lifecycle_probe(struct report *r)
 {
 	struct lifecycle_run run = { 0 };
-	lifecycle_start(&run, r->pid, 0, NULL, 0);
+	lifecycle_start(&run, r->pid, 0, 0);
 	if (run.prog) {
 		r->lifecycle.status = CAP_OK;
 		lifecycle_end(&run);

@@ -111,8 +111,7 @@ start_again(struct collect *c, int ep, int *pidfd)
 	exec_identity(&c->exec, c->o.pid);
 	collect_offcpu_start(c);
 	collect_physical_start(c);
-	lifecycle_start(&c->lifecycle, c->o.pid, scope_cgroup_id(&c->scope), c->o.offcpu_btf,
-			c->o.verbose);
+	lifecycle_start(&c->lifecycle, c->o.pid, scope_cgroup_id(&c->scope), c->o.verbose);
 	fallback_arm(&c->fb, c->o.unwind, &c->unwind, now);
 	c->run.end_reason = end;
 	reopen(c, 0, pf.nthreads);

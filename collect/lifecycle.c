@@ -11,6 +11,7 @@
 #include <sys/utsname.h>
 
 #include "bpflog.h"
+#include "tracefs.h"
 #include "lifecycle.skel.h"
 #include "lifecycle_shared.h"
 
@@ -67,8 +68,7 @@ too_old(char *why, size_t whylen)
 }
 
 static struct lifecycle *
-open_program(pid_t pid, uint64_t cgroup_id, const char *btf, int verbose, char *why,
-	     size_t whylen)
+open_program(pid_t pid, uint64_t cgroup_id, int verbose, char *why, size_t whylen)
 {
 	if (too_old(why, whylen) < 0)
 		return NULL;
@@ -82,14 +82,15 @@ open_program(pid_t pid, uint64_t cgroup_id, const char *btf, int verbose, char *
 	const char *step = "open";
 	int rc;
 	bpflog_reset(verbose);
-	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = btf);
-	l->skel = lifecycle_bpf__open_opts(&opts);
+	l->skel = lifecycle_bpf__open();
 	if (!l->skel) {
 		rc = -errno;
 		goto fail;
 	}
 	l->skel->rodata->target_tgid = (__u32)pid;
 	l->skel->rodata->target_cgroup = cgroup_id;
+	int dead = tracefs_event_field_offset("sched/sched_process_exit", "group_dead");
+	l->skel->rodata->group_dead_offset = dead > 0 ? (__u32)dead : 0;
 	step = "load";
 	if ((rc = lifecycle_bpf__load(l->skel)) != 0)
 		goto fail;
@@ -113,10 +114,9 @@ fail:
 }
 
 void
-lifecycle_start(struct lifecycle_run *r, pid_t pid, uint64_t cgroup_id, const char *btf,
-		int verbose)
+lifecycle_start(struct lifecycle_run *r, pid_t pid, uint64_t cgroup_id, int verbose)
 {
-	r->prog = open_program(pid, cgroup_id, btf, verbose, r->why, sizeof(r->why));
+	r->prog = open_program(pid, cgroup_id, verbose, r->why, sizeof(r->why));
 	if (verbose)
 		warnx("lifecycle: %s%s", r->prog ? "eBPF" : "procfs every 1 s: ",
 		      r->prog ? "" : r->why);

@@ -2,8 +2,8 @@
  * The lifecycle program (bpf/lifecycle.bpf.c): exec, fork and exit of the target's
  * processes as they happen.  An exec of the target makes the loop compare the executable's
  * identity at once instead of at the next one-second check, so an exec whose COMM record was
- * lost is still handled without delay.  Where the program cannot run (Linux before 5.8, no
- * BTF, a failed attach) the one-second /proc reconciliation alone remains, and the first
+ * lost is still handled without delay.  Where the program cannot run (Linux before 5.8, a
+ * failed load or attach) the one-second /proc reconciliation alone remains, and the first
  * window's diagnostics say so in a warning.
  */
 #ifndef COLLECT_LIFECYCLE_H
@@ -23,8 +23,7 @@ struct lifecycle_run {
 
 /* Loads and attaches the program for pid (and launch's cgroup, when cgroup_id is not 0);
  * on failure remembers why (never fatal). */
-void lifecycle_start(struct lifecycle_run *r, pid_t pid, uint64_t cgroup_id, const char *btf,
-		     int verbose);
+void lifecycle_start(struct lifecycle_run *r, pid_t pid, uint64_t cgroup_id, int verbose);
 /* After the first FR_TARGET: the warning of the fallback, if there is one. */
 void lifecycle_announce(const struct lifecycle_run *r, struct emit *out, uint64_t time);
 /* An fd that becomes readable when events wait (epoll), or -1 without the program. */

@@ -190,8 +190,7 @@ main(int argc, char **argv)
 	collect_heap_start(&c);
 	collect_physical_start(&c);
 	if (!c.o.host)
-		lifecycle_start(&c.lifecycle, c.o.pid, scope_cgroup_id(&c.scope), c.o.offcpu_btf,
-				c.o.verbose);
+		lifecycle_start(&c.lifecycle, c.o.pid, scope_cgroup_id(&c.scope), c.o.verbose);
 	fallback_init(&c.fb, c.o.pid, c.o.window_ns, c.o.verbose);
 	/* --host: no window of one target to judge (mode.c). */
 	fallback_arm(&c.fb, c.o.host ? "host" : c.o.unwind, &c.unwind, c.run.start_ns);

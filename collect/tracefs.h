@@ -14,4 +14,10 @@
  * with the manual's error in err. */
 int tracefs_ensure(int *mounted, char *err, size_t errlen);
 
+/* The offset of FIELD in the text of an event's format file, or -1 when it names no such
+ * field (older kernels lack some). */
+int tracefs_format_offset(const char *format, const char *field);
+/* The same, read from TRACEFS_DIR/events/EVENT/format (EVENT: "sched/sched_process_exit"). */
+int tracefs_event_field_offset(const char *event, const char *field);
+
 #endif
