@@ -42,30 +42,36 @@ set -eu
 
 # A run started with SIGINT or SIGTERM ignored (a script's `cmd &`, nohup) could not trap
 # them (a shell may not trap what was ignored on entry): start again with both at default.
-case $(trap -p INT TERM) in
-*"''"*)
-	if [ -z "${RUSTPROFILE_SIGNALS_RESET:-}" ]; then
-		RUSTPROFILE_SIGNALS_RESET=1 exec env --default-signal=INT,TERM "$BASH" "$0" "$@"
-	fi ;;
-esac
-unset RUSTPROFILE_SIGNALS_RESET
+# The kernel's mask of ignored signals says so without a process (the driver's start is
+# timed): bit 1 is SIGINT, bit 14 SIGTERM.
+ignored=0
+while read -r k v; do [ "$k" != SigIgn: ] || { ignored=$((16#$v)); break; }; done </proc/self/status
+if [ $((ignored & 0x4002)) -ne 0 ] && [ -z "${RUSTPROFILE_SIGNALS_RESET:-}" ]; then
+	RUSTPROFILE_SIGNALS_RESET=1 exec env --default-signal=INT,TERM "$BASH" "$0" "$@"
+fi
+unset RUSTPROFILE_SIGNALS_RESET ignored
 
 prog=rustprofile
 # Installed, PREFIX/bin/rustprofile is a link to PREFIX/libexec/rustprofile/rustprofile.sh.
-# parent_of PATH: dirname's answer without its process (the driver's start is timed).
+# parent_of PATH: sets parent to dirname's answer, without its process or a subshell's.
 parent_of() {
 	local p=$1
 	while [ "${#p}" -gt 1 ] && [ "${p%/}" != "$p" ]; do p=${p%/}; done
 	case $p in
 	*/*) p=${p%/*}
 		while [ "${#p}" -gt 1 ] && [ "${p%/}" != "$p" ]; do p=${p%/}; done
-		printf '%s' "${p:-/}" ;;
-	*) printf '.' ;;
+		parent=${p:-/} ;;
+	*) parent=. ;;
 	esac
 }
 self=$0
 [ ! -L "$0" ] || self=$(readlink -f -- "$0" 2>/dev/null || echo "$0")
-here=$(cd -- "$(parent_of "$self")" && pwd)
+parent_of "$self"
+case $parent in
+/*) here=$parent ;;
+.) here=$PWD ;;
+*) here=$PWD/$parent ;;
+esac
 if [ -n "${RP_BIN:-}" ]; then
 	bin=$RP_BIN
 elif [ -f "$here/collect" ] && [ -x "$here/collect" ]; then
@@ -427,9 +433,11 @@ else
 	topts=(--kind pid --pid "$pid")
 fi
 # collect checks its options and, for record, runs the preflight before anything starts.
+# It also tells the kernel's Landlock ABI, which decides the stages' user below.
+abi=
 case $cmd in
-record) "$bin/collect" --check "${copts[@]}" "${topts[@]}" || exit 1 ;;
-launch) "$bin/collect" --check "${copts[@]}" --launch || exit 1 ;;
+record) abi=$("$bin/collect" --check --landlock-abi "${copts[@]}" "${topts[@]}") || exit 1 ;;
+launch) abi=$("$bin/collect" --check --landlock-abi "${copts[@]}" --launch) || exit 1 ;;
 esac
 
 # ---- who the stages after collect run as ----
@@ -458,8 +466,11 @@ if [ "$uid" -eq 0 ]; then
 	else
 		ruid=0 rgid=0
 	fi
-	abi=1
-	[ "$ruid" -ne 0 ] || abi=$("$bin/commit" --landlock-abi 2>/dev/null) || abi=0
+	# replay and import ask commit (collect --check told record and launch, above).
+	if [ "$ruid" -eq 0 ] && [ -z "$abi" ]; then
+		abi=$("$bin/commit" --landlock-abi 2>/dev/null) || abi=0
+	fi
+	case $abi in '' | *[!0-9]*) abi=0 ;; esac
 	if [ "$ruid" -eq 0 ] && [ "$abi" -eq 0 ]; then
 		ruid=$(id -u nobody) rgid=$(id -g nobody)
 	fi
@@ -514,7 +525,7 @@ fi
 if [ ! -e "$output" ]; then
 	# The topmost directory created, so that the whole new tree can be given away.
 	created=$output
-	while p=$(parent_of "$created") && [ ! -e "$p" ]; do created=$p; done
+	while parent_of "$created" && [ ! -e "$parent" ]; do created=$parent; done
 	mkdir -p -- "$output" 2>/dev/null || err "cannot create output directory '$output'"
 	[ "$uid" -ne 0 ] || [ "$ruid:$rgid" = "$uid:$egid" ] || chown -R -- "$ruid:$rgid" "$created"
 	# A directory the stages cannot use is not left behind.

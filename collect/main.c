@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "collect.h"
+#include "confine.h"
 #include "launch.h"
 #include "preflight.h"
 #include "privdrop.h"
@@ -130,6 +131,10 @@ check_only(struct collect *c, struct preflight *pf)
 	collect_offcpu_probe(c);
 	collect_heap_probe(c);
 	collect_physical_probe(c);
+	/* The driver's question before it picks the stages' user (docs/privileges.md), asked
+	 * here rather than of one more process. */
+	if (c->o.landlock_abi && printf("%d\n", rp_landlock_abi()) < 0)
+		err(1, "stdout");
 	return 0;
 }
 

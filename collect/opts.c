@@ -18,7 +18,7 @@
 enum { OPT_PID = 256, OPT_DURATION, OPT_FREQ, OPT_UNWIND, OPT_PROFILES, OPT_KIND,
        OPT_RESUME, OPT_CACHE, OPT_MAX_THREADS, OPT_SAVE, OPT_LAUNCH, OPT_LAUNCH_FD,
        OPT_LAUNCH_ERR_FD, OPT_CHECK, OPT_PARTIAL, OPT_WINDOW, OPT_MAX_CACHE, OPT_DOCKER,
-       OPT_K8S, OPT_CONTAINER, OPT_HOST, OPT_CPUID, OPT_REQUIRE_HW };
+       OPT_K8S, OPT_CONTAINER, OPT_HOST, OPT_CPUID, OPT_REQUIRE_HW, OPT_LANDLOCK_ABI };
 
 static const struct option longopts[] = {
 	{ "pid", required_argument, NULL, OPT_PID },
@@ -40,6 +40,7 @@ static const struct option longopts[] = {
 	{ "save-stream", required_argument, NULL, OPT_SAVE },
 	{ "launch", no_argument, NULL, OPT_LAUNCH },
 	{ "check", no_argument, NULL, OPT_CHECK },
+	{ "landlock-abi", no_argument, NULL, OPT_LANDLOCK_ABI },
 	{ "allow-partial", no_argument, NULL, OPT_PARTIAL },
 	{ "launch-stdout-fd", required_argument, NULL, OPT_LAUNCH_FD },
 	{ "launch-stderr-fd", required_argument, NULL, OPT_LAUNCH_ERR_FD },
@@ -87,6 +88,8 @@ usage(void)
 	       "  --launch-stderr-fd N  the command's stderr is fd N (default: collect's)\n"
 	       "  --check               check the options and run the preflight (with --pid),\n"
 	       "                        then exit without recording\n"
+	       "  --landlock-abi        with --check: once the checks pass, print the kernel's\n"
+	       "                        Landlock ABI version (0: none) for the driver\n"
 	       "  --duration DUR        stop after DUR (10s, 2m, 500ms, 1h30m); 0 = until the\n"
 	       "                        target exits or SIGINT/SIGTERM (default 0)\n"
 	       "  --cpu-frequency HZ    samples per second per thread, 1..999 (default "
@@ -290,6 +293,8 @@ opts_parse(int argc, char **argv, struct collect_opts *o)
 			launch = 1;
 		else if (c == OPT_CHECK)
 			o->check = 1;
+		else if (c == OPT_LANDLOCK_ABI)
+			o->landlock_abi = 1;
 		else if (c == OPT_PARTIAL)
 			o->allow_partial = 1;
 		else if (c == OPT_HOST)
@@ -305,6 +310,8 @@ opts_parse(int argc, char **argv, struct collect_opts *o)
 		profiles_given |= c == OPT_PROFILES;
 		percent_given |= c == OPT_PHYSICAL_PROBABILITY;
 	}
+	if (o->landlock_abi && !o->check)
+		errx(1, "--landlock-abi applies to --check only");
 	if (percent_given && !o->physical)
 		errx(1, "--physical-memory-probability applies to the physical-alloc and "
 		     "physical-usage profiles only");

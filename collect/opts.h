@@ -26,6 +26,7 @@ struct collect_opts {
 	int launch_stdout_fd;           /* the command's stdout (-1: its stderr) */
 	int launch_stderr_fd;           /* the command's stderr (-1: collect's) */
 	int check;                      /* --check: options and preflight only, then exit */
+	int landlock_abi;               /* --landlock-abi: --check prints the Landlock ABI */
 	int allow_partial;              /* leaf-only stacks when no unwind tables exist */
 	uint64_t window_ns;             /* the windows the fallback judges (as aggregate's) */
 	const char *profiles;           /* --profiles as given, duplicates removed */

@@ -266,6 +266,19 @@ as_nocaps() {
 	want=$(python3 -c 'import ctypes; print(max(ctypes.CDLL(None).syscall(444, 0, 0, 1), 0))')
 	run -0 "$RP_BIN/commit" --landlock-abi
 	[ "$output" = "$want" ]
+	# collect tells it too, after its checks: the driver's record and launch ask it there.
+	sleep 30 &
+	spid=$!
+	run -0 "$RP_BIN/collect" --check --landlock-abi --pid "$spid" --duration 1s
+	[ "$output" = "$want" ]
+	run -0 "$RP_BIN/collect" --check --landlock-abi --launch
+	[ "$output" = "$want" ]
+	# Only with --check, and nothing when the checks fail.
+	run -1 "$RP_BIN/collect" --landlock-abi --pid "$spid"
+	assert_output --partial "--landlock-abi applies to --check only"
+	kill "$spid"
+	run -1 "$RP_BIN/collect" --check --landlock-abi --pid 999999999
+	[ "${lines[0]}" != "$want" ]
 }
 
 @test "confine: commit --check asks, under the run's confinement, whether DIR may be written" {
