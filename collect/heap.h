@@ -95,6 +95,11 @@ void collect_heap_restart(struct collect *c, uint32_t why, uint64_t at);
 void collect_heap_exec(struct collect *c, uint64_t at);
 void collect_heap_announce(const struct heap_run *r, struct emit *out, uint64_t time);
 void collect_heap_drain(struct heap_run *r, struct emit *out, uint64_t now);
+/* The recording's end: _last writes what the program still holds, _stop detaches it (its
+ * probes' removal waits on the kernel, about 100 ms each: after the stream is out);
+ * _end does both. */
+void collect_heap_last(struct heap_run *r, struct emit *out, uint64_t end);
+void collect_heap_stop(struct heap_run *r);
 void collect_heap_end(struct heap_run *r, struct emit *out, uint64_t end);
 
 #endif

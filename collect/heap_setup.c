@@ -274,11 +274,22 @@ collect_heap_drain(struct heap_run *r, struct emit *out, uint64_t now)
 }
 
 void
-collect_heap_end(struct heap_run *r, struct emit *out, uint64_t end)
+collect_heap_last(struct heap_run *r, struct emit *out, uint64_t end)
 {
-	if (!r->prog)
-		return;
-	heap_drain(r->prog, out, end);
+	if (r->prog)
+		heap_drain(r->prog, out, end);
+}
+
+void
+collect_heap_stop(struct heap_run *r)
+{
 	heap_close(r->prog);
 	r->prog = NULL;
+}
+
+void
+collect_heap_end(struct heap_run *r, struct emit *out, uint64_t end)
+{
+	collect_heap_last(r, out, end);
+	collect_heap_stop(r);
 }

@@ -268,10 +268,11 @@ collect_loop(struct collect *c, int pidfd)
 	uint64_t now = collect_now();
 	if (reason == END_DURATION)
 		now = c->run.deadline_ns;
-	collect_offcpu_end(&c->offcpu, &c->out, now);
-	collect_heap_end(&c->heap, &c->out, now);
-	collect_physical_end(&c->physical, &c->out, now);
-	lifecycle_end(&c->lifecycle);
+	/* What the programs hold goes out now; they are detached once the stream has ended
+	 * (finish, main.c). */
+	collect_offcpu_last(&c->offcpu, &c->out, now);
+	collect_heap_last(&c->heap, &c->out, now);
+	collect_physical_last(&c->physical, &c->out, now);
 	if (reason == END_TARGET_EXIT && !c->run.exit_written) {
 		if (c->o.launch_argv)
 			c->run.exit_status = launch_reap(c->o.pid);

@@ -15,6 +15,7 @@
  * uses, with no-new-privs (privdrop.c).
  */
 #include <err.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,6 +96,18 @@ open_cache(struct collect *c)
 	jitcopy_init(&c->jit, &c->cache, &c->out, c->run.session_id);
 }
 
+/* The stream has ended: the pipe closes, so that the next stage sees its end now rather
+ * than at collect's exit (fd 1 stays taken, by /dev/null). */
+static void
+release_stdout(void)
+{
+	int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
+		close(STDOUT_FILENO);
+	if (fd > STDOUT_FILENO)
+		close(fd);
+}
+
 /* The recording ended with reason: what is still to say, and everything closed. */
 static void
 finish(struct collect *c, int reason)
@@ -108,6 +121,13 @@ finish(struct collect *c, int reason)
 		      "copied to the module cache (-v names them)",
 		      (unsigned long long)c->run.modules_unread);
 	emit_close(&c->out);
+	release_stdout();
+	/* Detaching the programs waits on the kernel (a second and more for the heap probes):
+	 * the stages downstream publish the last window meanwhile. */
+	collect_offcpu_stop(&c->offcpu);
+	collect_heap_stop(&c->heap);
+	collect_physical_stop(&c->physical);
+	lifecycle_end(&c->lifecycle);
 	perf_set_close(&c->perf);
 	ksyms_free(&c->ksyms);
 	fallback_free(&c->fb);

@@ -89,6 +89,9 @@ void collect_offcpu_start(struct collect *c);
 /* After the first FR_TARGET: the warning of a dropped off-cpu profile. */
 void collect_offcpu_announce(const struct offcpu_run *r, struct emit *out, uint64_t time);
 void collect_offcpu_drain(struct offcpu_run *r, struct emit *out, uint64_t *round);
+/* The recording's end as for the heap program (heap.h): _last, _stop, or _end for both. */
+void collect_offcpu_last(struct offcpu_run *r, struct emit *out, uint64_t end);
+void collect_offcpu_stop(struct offcpu_run *r);
 void collect_offcpu_end(struct offcpu_run *r, struct emit *out, uint64_t end);
 
 #endif

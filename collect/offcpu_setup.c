@@ -211,11 +211,24 @@ collect_offcpu_drain(struct offcpu_run *r, struct emit *out, uint64_t *round)
 }
 
 void
-collect_offcpu_end(struct offcpu_run *r, struct emit *out, uint64_t end)
+collect_offcpu_last(struct offcpu_run *r, struct emit *out, uint64_t end)
+{
+	if (r->prog)
+		offcpu_finish(r->prog, out, end);
+}
+
+void
+collect_offcpu_stop(struct offcpu_run *r)
 {
 	if (!r->prog)
 		return;
-	offcpu_finish(r->prog, out, end);
 	offcpu_close(r->prog);
 	r->prog = NULL;
+}
+
+void
+collect_offcpu_end(struct offcpu_run *r, struct emit *out, uint64_t end)
+{
+	collect_offcpu_last(r, out, end);
+	collect_offcpu_stop(r);
 }

@@ -71,6 +71,9 @@ void collect_physical_release(struct collect *c, uint64_t until);
 void collect_physical_start(struct collect *c);
 void collect_physical_announce(const struct physical_run *r, struct emit *out, uint64_t t);
 void collect_physical_drain(struct physical_run *r, struct emit *out, uint64_t now);
+/* The recording's end as for the heap program (heap.h): _last, _stop, or _end for both. */
+void collect_physical_last(struct physical_run *r, struct emit *out, uint64_t end);
+void collect_physical_stop(struct physical_run *r);
 void collect_physical_end(struct physical_run *r, struct emit *out, uint64_t end);
 
 #endif

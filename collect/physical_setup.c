@@ -122,12 +122,25 @@ collect_physical_drain(struct physical_run *r, struct emit *out, uint64_t now)
 }
 
 void
-collect_physical_end(struct physical_run *r, struct emit *out, uint64_t end)
+collect_physical_last(struct physical_run *r, struct emit *out, uint64_t end)
+{
+	if (r->prog)
+		physical_drain(r->prog, out, end);
+}
+
+void
+collect_physical_stop(struct physical_run *r)
 {
 	if (!r->prog)
 		return;
-	physical_drain(r->prog, out, end);
 	physical_close(r->prog);
 	r->prog = NULL;
 	r->watched_fd = 0;
+}
+
+void
+collect_physical_end(struct physical_run *r, struct emit *out, uint64_t end)
+{
+	collect_physical_last(r, out, end);
+	collect_physical_stop(r);
 }

@@ -223,6 +223,24 @@ check_estimates() {
 	jq -e '.cpu.unwind_mode == "dwarf" and .heap.unusable_stacks == 0 and .heap.samples > 0' "$d"
 }
 
+@test "heap: the stream ends before the probes are taken out, whose removal waits on the kernel" {
+	# Each probe's removal waits for RCU grace periods (about 100 ms here): the stages
+	# downstream see the end of the stream, and publish the last window, meanwhile.
+	local events=/sys/kernel/tracing/uprobe_events
+	start_workload heap_mix 3 20
+	mkfifo "$BATS_TEST_TMPDIR/s"
+	"$RP_BIN/collect" --pid "$wpid" --profiles heap --unwind fp --duration 1s \
+		--module-cache "$BATS_TEST_TMPDIR/m" >"$BATS_TEST_TMPDIR/s" &
+	local cpid=$!
+	cat "$BATS_TEST_TMPDIR/s" >"$BATS_TEST_TMPDIR/s.rps"
+	# At the end of the stream collect still runs, its probes still in tracefs.
+	grep -q "rustprofile_$cpid/" "$events"
+	wait "$cpid"
+	run -1 grep -q "rustprofile_$cpid/" "$events"
+	# The stream is whole: it ends with its end frame.
+	run -0 "$RP_BIN/unwind" --module-cache "$BATS_TEST_TMPDIR/m" <"$BATS_TEST_TMPDIR/s.rps"
+}
+
 @test "heap: the probes are in tracefs only while collect runs, and a killed collect's are swept" {
 	local events=/sys/kernel/tracing/uprobe_events dead
 	# A group named after a collect that no longer runs, as SIGKILL would leave it.
