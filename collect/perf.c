@@ -22,6 +22,10 @@
 #define RING_PAGES 128          /* 512 KiB per CPU: seconds of 999 Hz deep stacks */
 #define DWARF_RING_PAGES 1024   /* 4 MiB per CPU: 16 KiB stack copies fill a ring 30x faster */
 #define SOLO_RING_PAGES 8       /* per event when rings cannot be shared */
+/* The calibration's rings (PERF_BOTH) are read every 50 ms and it ends after 64 samples
+ * (calib.h): 2 MiB per CPU hold 120 ms of 999 Hz stack copies, and half the pages of a
+ * DWARF ring are half the kernel's work to allocate and clear at every start. */
+#define CALIB_RING_PAGES 512
 #define SCRATCH_SIZE 65536      /* a record's size is a u16 */
 
 static int
@@ -99,7 +103,8 @@ perf_set_init(struct perf_set *p, unsigned freq, int layout, char *err, size_t e
 	memset(p, 0, sizeof(*p));
 	p->layout = layout;
 	p->dwarf = layout != PERF_FP;
-	p->ring_pages = p->dwarf ? DWARF_RING_PAGES : RING_PAGES;
+	p->ring_pages = layout == PERF_BOTH ? CALIB_RING_PAGES :
+			p->dwarf ? DWARF_RING_PAGES : RING_PAGES;
 	perf_attr(&p->attr, freq, layout, p->ring_pages);
 	p->shared = 1;
 	p->scratch = malloc(SCRATCH_SIZE);
