@@ -483,11 +483,10 @@ fi
 # commit, once the directory exists, confines itself as in the run and asks whether the
 # directory may be written: the check sees what the run will.
 check_output() {
-	"$bin/commit" ${runas[@]+"${runas[@]}"} --check --output "$output" --keep-windows "$keep" ||
-		exit 1
+	"$bin/commit" ${runas[@]+"${runas[@]}"} --check --output "$output" --keep-windows "$keep"
 }
 # A directory that is not there yet is checked once made (below).
-[ ! -e "$output" ] || check_output
+[ ! -e "$output" ] || check_output || exit 1
 # The symbol directories must be there for the stages' user (Landlock opens them).
 symargs=()
 for d in ${symdirs[@]+"${symdirs[@]}"}; do symargs+=(--symbol-dir "$d"); done
@@ -526,10 +525,13 @@ if [ ! -e "$output" ]; then
 	# The topmost directory created, so that the whole new tree can be given away.
 	created=$output
 	while parent_of "$created" && [ ! -e "$parent" ]; do created=$parent; done
-	mkdir -p -- "$output" 2>/dev/null || err "cannot create output directory '$output'"
+	# A recording's module cache (below) is made with it: one process for both.
+	new=(-- "$output")
+	case $cmd in record | launch) new=(-m 0755 -- "$output/.modules") ;; esac
+	mkdir -p "${new[@]}" 2>/dev/null || err "cannot create output directory '$output'"
 	[ "$uid" -ne 0 ] || [ "$ruid:$rgid" = "$uid:$egid" ] || chown -R -- "$ruid:$rgid" "$created"
 	# A directory the stages cannot use is not left behind.
-	(check_output) || { rm -rf -- "$created"; exit 1; }
+	check_output || { rm -rf -- "$created"; exit 1; }
 fi
 
 # ---- wiring ----
