@@ -8,6 +8,7 @@
 #include "cfibuild.h"
 #include "debugfile.h"
 #include "runsort.h"
+#include "secinflate.h"
 #include "symbolize.h"
 #include "symmod.h"
 
@@ -117,7 +118,10 @@ struct cfitab *cfitab_from_section(uint16_t machine, const uint8_t *data, size_t
 }
 
 /* The named section's bytes and address; NULL when absent or without file contents. */
-static Elf_Data *section(Elf *elf, const char *name, uint64_t *addr)
+/* Section name's contents and address, or NULL.  A section the module cache stored
+ * compressed is inflated into own (its d_buf is the caller's to free), the Elf left as it
+ * was; libelf inflates it when libdeflate cannot. */
+static Elf_Data *section(Elf *elf, const char *name, uint64_t *addr, Elf_Data *own)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
@@ -132,9 +136,18 @@ static Elf_Data *section(Elf *elf, const char *name, uint64_t *addr)
 			continue;
 		if (sh.sh_type == SHT_NOBITS || sh.sh_size == 0)
 			return NULL;
-		if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
-			return NULL;
 		*addr = sh.sh_addr;
+		if (sh.sh_flags & SHF_COMPRESSED) {
+			size_t len, align;
+			void *buf = secinflate(elf, scn, &len, &align);
+			if (buf) {
+				*own = (Elf_Data){ .d_buf = buf, .d_size = len, .d_type = ELF_T_BYTE,
+						   .d_align = align, .d_version = EV_CURRENT };
+				return own;
+			}
+			if (elf_compress(scn, 0, 0) < 0)
+				return NULL;
+		}
 		return elf_getdata(scn, NULL);
 	}
 	return NULL;
@@ -229,7 +242,7 @@ static struct cfitab *build_from(Elf *elf, int lazy)
 {
 	struct cfibuild b = { .indexing = lazy };
 	GElf_Ehdr eh;
-	Elf_Data *d, *sec = NULL;
+	Elf_Data *d, *sec = NULL, own[2] = { { 0 } };
 	uint64_t addr = 0, sec_addr = 0;
 	size_t shnum = 0;
 	const char *source = "none";
@@ -238,14 +251,15 @@ static struct cfitab *build_from(Elf *elf, int lazy)
 	if (gelf_getehdr(elf, &eh) && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
 	    eh.e_ident[EI_DATA] == ELFDATA2LSB && set_machine(&b, eh.e_machine) == 0) {
 		elf_getshdrnum(elf, &shnum);
-		d = shnum ? section(elf, ".eh_frame", &addr) : eh_frame_from_hdr(elf, &addr);
+		d = shnum ? section(elf, ".eh_frame", &addr, &own[0]) :
+			    eh_frame_from_hdr(elf, &addr);
 		if (d && d->d_buf) {
 			cfi_parse_section(&b, d->d_buf, d->d_size, addr, 1);
 			sec = d;
 			sec_addr = addr;
 		}
 		source = ".eh_frame";
-		if (b.n == 0 && b.nfde == 0 && (d = section(elf, ".debug_frame", &addr)) &&
+		if (b.n == 0 && b.nfde == 0 && (d = section(elf, ".debug_frame", &addr, &own[1])) &&
 		    d->d_buf) {
 			cfi_parse_section(&b, d->d_buf, d->d_size, 0, 0);
 			sec = d;
@@ -262,6 +276,9 @@ static struct cfitab *build_from(Elf *elf, int lazy)
 	if (t && t->nrows)
 		t->source = source;
 	build_release(&b);
+	/* The lazy table keeps a copy of the section (lazy_table). */
+	free(own[0].d_buf);
+	free(own[1].d_buf);
 	return t;
 }
 

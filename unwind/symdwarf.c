@@ -1,14 +1,12 @@
 /* symdwarf: one walk over all DIEs builds the address index (see symdwarf.h). */
 #include "symdwarf.h"
 #include "dbgcache.h"
+#include "secinflate.h"
 
 #include <dwarf.h>
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef RP_HAVE_LIBDEFLATE
-#include <libdeflate.h>
-#endif
 
 #define MAX_DIE_DEPTH 64	/* deeper nesting than any compiler emits: corrupt input */
 
@@ -573,63 +571,48 @@ static void hide_unused(Elf *elf)
 	}
 }
 
-#ifdef RP_HAVE_LIBDEFLATE
 /* libdw inflates compressed sections with zlib; libdeflate does it in half the time, which
  * for a big debug file is most of the cost of opening it.  Each zlib-compressed debug
- * section is inflated here and handed over as this process's uncompressed copy of it (data
- * and header), so libdw finds nothing left to do.  Any failure leaves the section to libdw. */
+ * section is inflated here (secinflate.h) and handed over as this process's uncompressed
+ * copy of it (data and header), so libdw finds nothing left to do.  Any failure leaves the
+ * section to libdw. */
 static void inflate_sections(struct dwlazy *z, Elf *elf)
 {
-	struct libdeflate_decompressor *dc = NULL;
-	size_t shstrndx, chdr = gelf_getclass(elf) == ELFCLASS32 ? sizeof(Elf32_Chdr)
-								  : sizeof(Elf64_Chdr);
+	size_t shstrndx;
 	Elf_Scn *scn = NULL;
 
 	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
 		return;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
-		GElf_Chdr ch;
 		Elf_Data *d;
 		const char *name;
 		void *out, **v;
+		size_t len, align;
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
 		    !(sh.sh_flags & SHF_COMPRESSED) ||
 		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
-		    strncmp(name, ".debug_", 7) != 0 || !gelf_getchdr(scn, &ch) ||
-		    ch.ch_type != ELFCOMPRESS_ZLIB || ch.ch_size == 0 || ch.ch_size > SIZE_MAX ||
-		    !(d = elf_getdata(scn, NULL)) || !d->d_buf || d->d_size < chdr)
+		    strncmp(name, ".debug_", 7) != 0)
 			continue;
-		/* Deflate expands at most 1032 times: a larger claimed size is corrupt. */
-		if (ch.ch_size / 1032 > d->d_size - chdr)
-			continue;
-		if ((!dc && !(dc = libdeflate_alloc_decompressor())) ||
-		    !(v = realloc(z->inflated, (z->ninflated + 1) * sizeof(*v))))
+		if (!(v = realloc(z->inflated, (z->ninflated + 1) * sizeof(*v))))
 			break;
 		z->inflated = v;
-		if (!(out = malloc((size_t)ch.ch_size)))
-			break;
-		if (libdeflate_zlib_decompress(dc, (const char *)d->d_buf + chdr, d->d_size - chdr,
-					       out, (size_t)ch.ch_size, NULL) != LIBDEFLATE_SUCCESS) {
-			free(out);
+		if (!(out = secinflate(elf, scn, &len, &align)))
 			continue;
-		}
 		sh.sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
-		sh.sh_size = ch.ch_size;
-		sh.sh_addralign = ch.ch_addralign;
-		if (!gelf_update_shdr(scn, &sh)) {
+		sh.sh_size = len;
+		sh.sh_addralign = align;
+		if (!(d = elf_getdata(scn, NULL)) || !gelf_update_shdr(scn, &sh)) {
 			free(out);
 			continue;
 		}
 		z->inflated[z->ninflated++] = out;
 		d->d_buf = out;
-		d->d_size = (size_t)ch.ch_size;
+		d->d_size = len;
 		d->d_type = ELF_T_BYTE;
-		d->d_align = ch.ch_addralign;
+		d->d_align = align;
 	}
-	libdeflate_free_decompressor(dc);
 }
-#endif
 
 int dwindex_build(struct dwindex *idx, Elf *elf, struct strpool *pool,
 		  const struct dwindex_keep *keep)
@@ -641,13 +624,11 @@ int dwindex_build(struct dwindex *idx, Elf *elf, struct strpool *pool,
 		return -1;
 	idx->lazy = z;
 	hide_unused(elf);
-#ifdef RP_HAVE_LIBDEFLATE
+	/* Without libdeflate nothing is inflated here: libdw does it, and there is nothing to
+	 * store. */
 	inflate_sections(z, elf);
 	if (keep && z->ninflated)
 		dbgcache_store(keep->cache, keep->build_id, keep->build_id_len, elf);
-#else
-	(void)keep;	/* libdw inflates, and keeps nothing to store */
-#endif
 	if (!(idx->dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL))) {
 		lazy_free(idx);
 		return 0;	/* no DWARF at all */
