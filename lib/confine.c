@@ -1,6 +1,7 @@
 /* confine: a stage's privileges narrowed to what it needs (see confine.h). */
 #include "confine.h"
 #include "errbuf.h"
+#include "sanitizer.h"
 
 #include <cap-ng.h>
 #include <errno.h>
@@ -81,14 +82,6 @@ static const char *const lib_dirs[] = {
 	"/lib", "/lib32", "/lib64", "/libx32", "/usr/lib", "/usr/lib32", "/usr/lib64",
 	"/usr/libx32", "/usr/local/lib",
 };
-
-#if defined(__SANITIZE_ADDRESS__)
-#define RP_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(leak_sanitizer)
-#define RP_SANITIZER 1
-#endif
-#endif
 
 int
 rp_landlock_abi(void)

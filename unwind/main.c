@@ -44,6 +44,7 @@
 #include "parse.h"
 #include "resolve.h"
 #include "runas.h"
+#include "sanitizer.h"
 #include "stream.h"
 #include "symbolize.h"
 
@@ -389,11 +390,13 @@ main(int argc, char **argv)
 		errx(STREAM_EXIT_INPUT_ENDED, "stdin: truncated stream: it ended without an end frame");
 	if (stream_flush(&out) < 0)
 		errx(stream_writer_status(&out), "%s", out.err);
+	dbgfetch_free(fetch);	/* removes this run's private debuginfod cache */
+	if (!RP_FREE_AT_EXIT)
+		return 0;	/* lib/sanitizer.h */
 	resolver_release(&r);
 	jitsyms_release(&jit);
 	dwarfstack_release(&dw);
 	symbolizer_free(sym);
-	dbgfetch_free(fetch);
 	dbgcache_free(dbgcache);
 	stream_reader_release(&in);
 	stream_writer_release(&out);

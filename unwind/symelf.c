@@ -2,8 +2,14 @@
 #include "symelf.h"
 
 #include <gelf.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "keysort.h"
+#include "runsort.h"
+#include "secinflate.h"
 
 #define NT_GNU_BUILD_ID_TYPE 3
 
@@ -145,99 +151,201 @@ static int rawvec_push(struct rawvec *rv, const struct rawsym *s)
 	return 0;
 }
 
-static uint64_t section_end(Elf *elf, GElf_Section shndx)
+/* Ends of sections by index, looked up once each: a symbol table names a few sections
+ * thousands of times. */
+struct secends {
+	Elf *elf;
+	GElf_Section last;
+	uint64_t last_end;
+};
+
+static uint64_t section_end(struct secends *se, GElf_Section shndx)
 {
 	GElf_Shdr sh;
-	Elf_Scn *scn = elf_getscn(elf, shndx);
+	Elf_Scn *scn;
 
-	if (shndx >= SHN_LORESERVE || !scn || !gelf_getshdr(scn, &sh))
+	if (shndx >= SHN_LORESERVE)
 		return UINT64_MAX;
-	return sh.sh_addr + sh.sh_size;
+	if (shndx == se->last)
+		return se->last_end;
+	se->last = shndx;
+	se->last_end = (scn = elf_getscn(se->elf, shndx)) && gelf_getshdr(scn, &sh) ?
+			       sh.sh_addr + sh.sh_size : UINT64_MAX;
+	return se->last_end;
 }
 
 /* Prefer a sized symbol, then a global one, then a weak one. */
-static int sym_prio(const GElf_Sym *s)
+static int sym_prio(unsigned char info, uint64_t size)
 {
-	int bind = GELF_ST_BIND(s->st_info);
+	int bind = GELF_ST_BIND(info);
 
-	return (s->st_size ? 4 : 0) + (bind == STB_GLOBAL ? 2 : bind == STB_WEAK);
+	return (size ? 4 : 0) + (bind == STB_GLOBAL ? 2 : bind == STB_WEAK);
 }
 
-static int read_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct strpool *pool,
-			struct rawvec *rv)
+static int host_order(Elf *elf)
 {
-	Elf_Data *d = elf_getdata(scn, NULL);
-	size_t esz = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+	const char *id = elf_getident(elf, NULL);
+	static const union { uint16_t u; uint8_t b[2]; } probe = { 1 };
 
-	if (!d || esz == 0)
+	return id && id[EI_DATA] == (probe.b[0] ? ELFDATA2LSB : ELFDATA2MSB);
+}
+
+/* A section's bytes as the file holds them, in a buffer of the caller's with one NUL after
+ * them (so a name at any offset of a string table ends inside it).  A section the module
+ * cache stored compressed is inflated with libdeflate (secinflate.h), else by libelf; the
+ * file is not changed.  NULL when it cannot be read. */
+static char *section_copy(Elf_Scn *scn, Elf *elf, size_t *len)
+{
+	GElf_Shdr sh;
+	Elf_Data *d;
+	size_t align, n;
+	char *out, *in;
+
+	if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+		return NULL;
+	if ((sh.sh_flags & SHF_COMPRESSED) && (in = secinflate(elf, scn, &n, &align))) {
+		if (!(out = realloc(in, n + 1))) {
+			free(in);
+			return NULL;
+		}
+		out[n] = 0;
+		*len = n;
+		return out;
+	}
+	if (((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0) ||
+	    !(d = elf_getdata(scn, NULL)) || (!d->d_buf && d->d_size))
+		return NULL;
+	if (!(out = malloc(d->d_size + 1)))
+		return NULL;
+	if (d->d_size)
+		memcpy(out, d->d_buf, d->d_size);
+	out[d->d_size] = 0;
+	*len = d->d_size;
+	return out;
+}
+
+/* One symbol table: what it reads from each entry. */
+struct symread {
+	Elf *elf;
+	const char *strs;	/* its string table, NUL-terminated at strsize */
+	size_t strsize;
+	struct secends ends;
+	struct rawvec *rv;
+};
+
+static int add_symbol(struct symread *sr, uint32_t name, unsigned char info, GElf_Section shndx,
+		      uint64_t value, uint64_t size)
+{
+	int type = GELF_ST_TYPE(info);
+
+	if ((type != STT_FUNC && type != STT_GNU_IFUNC) || shndx == SHN_UNDEF || value == 0 ||
+	    name >= sr->strsize || !sr->strs[name])
+		return 0;
+	struct rawsym r = {
+		.lo = value, .size = size, .limit = section_end(&sr->ends, shndx),
+		.sys = sr->strs + name, .prio = sym_prio(info, size),
+	};
+	return rawvec_push(sr->rv, &r);
+}
+
+/* The entries of symbol table scn.  A 64-bit table in this host's byte order is read in
+ * place (inflated first when compressed); anything else through gelf_getsym. */
+static int read_symbols(struct symread *sr, Elf_Scn *scn)
+{
+	Elf *elf = sr->elf;
+	GElf_Shdr sh;
+	size_t n;
+
+	if (!gelf_getshdr(scn, &sh))
+		return 0;
+	if (gelf_getclass(elf) == ELFCLASS64 && host_order(elf)) {
+		char *raw = section_copy(scn, elf, &n);
+		if (!raw)
+			return 0;
+		const Elf64_Sym *v = (const Elf64_Sym *)(const void *)raw;	/* malloc'ed: aligned */
+		for (size_t i = 1; i < n / sizeof(Elf64_Sym); i++) {
+			if (add_symbol(sr, v[i].st_name, v[i].st_info, v[i].st_shndx, v[i].st_value,
+				       v[i].st_size) < 0) {
+				free(raw);
+				return -1;
+			}
+		}
+		free(raw);
+		return 0;
+	}
+	size_t esz = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+	Elf_Data *d;
+	if (((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0) ||
+	    !(d = elf_getdata(scn, NULL)) || esz == 0)
 		return 0;
 	for (size_t i = 1; i < d->d_size / esz; i++) {
 		GElf_Sym s;
-		int type;
-		const char *name;
-
 		if (!gelf_getsym(d, (int)i, &s))
 			break;
-		type = GELF_ST_TYPE(s.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
-		    s.st_value == 0)
-			continue;
-		if (!(name = elf_strptr(elf, sh->sh_link, s.st_name)) || !*name)
-			continue;
-		struct rawsym r = {
-			.lo = s.st_value, .size = s.st_size, .limit = section_end(elf, s.st_shndx),
-			.sys = strpool_cstr(pool, name), .prio = sym_prio(&s),
-		};
-		if (!r.sys || rawvec_push(rv, &r) < 0)
+		if (add_symbol(sr, s.st_name, s.st_info, s.st_shndx, s.st_value, s.st_size) < 0)
 			return -1;
 	}
 	return 0;
 }
 
-static int rawsym_cmp(const void *a, const void *b)
+/* a before b among symbols at one address: the better symbol first. */
+static int rawsym_tie(const void *a, const void *b)
 {
 	const struct rawsym *x = a, *y = b;
 
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
 	if (x->prio != y->prio)
-		return y->prio - x->prio;	/* best first */
+		return x->prio > y->prio;
 	/* Among equals the public name: iopl rather than glibc's __GI_iopl. */
-	return (int)strspn(x->sys, "_") - (int)strspn(y->sys, "_");
+	return strspn(x->sys, "_") < strspn(y->sys, "_");
 }
 
-/* A section the module cache stored compressed (SHF_COMPRESSED) is inflated in memory
- * first; the file is not changed.  0, or -1 when that fails. */
-static int inflated(Elf_Scn *scn, GElf_Shdr *sh)
+/* a before b: by address, then rawsym_tie (run_sort's order, when key_sort has no memory). */
+static int rawsym_less(const void *a, const void *b)
 {
-	if (!(sh->sh_flags & SHF_COMPRESSED))
-		return 0;
-	if (elf_compress(scn, 0, 0) < 0 || !gelf_getshdr(scn, sh))
+	const struct rawsym *x = a, *y = b;
+
+	return x->lo != y->lo ? x->lo < y->lo : rawsym_tie(a, b);
+}
+
+static int keep_strings(struct symtab_index *idx, char *strs)
+{
+	char **v = realloc(idx->strs, (idx->nstrs + 1) * sizeof(*v));
+
+	if (!v)
 		return -1;
+	idx->strs = v;
+	v[idx->nstrs++] = strs;
 	return 0;
 }
 
-int symtab_index_build(struct symtab_index *idx, Elf *elf, struct strpool *pool)
+int symtab_index_build(struct symtab_index *idx, Elf *elf)
 {
 	struct rawvec rv = { 0 };
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh, strsh;
+	Elf_Scn *scn = NULL, *strscn;
+	GElf_Shdr sh;
 
 	memset(idx, 0, sizeof(*idx));
 	while ((scn = elf_nextscn(elf, scn))) {
+		struct symread sr = { .elf = elf, .rv = &rv, .ends = { elf, SHN_UNDEF, 0 } };
+		char *strs;
 		if (!gelf_getshdr(scn, &sh) ||
-		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    !(strscn = elf_getscn(elf, sh.sh_link)) ||
+		    !(strs = section_copy(strscn, elf, &sr.strsize)))
 			continue;
-		Elf_Scn *strs = elf_getscn(elf, sh.sh_link);
-		if (inflated(scn, &sh) < 0 || !strs || !gelf_getshdr(strs, &strsh) ||
-		    inflated(strs, &strsh) < 0)
-			continue;
-		if (read_symbols(elf, scn, &sh, pool, &rv) < 0)
+		/* The names stay where they are: the index points into its copy of the table. */
+		if (keep_strings(idx, strs) < 0) {
+			free(strs);
+			goto fail;
+		}
+		sr.strs = strs;
+		if (read_symbols(&sr, scn) < 0)
 			goto fail;
 	}
 	if (rv.n == 0)
 		return 0;
-	qsort(rv.v, rv.n, sizeof(*rv.v), rawsym_cmp);
+	if (key_sort(rv.v, rv.n, sizeof(*rv.v), offsetof(struct rawsym, lo), rawsym_tie) < 0)
+		run_sort(rv.v, rv.n, sizeof(*rv.v), rawsym_less);
 	if (!(idx->v = calloc(rv.n, sizeof(*idx->v))))
 		goto fail;
 	for (size_t i = 0; i < rv.n; i++) {
@@ -285,6 +393,8 @@ void symtab_index_free(struct symtab_index *idx)
 	if (!idx)
 		return;
 	free(idx->v);
-	idx->v = NULL;
-	idx->n = 0;
+	for (size_t i = 0; i < idx->nstrs; i++)
+		free(idx->strs[i]);
+	free(idx->strs);
+	memset(idx, 0, sizeof(*idx));
 }

@@ -21,13 +21,15 @@ struct symseg {
 
 struct symfunc {
 	uint64_t lo, hi;		/* [lo, hi) */
-	const char *sys;		/* raw (mangled) name, pooled */
+	const char *sys;		/* raw (mangled) name, in the index's strs */
 	const char *name;		/* demangled, filled on first lookup; NULL until then */
 };
 
 struct symtab_index {
 	struct symfunc *v;
 	size_t n;
+	char **strs;			/* copies of the string tables the names point into */
+	size_t nstrs;
 };
 
 /* Copies the NT_GNU_BUILD_ID note into out; returns its length, 0 when absent. */
@@ -41,7 +43,7 @@ int symelf_has_section(Elf *, const char *name);
 /* Adds STT_FUNC/STT_GNU_IFUNC symbols of .symtab and .dynsym to idx (sorted, one per
  * address; a size-0 symbol extends to the next symbol).  Returns 0, or -1 when out of
  * memory. */
-int symtab_index_build(struct symtab_index *idx, Elf *, struct strpool *);
+int symtab_index_build(struct symtab_index *idx, Elf *);
 /* The symbol containing addr, or NULL. */
 struct symfunc *symtab_index_find(const struct symtab_index *, uint64_t addr);
 void symtab_index_free(struct symtab_index *);

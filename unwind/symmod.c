@@ -97,7 +97,7 @@ static int open_main(const struct symmod_req *r, struct elffile *f, char *err, s
 
 /* Adds what the module's ELF lacks (DWARF, .symtab) from its separate debug file. */
 static int index_debugfile(const struct symmod_req *r, struct symmod *m, Elf *main_elf,
-			   int need_dwarf, int need_symtab)
+			   int need_dwarf, int need_symtab, int *got_symtab)
 {
 	struct debugfile_query q = { .path = r->path ? r->path : m->path,
 				     .build_id = m->build_id, .build_id_len = m->build_id_len,
@@ -119,8 +119,8 @@ static int index_debugfile(const struct symmod_req *r, struct symmod *m, Elf *ma
 	if (need_dwarf && has_dwarf(dbg.elf))
 		rc = dwindex_build(&m->dw, dbg.elf, &m->pool, kp);
 	if (rc == 0 && need_symtab && symelf_has_section(dbg.elf, ".symtab")) {
-		symtab_index_free(&m->syms);
-		rc = symtab_index_build(&m->syms, dbg.elf, &m->pool);
+		rc = symtab_index_build(&m->syms, dbg.elf);
+		*got_symtab = rc == 0;
 	}
 	if (rc == 0 && m->dw.dwarf)
 		m->dwfile = dbg;	/* read again as lookups reach new units */
@@ -131,14 +131,14 @@ static int index_debugfile(const struct symmod_req *r, struct symmod *m, Elf *ma
 
 static int index_module(const struct symmod_req *r, struct symmod *m, Elf *elf)
 {
-	int dwarf = has_dwarf(elf), symtab = symelf_has_section(elf, ".symtab");
+	int dwarf = has_dwarf(elf), symtab = symelf_has_section(elf, ".symtab"), got = 0;
 
-	if (symtab_index_build(&m->syms, elf, &m->pool) < 0 ||
-	    (dwarf && dwindex_build(&m->dw, elf, &m->pool, NULL) < 0))
+	if ((dwarf && dwindex_build(&m->dw, elf, &m->pool, NULL) < 0) ||
+	    (!(dwarf && symtab) && index_debugfile(r, m, elf, !dwarf, !symtab, &got) < 0))
 		return -1;
-	if (dwarf && symtab)
-		return 0;
-	return index_debugfile(r, m, elf, !dwarf, !symtab);
+	/* The module's own symbols (.symtab, else .dynsym) unless its debug file's .symtab
+	 * took their place: a stripped library's .dynsym is not read for nothing. */
+	return got ? 0 : symtab_index_build(&m->syms, elf);
 }
 
 struct symmod *symmod_open(const struct symmod_req *r, char *err, size_t errlen)
