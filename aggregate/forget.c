@@ -75,7 +75,62 @@ forget_reused(struct forget_q *q, uint32_t pid, uint32_t tid, uint64_t time)
 }
 
 int
-forget_round(struct forget_q *q, uint64_t time, uint32_t open_index, struct stream_writer *out)
+forget_due(const struct forget_q *q, uint32_t open_index)
+{
+	for (size_t i = 0; i < q->n; i++)
+		if (q->v[i].nids && q->v[i].armed && q->v[i].window < open_index)
+			return 1;
+	return 0;
+}
+
+/* Moves the ids of e that hold names to the end of e->ids; returns how many are not named
+ * (those first, in their order). */
+static uint32_t
+split_named(struct forget_item *e, const struct forget_hold *hold)
+{
+	uint32_t n = 0, x;
+
+	if (!hold || !hold->named)
+		return e->nids;
+	for (uint32_t i = 0; i < e->nids; i++) {
+		if (idmap_get(hold->named, e->ids[i], &x))
+			continue;
+		uint32_t id = e->ids[i];
+		memmove(e->ids + n + 1, e->ids + n, (i - n) * sizeof(*e->ids));
+		e->ids[n++] = id;
+	}
+	return n;
+}
+
+/* Item e is due: it goes out but for the ids hold names.  1 when all of it went, 0 when
+ * named ids wait on in it, -1 on a write error or when out of memory. */
+static int
+put_due(struct forget_item *e, const struct forget_hold *hold, struct stream_writer *out)
+{
+	uint32_t n = split_named(e, hold);
+
+	if (n || !e->nids) {
+		struct fr_forget f = { .pid = e->pid, .tid = e->tid, .n = n };
+		if (stream_put_forget(out, &f, e->ids) < 0)
+			return -1;
+		for (uint32_t i = 0; hold && hold->gone && i < n; i++)
+			if (hold->gone(hold->arg, e->ids[i]) < 0)
+				return -1;
+	}
+	if (n == e->nids) {
+		free(e->ids);
+		return 1;
+	}
+	/* What waits on is unwind's ids alone: a name in the item went out just now. */
+	memmove(e->ids, e->ids + n, (e->nids - n) * sizeof(*e->ids));
+	e->nids -= n;
+	e->pid = e->tid = 0;
+	return 0;
+}
+
+int
+forget_round(struct forget_q *q, uint64_t time, uint32_t open_index,
+	     const struct forget_hold *hold, struct stream_writer *out)
 {
 	size_t kept = 0;
 	for (size_t i = 0; i < q->n; i++) {
@@ -83,15 +138,16 @@ forget_round(struct forget_q *q, uint64_t time, uint32_t open_index, struct stre
 		if (e->reused)
 			continue;
 		if (e->armed && e->window < open_index) {
-			struct fr_forget f = { .pid = e->pid, .tid = e->tid, .n = e->nids };
-			int rc = stream_put_forget(out, &f, e->ids);
-			free(e->ids);
+			int rc = put_due(e, hold, out);
 			if (rc < 0) {
 				/* The rest are lost with the stream anyway. */
+				free(e->ids);
 				memmove(q->v + kept, q->v + i + 1, (q->n - i - 1) * sizeof(*q->v));
 				q->n = kept + q->n - i - 1;
 				return -1;
 			}
+			if (rc == 0)
+				q->v[kept++] = *e;
 			continue;
 		}
 		if (!e->armed && e->time <= time) {

@@ -41,11 +41,22 @@ int forget_frame(struct forget_q *q, const struct fr_forget *f);
 /* An FR_COMM or FR_FORK of thread tid of pid at time: a name waiting to be forgotten for
  * an earlier exit of that thread (or process) is now the new one's, and stays. */
 void forget_reused(struct forget_q *q, uint32_t pid, uint32_t tid, uint64_t time);
+/* Mapping ids that memory still in use names (pins.h), held back when their forget is
+ * due, and what is told of each id that goes out. */
+struct forget_hold {
+	const struct idmap *named;      /* NULL: none is named */
+	int (*gone)(void *arg, uint32_t id); /* 0, or -1 when out of memory */
+	void *arg;
+};
+/* Whether a list of unwind's mappings is due at a round while window open_index is open
+ * (the caller then gathers what its hold names). */
+int forget_due(const struct forget_q *q, uint32_t open_index);
 /* At a round: what waits for a round at or before time now waits for window open_index
- * to end; what waited for a window that has ended goes out as FR_FORGET.  0, or -1 on a
- * write error. */
+ * to end; what waited for a window that has ended goes out as FR_FORGET, but the mapping
+ * ids hold->named lists, which wait on (hold may be NULL).  0, or -1 on a write error or
+ * when out of memory. */
 int forget_round(struct forget_q *q, uint64_t time, uint32_t open_index,
-		 struct stream_writer *out);
+		 const struct forget_hold *hold, struct stream_writer *out);
 void forget_release(struct forget_q *q);
 
 #endif

@@ -37,6 +37,7 @@
 #include "forget.h"
 #include "frametab.h"
 #include "parse.h"
+#include "pins.h"
 #include "reorder.h"
 #include "runas.h"
 #include "stream.h"
@@ -149,6 +150,7 @@ struct agg {
 	struct heap_agg heap;  /* sampled heap state, from heap frames released in order */
 	struct physical_agg phys; /* sampled page state, from page frames the same way */
 	struct forget_q forget; /* ended threads and processes, until no window names them */
+	struct pins pins;       /* what each location's mapping is, for the memory in use */
 	uint64_t newest;    /* newest event time seen */
 	uint64_t released;  /* everything at or before this time has been released */
 	uint32_t target_pid;
@@ -395,13 +397,30 @@ on_lost(struct agg *a, const struct fr_lost *l)
 		a->win.st.lost += l->count;
 }
 
+static int
+mapping_gone(void *arg, uint32_t id)
+{
+	if (pins_forgotten(arg, id) < 0)
+		errx(1, "out of memory");
+	return 0;
+}
+
 static void
 on_round(struct agg *a, const struct fr_round *r)
 {
+	struct forget_hold hold = { NULL, mapping_gone, &a->pins };
+
 	release_until(a, r->time);
+	/* unwind's list of mappings is due: those that blocks or pages in use name wait. */
+	if ((a->win.heap || a->win.phys) && forget_due(&a->forget, a->win.index)) {
+		const struct heap_agg *tables[] = { &a->heap, &a->phys.core };
+		if (pins_gather(&a->pins, tables, 2) < 0)
+			errx(1, "out of memory");
+		hold.named = &a->pins.named;
+	}
 	/* A round is where collect wrote its pieces: they go on as many frames. */
 	if (offcpu_agg_flush(&a->off, &a->out) < 0 ||
-	    forget_round(&a->forget, r->time, a->win.index, &a->out) < 0)
+	    forget_round(&a->forget, r->time, a->win.index, &hold, &a->out) < 0)
 		die_output(a);
 }
 
@@ -487,6 +506,10 @@ on_frame(struct agg *a, const struct frame *f)
 		a->win.jit = u.jit;
 		a->win.have_jit = 1;
 		return 0;
+	case FR_LOCATION:
+		if (pins_location(&a->pins, &u.location) < 0)
+			errx(1, "out of memory");
+		break;
 	case FR_FORGET:
 		/* unwind's list: held until the windows that may name it are written. */
 		if (forget_frame(&a->forget, &u.forget) < 0)
@@ -514,6 +537,7 @@ agg_init(struct agg *a)
 	    offcpu_agg_init(&a->off, env.max_stacks, env.max_pending) < 0)
 		return -1;
 	a->off.keep_pieces = !env.windows_only;
+	pins_init(&a->pins);
 	return 0;
 }
 
@@ -559,6 +583,7 @@ main(int argc, char **argv)
 	offcpu_agg_release_all(&a.off);
 	heap_agg_release(&a.heap);
 	forget_release(&a.forget);
+	pins_release(&a.pins);
 	stream_reader_release(&a.in);
 	stream_writer_release(&a.out);
 	return 0;

@@ -91,3 +91,63 @@ child_ends() {
 	run -0 inuse 1
 	assert_output '100 10 110'
 }
+
+# plugin_stream: the target (pid 100) keeps a block allocated in a plugin (mapping 7) whose
+# mapping a new mmap then replaced (a dlclose and another dlopen at its address): unwind
+# forgets mapping 7 right away, while the block is still in use.  The plugin's 1,100 other
+# locations make that forget outweigh all else, so every emitter compacts its tables when
+# it comes (lib/defs.c).  $2 goes into window 1.
+plugin_stream() {
+	cat <<-EOT
+	header clockid=1 e_machine=62 clock_offset_ns=1700000000000000000 session_id=0x00c0ffee12345678
+	target pid=100 cpu_frequency=100 flags=2 kind=launch exe=/usr/bin/app comm=app profiles=heap window_nanos=1000000000
+	mapping id=3 pid=100 start=0x400000 limit=0x500000 offset=0x1000 flags=30 build_id=4f1c3b path=/usr/bin/app
+	mapping id=7 pid=100 start=0x7f0000000000 limit=0x7f0000100000 offset=0x1000 flags=30 build_id=7a7a7a path=/usr/lib/plugin.so
+	function id=1 start_line=10 name=main filename=app.c
+	function id=7 start_line=70 name=plugin_alloc filename=plugin.c
+	location id=2 mapping_id=3 address=0x401100 lines=1:12
+	location id=7 mapping_id=7 address=0x7f0000001100 lines=7:71
+	EOT
+	for i in $(seq 100 1199); do
+		echo "location id=$i mapping_id=7 address=$(printf '0x%x' $((0x7f0000002000 + i))) lines=7:72"
+	done
+	cat <<-EOT
+	comm pid=100 tid=100 comm=app
+	heap-stack time=2000 pid=100 tid=100 addr=0x1000 size=100 weight=1 stack_flags=1 locs=7,2
+	$1
+	round time=5000
+	round time=1000002000
+	heap-stack time=1000003000 pid=100 tid=100 addr=0x2000 size=10 weight=1 stack_flags=1 locs=2
+	$2
+	round time=1000004000
+	round time=2000002000
+	end time=3000000000 reason=4
+	EOT
+}
+
+@test "heap stream: a block of a mapping unwind forgot while it is in use keeps its stack in later windows" {
+	plugin_stream "forget ids=7" | chain
+	cat "$D.err"
+	[ "$(cat "$D.status")" = "0 0 0 0 0" ]
+	[ ! -s "$D.err" ]
+	run -0 inuse 1
+	assert_output $'100 0 100\n100 10 10'
+	run -0 inuse 2
+	assert_output $'100 0 10\n100 0 100'
+	grep -h plugin_alloc "$D"/heap-*-000002-*.collapsed
+}
+
+@test "heap stream: the forget of a mapping that blocks in use name goes on once the last of them is freed" {
+	plugin_stream "forget ids=7" "heap-free time=1000003500 pid=100 tid=100 addr=0x1000" |
+		"$STREAMGEN" pack | "$RP_BIN/aggregate" | "$STREAMGEN" unpack >"$BATS_TEST_TMPDIR/agg.txt"
+	# Held through the round that ends window 0, passed on at the first round after the free.
+	run -0 grep -n -e '^forget' -e '^round' -e '^heap-free' "$BATS_TEST_TMPDIR/agg.txt"
+	assert_output --partial $'heap-free time=1000003500'
+	run -0 awk '/^heap-free/ { f = 1 } /^forget ids=7$/ { print (f ? "after" : "before") }' \
+		"$BATS_TEST_TMPDIR/agg.txt"
+	assert_output after
+	plugin_stream "forget ids=7" "heap-free time=1000003500 pid=100 tid=100 addr=0x1000" | chain
+	[ "$(cat "$D.status")" = "0 0 0 0 0" ]
+	run -0 inuse 2
+	assert_output '100 0 10'
+}

@@ -78,23 +78,23 @@ test_timing(void)
 	      forget_exit(&q, &later) == 0);
 	/* A round before the exits: nothing; the round covering them arms them with the
 	 * window then open (2); while that window is open, still nothing. */
-	CHECK(forget_round(&q, 90, 2, &o.w) == 0);
-	CHECK(forget_round(&q, 200, 2, &o.w) == 0);
-	CHECK(forget_round(&q, 250, 2, &o.w) == 0);
+	CHECK(forget_round(&q, 90, 2, NULL, &o.w) == 0);
+	CHECK(forget_round(&q, 200, 2, NULL, &o.w) == 0);
+	CHECK(forget_round(&q, 250, 2, NULL, &o.w) == 0);
 	CHECK(strcmp(forgotten(&o), "") == 0);
 	/* Window 2 ended: the thread, then the process (the main thread's name goes with
 	 * it); pid 9's exit came after that round's time and is armed with window 3 now. */
-	CHECK(forget_round(&q, 350, 3, &o.w) == 0);
+	CHECK(forget_round(&q, 350, 3, NULL, &o.w) == 0);
 	CHECK(strcmp(forgotten(&o), "7/8 7/0 ") == 0);
 	CHECK(q.n == 1);
-	CHECK(forget_round(&q, 400, 3, &o.w) == 0);
+	CHECK(forget_round(&q, 400, 3, NULL, &o.w) == 0);
 	CHECK(strcmp(forgotten(&o), "") == 0);
-	CHECK(forget_round(&q, 500, 5, &o.w) == 0);
+	CHECK(forget_round(&q, 500, 5, NULL, &o.w) == 0);
 	CHECK(strcmp(forgotten(&o), "9/0 ") == 0 && q.n == 0);
 	/* A main thread that ends before the others keeps the process's name. */
 	struct fr_task leader = { .time = 600, .pid = 11, .tid = 11 };
 	CHECK(forget_exit(&q, &leader) == 0);
-	CHECK(forget_round(&q, 700, 6, &o.w) == 0 && forget_round(&q, 800, 7, &o.w) == 0);
+	CHECK(forget_round(&q, 700, 6, NULL, &o.w) == 0 && forget_round(&q, 800, 7, NULL, &o.w) == 0);
 	CHECK(strcmp(forgotten(&o), "") == 0 && q.n == 0);
 	/* pid 0 (the idle task) is never forgotten. */
 	struct fr_task idle = { .time = 1, .flags = EXIT_PROCESS };
@@ -124,10 +124,59 @@ test_lists_and_reuse(void)
 	forget_reused(&q, 22, 21, 150);
 	forget_reused(&q, 30, 31, 160);
 	forget_reused(&q, 40, 40, 90);
-	CHECK(forget_round(&q, 200, 4, &o.w) == 0);
+	CHECK(forget_round(&q, 200, 4, NULL, &o.w) == 0);
 	CHECK(strcmp(forgotten(&o), "") == 0);
-	CHECK(forget_round(&q, 300, 5, &o.w) == 0);
+	CHECK(forget_round(&q, 300, 5, NULL, &o.w) == 0);
 	CHECK(strcmp(forgotten(&o), "0/0:5,6 40/0 ") == 0 && q.n == 0);
+	forget_release(&q);
+	stream_writer_release(&o.w);
+	close(o.fd);
+}
+
+static int ngone;
+static uint32_t gone_ids[8];
+
+static int
+note_gone(void *arg, uint32_t id)
+{
+	(void)arg;
+	if (ngone < 8)
+		gone_ids[ngone++] = id;
+	return 0;
+}
+
+/* Mapping ids that memory in use names wait, the others go (and are told); a name in the
+ * same item goes with the first of them, once. */
+static void
+test_hold(void)
+{
+	struct forget_q q = { 0 };
+	struct idmap named;
+	struct out o;
+	out_open(&o);
+	idmap_init(&named);
+	CHECK(idmap_put(&named, 6, 1) == 0 && idmap_put(&named, 8, 1) == 0);
+	struct forget_hold hold = { &named, note_gone, NULL };
+	uint8_t ids[16] = { 5, 0, 0, 0, 6, 0, 0, 0, 7, 0, 0, 0, 8, 0, 0, 0 };
+	struct fr_forget list = { 50, 51, 4, ids };
+	CHECK(forget_frame(&q, &list) == 0);
+	CHECK(!forget_due(&q, 4));
+	CHECK(forget_round(&q, 200, 4, &hold, &o.w) == 0);
+	CHECK(!forget_due(&q, 4) && forget_due(&q, 5));
+	CHECK(forget_round(&q, 300, 5, &hold, &o.w) == 0);
+	CHECK(strcmp(forgotten(&o), "50/51:5,7 ") == 0 && q.n == 1);
+	CHECK(ngone == 2 && gone_ids[0] == 5 && gone_ids[1] == 7);
+	/* Still named: nothing; then 8's blocks are freed. */
+	CHECK(forget_round(&q, 400, 6, &hold, &o.w) == 0);
+	CHECK(strcmp(forgotten(&o), "") == 0 && q.n == 1 && forget_due(&q, 6));
+	idmap_clear(&named);
+	CHECK(idmap_put(&named, 6, 1) == 0);
+	CHECK(forget_round(&q, 500, 6, &hold, &o.w) == 0);
+	CHECK(strcmp(forgotten(&o), "0/0:8 ") == 0 && q.n == 1);
+	/* Without a hold everything due goes. */
+	CHECK(forget_round(&q, 600, 7, NULL, &o.w) == 0);
+	CHECK(strcmp(forgotten(&o), "0/0:6 ") == 0 && q.n == 0 && ngone == 3);
+	idmap_release(&named);
 	forget_release(&q);
 	stream_writer_release(&o.w);
 	close(o.fd);
@@ -138,6 +187,7 @@ main(void)
 {
 	test_timing();
 	test_lists_and_reuse();
+	test_hold();
 	printf("forget: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }
