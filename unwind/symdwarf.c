@@ -1,6 +1,7 @@
 /* symdwarf: one walk over all DIEs builds the address index (see symdwarf.h). */
 #include "symdwarf.h"
 #include "dbgcache.h"
+#include "dwunits.h"
 #include "secinflate.h"
 
 #include <dwarf.h>
@@ -39,7 +40,7 @@ struct curange {
 
 struct dwlazy {
 	struct walk w;			/* kept: descriptors are shared across units */
-	Dwarf_Die *units;		/* compile and partial units, in .debug_info order */
+	uint64_t *dies;			/* compile and partial units' DIEs, in .debug_info order */
 	uint8_t *done;
 	size_t nunits;
 	struct curange *ranges;		/* sorted by lo */
@@ -412,7 +413,7 @@ static void lazy_free(struct dwindex *idx)
 		free(z->w.stack);
 		free(z->w.desc_keys);
 		free(z->w.desc_vals);
-		free(z->units);
+		free(z->dies);
 		free(z->done);
 		free(z->ranges);
 		free(z->maxhi);
@@ -456,10 +457,9 @@ static int64_t unit_at(const struct dwlazy *z, Dwarf_Off off)
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		Dwarf_Off o = dwarf_dieoffset(&z->units[mid]);
-		if (o == off)
+		if (z->dies[mid] == off)
 			return (int64_t)mid;
-		if (o < off)
+		if (z->dies[mid] < off)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -467,28 +467,31 @@ static int64_t unit_at(const struct dwlazy *z, Dwarf_Off off)
 	return -1;
 }
 
-/* Lists the units and their ranges; a unit without known ranges is walked right away. */
-static int lazy_setup(struct dwindex *idx, struct dwlazy *z)
+static int add_unit(struct dwlazy *z, size_t *cap, uint64_t die)
+{
+	if (dwindex_grow((void **)&z->dies, cap, z->nunits + 1, sizeof(*z->dies)) < 0)
+		return -1;
+	z->dies[z->nunits++] = die;
+	return 0;
+}
+
+/* The units and the ranges .debug_aranges gives them, from libdw: what dwunits.h declined.
+ * known[u] is set for a unit with a usable range.  0, or -1 when out of memory. */
+static int libdw_units(struct dwindex *idx, struct dwlazy *z, size_t *cranges, uint8_t **known)
 {
 	Dwarf_CU *cu = NULL;
 	Dwarf_Die cudie, subdie;
 	Dwarf_Half version;
 	uint8_t unit_type;
 	Dwarf_Aranges *ar;
-	size_t nar = 0, cunits = 0, cranges = 0;
+	size_t nar = 0, cunits = 0;
 
 	while (dwarf_get_units(idx->dwarf, cu, &cu, &version, &unit_type, &cudie, &subdie) == 0) {
-		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
-			continue;
-		if (dwindex_grow((void **)&z->units, &cunits, z->nunits + 1, sizeof(*z->units)) < 0)
+		if ((unit_type == DW_UT_compile || unit_type == DW_UT_partial) &&
+		    add_unit(z, &cunits, dwarf_dieoffset(&cudie)) < 0)
 			return -1;
-		z->units[z->nunits++] = cudie;
 	}
-	if (!(z->done = calloc(z->nunits ? z->nunits : 1, 1)))
-		return -1;
-	/* .debug_aranges costs one small section; units it leaves out are asked directly. */
-	uint8_t *known = calloc(z->nunits ? z->nunits : 1, 1);
-	if (!known)
+	if (!(*known = calloc(z->nunits ? z->nunits : 1, 1)))
 		return -1;
 	if (dwarf_getaranges(idx->dwarf, &ar, &nar) != 0)
 		nar = 0;
@@ -500,35 +503,107 @@ static int lazy_setup(struct dwindex *idx, struct dwlazy *z)
 		if (dwarf_getarangeinfo(dwarf_onearange(ar, i), &start, &len, &off) != 0 ||
 		    (u = unit_at(z, off)) < 0)
 			continue;
-		int rc = add_range(z, &cranges, start, start + len, (uint32_t)u);
-		if (rc < 0) {
-			free(known);
+		int rc = add_range(z, cranges, start, start + len, (uint32_t)u);
+		if (rc < 0)
 			return -1;
-		}
-		known[u] |= rc > 0;
+		(*known)[u] |= rc > 0;
 	}
+	return 0;
+}
+
+struct arange_add {
+	struct dwlazy *z;
+	size_t *cranges;
+	uint8_t *known;
+};
+
+static int arange_add(void *arg, uint64_t lo, uint64_t hi, uint32_t unit)
+{
+	struct arange_add *a = arg;
+	int rc = add_range(a->z, a->cranges, lo, hi, unit);
+
+	if (rc > 0)
+		a->known[unit] = 1;
+	return rc < 0 ? -1 : 0;
+}
+
+/* The same from the sections' bytes (dwunits.h): 0, 1 when declined, -1 out of memory. */
+static int read_units(Elf *elf, struct dwlazy *z, struct dwunits *du, size_t *cranges,
+		      uint8_t **known)
+{
+	size_t cunits = 0;
+	int rc = dwunits_list(elf, du);
+
+	if (rc != 0)
+		return rc;
+	for (size_t i = 0; i < du->n; i++)
+		if (add_unit(z, &cunits, du->v[i].die) < 0)
+			return -1;
+	if (!(*known = calloc(z->nunits ? z->nunits : 1, 1)))
+		return -1;
+	struct arange_add a = { z, cranges, *known };
+	rc = dwunits_aranges(elf, du, arange_add, &a);
+	if (rc < 0)
+		return -1;
+	if (rc > 0) {	/* as when dwarf_getaranges fails: no range is known */
+		z->nranges = 0;
+		memset(*known, 0, z->nunits);
+	}
+	return 0;
+}
+
+/* Whether unit u, which no range covers, owns machine code: it says where (DW_AT_low_pc
+ * or DW_AT_ranges, DWARF 5 section 3.1.1); one with neither holds only types and data
+ * (libc6-dbg: 126 of 2,063 units, 5 million instructions of walking).  Its abbreviation
+ * tells without libdw reading the unit. */
+static int unit_has_code(const struct dwunits *du, size_t u, Dwarf_Die *die)
+{
+	int rc = du->n ? dwunits_has_code(du, u) : -1;
+
+	if (rc >= 0)
+		return rc;
+	return dwarf_hasattr(die, DW_AT_low_pc) || dwarf_hasattr(die, DW_AT_ranges);
+}
+
+/* Lists the units and their ranges; a unit without known ranges is walked right away. */
+static int lazy_setup(struct dwindex *idx, struct dwlazy *z, Elf *elf)
+{
+	struct dwunits du;
+	size_t cranges = 0;
+	uint8_t *known = NULL;
+	int rc = read_units(elf, z, &du, &cranges, &known);
+
+	if (rc > 0)
+		rc = libdw_units(idx, z, &cranges, &known);
+	if (rc < 0 || !(z->done = calloc(z->nunits ? z->nunits : 1, 1)))
+		goto fail;
 	size_t f = idx->nfuncs, s = idx->nsegs, l = idx->nlines;
 	for (size_t u = 0; u < z->nunits; u++) {
 		Dwarf_Addr base, lo, hi;
+		Dwarf_Die die;
 		ptrdiff_t off = 0;
-		int rc = 0;
-		while (!known[u] && rc >= 0 &&
-		       (off = dwarf_ranges(&z->units[u], off, &base, &lo, &hi)) > 0)
+		if (known[u])
+			continue;
+		/* Units with code are rare here: libdw reads each (and those before it). */
+		if (du.n && dwunits_has_code(&du, u) == 0) {
+			z->done[u] = 1;
+			continue;
+		}
+		if (!dwarf_offdie(idx->dwarf, z->dies[u], &die)) {
+			z->done[u] = 1;
+			continue;
+		}
+		rc = 0;
+		while (!known[u] && rc >= 0 && (off = dwarf_ranges(&die, off, &base, &lo, &hi)) > 0)
 			if ((rc = add_range(z, &cranges, lo, hi, (uint32_t)u)) > 0)
 				known[u] = 1;
-		/* A unit that owns machine code says where (DW_AT_low_pc or DW_AT_ranges, DWARF 5
-		 * section 3.1.1); one with neither holds only types and data, nothing to index
-		 * (libc6-dbg: 126 of 2,063 units, 5 million instructions of walking). */
-		int codeless = !known[u] && !dwarf_hasattr(&z->units[u], DW_AT_low_pc) &&
-			       !dwarf_hasattr(&z->units[u], DW_AT_ranges);
-		if (rc < 0 || (!known[u] && !codeless &&
-			       index_cu(&z->w, &z->units[u], (uint32_t)u) < 0)) {
-			free(known);
-			return -1;
-		}
+		if (rc < 0 || (!known[u] && unit_has_code(&du, u, &die) &&
+			       index_cu(&z->w, &die, (uint32_t)u) < 0))
+			goto fail;
 		z->done[u] = !known[u];
 	}
 	free(known);
+	dwunits_free(&du);
 	if (z->nranges) {
 		qsort(z->ranges, z->nranges, sizeof(*z->ranges), curange_cmp);
 		if (!(z->maxhi = malloc(z->nranges * sizeof(*z->maxhi))))
@@ -538,6 +613,10 @@ static int lazy_setup(struct dwindex *idx, struct dwlazy *z)
 									    : z->ranges[i].hi;
 	}
 	return merge_new(idx, f, s, l);
+fail:
+	free(known);
+	dwunits_free(&du);
+	return -1;
 }
 
 /* libdw inflates every compressed debug section it knows when the file is opened.  Location
@@ -634,7 +713,7 @@ int dwindex_build(struct dwindex *idx, Elf *elf, struct strpool *pool,
 		return 0;	/* no DWARF at all */
 	}
 	z->w = (struct walk){ .idx = idx, .pool = pool };
-	if (lazy_setup(idx, z) < 0) {
+	if (lazy_setup(idx, z, elf) < 0) {
 		dwindex_free(idx);
 		return -1;
 	}
@@ -675,7 +754,9 @@ int dwindex_prepare(struct dwindex *idx, uint64_t addr)
 		if (!hit)
 			continue;
 		z->done[u] = 1;
-		if (index_cu(&z->w, &z->units[u], (uint32_t)u) < 0)
+		Dwarf_Die die;
+		if (dwarf_offdie(idx->dwarf, z->dies[u], &die) &&
+		    index_cu(&z->w, &die, (uint32_t)u) < 0)
 			goto fail;
 	}
 	if (merge_new(idx, f, s, l) == 0)
