@@ -149,6 +149,28 @@ streams() {
 		NR == 40 { print "debuginfod queried=2 requests=2 fetched=1 not_found=1" \
 			" bytes_fetched=18352" } { print }' | "$T/streamgen" pack >"$T/dbg"
 	cp "$T/dbg" "$C/stage_aggregate/debuginfod"
+	# A block in use whose mapping unwind forgot (a plugin unloaded): aggregate holds the
+	# forget back until its free (aggregate/pins.h).
+	"$T/streamgen" pack >"$C/stage_aggregate/heap-plugin" <<-EOT
+	header clockid=1 e_machine=62 clock_offset_ns=1700000000000000000 session_id=0x00c0ffee12345678
+	target pid=100 cpu_frequency=100 flags=2 kind=launch exe=/usr/bin/app comm=app profiles=heap window_nanos=1000000000
+	mapping id=3 pid=100 start=0x400000 limit=0x500000 offset=0x1000 flags=30 build_id=4f1c3b path=/usr/bin/app
+	mapping id=7 pid=100 start=0x7f0000000000 limit=0x7f0000100000 offset=0x1000 flags=30 build_id=7a7a7a path=/usr/lib/plugin.so
+	function id=1 start_line=10 name=main filename=app.c
+	function id=7 start_line=70 name=plugin_alloc filename=plugin.c
+	location id=2 mapping_id=3 address=0x401100 lines=1:12
+	location id=7 mapping_id=7 address=0x7f0000001100 lines=7:71
+	comm pid=100 tid=100 comm=app
+	heap-stack time=2000 pid=100 tid=100 addr=0x1000 size=100 weight=1 stack_flags=1 locs=7,2
+	forget ids=7
+	round time=5000
+	round time=1000002000
+	heap-stack time=1000003000 pid=100 tid=100 addr=0x2000 size=10 weight=1 stack_flags=1 locs=2
+	heap-free time=1000003500 pid=100 tid=100 addr=0x1000
+	round time=1000004000
+	round time=2000002000
+	end time=3000000000 reason=4
+	EOT
 	"$TOOLS/trimstream" 6 1024 <"$T/dbg" >"$C/stream_decode/debuginfod"
 	# FlameGraph folded text for emit-svg --folded: what emit-collapsed wrote.
 	"$B/emit-collapsed" --output "$T/o" <"$T/fp.agg" >/dev/null

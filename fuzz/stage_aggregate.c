@@ -1,6 +1,6 @@
 /* libFuzzer target: aggregate's frame handling (aggregate/main.c's on_frame: the reorder
  * buffer, windows and their statistics, execs and held target frames, off-CPU pieces cut at
- * window ends, heap and page frames) on a whole stream, as the stage reads it after unwind.  The header's session
+ * window ends, heap and page frames, the mappings in-use blocks name) on a whole stream, as the stage reads it after unwind.  The header's session
  * id picks the window (1 ms, 100 ms, 1 s, 60 s), the reorder window and small or large
  * bounds, so that forced releases and full windows are reached too. */
 #include "stage.h"
@@ -48,6 +48,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		heap_agg_release(&a.heap);
 		physical_agg_release(&a.phys);
 		forget_release(&a.forget);
+		pins_release(&a.pins);
 		stream_writer_release(&a.out);
 	}
 	stream_reader_release(&a.in);
