@@ -119,6 +119,7 @@ block_drop(struct heap_agg *h, struct heap_block **pp)
 	*pp = b->next;
 	free(b);
 	h->nblocks--;
+	h->changes++;
 }
 
 /* Chains stay short: twice the buckets once there are twice as many blocks. */
@@ -173,6 +174,7 @@ heap_agg_add(struct heap_agg *h, struct heap_entry *e, uint32_t pid, uint64_t ad
 	*b = (struct heap_block){ *pp, addr, size, weight, pid, e };
 	*pp = b;
 	h->nblocks++;
+	h->changes++;
 	e->nlive++;
 	e->inuse_objects += weight;
 	e->inuse_space += weight * size;

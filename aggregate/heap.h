@@ -58,6 +58,7 @@ struct heap_agg {
 	size_t nslots, n;
 	struct heap_block **blocks; /* chained by (pid, addr) */
 	size_t nbuckets, nblocks;
+	uint64_t changes;          /* blocks added and dropped: whether pins.h must look again */
 	size_t max_stacks, admitted;
 	uint32_t window;           /* index + 1 of the open window */
 	struct heap_stats st;

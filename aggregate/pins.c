@@ -44,8 +44,14 @@ int
 pins_gather(struct pins *p, const struct heap_agg *const *tables, size_t n)
 {
 	uint32_t m;
+	uint64_t changes = 1;
 
+	for (size_t t = 0; t < n; t++)
+		changes += tables[t]->changes;
+	if (changes == p->gathered)
+		return 0;
 	idmap_clear(&p->named);
+	p->gathered = 0;	/* until it is whole */
 	for (size_t t = 0; t < n; t++) {
 		const struct heap_agg *h = tables[t];
 		for (size_t i = 0; i < h->nslots; i++) {
@@ -57,6 +63,7 @@ pins_gather(struct pins *p, const struct heap_agg *const *tables, size_t n)
 					return -1;
 		}
 	}
+	p->gathered = changes;
 	return 0;
 }
 

@@ -25,6 +25,7 @@ struct pins {
 	struct idmap dead;      /* mappings passed on as forgotten since loc was last swept */
 	size_t dead_locs;       /* entries of loc that name them */
 	struct idmap named;     /* the mappings in-use memory names, at the latest gathering */
+	uint64_t gathered;      /* the tables' changes then, plus one (0: never) */
 };
 
 void pins_init(struct pins *p);
@@ -32,7 +33,9 @@ void pins_release(struct pins *p);
 /* An FR_LOCATION.  0, or -1 when out of memory. */
 int pins_location(struct pins *p, const struct fr_location *l);
 /* Gathers into p->named the mappings that the stacks of the n tables' entries with live
- * blocks name.  0, or -1 when out of memory. */
+ * blocks name; nothing to do when no block came or went since the last time (a block
+ * that outlives its mapping's forget would otherwise have every round look at every
+ * stack).  0, or -1 when out of memory. */
 int pins_gather(struct pins *p, const struct heap_agg *const *tables, size_t n);
 /* Mapping id has gone out in an FR_FORGET: its locations are dropped from loc in passes
  * once they are many.  0, or -1 when out of memory. */
