@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cfi.h"
+#include "leb.h"
 
 #define PE_OMIT 0xff
 #define PE_INDIRECT 0x80
@@ -20,54 +21,17 @@ struct rd {
 
 static uint64_t rd_n(struct rd *r, size_t n)
 {
-	uint64_t v = 0;
-
-	if ((size_t)(r->end - r->p) < n) {
-		r->bad = 1;
-		r->p = r->end;
-		return 0;
-	}
-	for (size_t i = 0; i < n; i++)
-		v |= (uint64_t)r->p[i] << (8 * i);
-	r->p += n;
-	return v;
+	return leb_fixed(&r->p, r->end, n, &r->bad);
 }
 
 static uint64_t rd_uleb(struct rd *r)
 {
-	uint64_t v = 0;
-	unsigned sh = 0;
-
-	while (r->p < r->end) {
-		uint8_t b = *r->p++;
-		if (sh < 64)
-			v |= (uint64_t)(b & 0x7f) << sh;
-		sh += 7;
-		if (!(b & 0x80))
-			return v;
-	}
-	r->bad = 1;
-	return 0;
+	return leb_u(&r->p, r->end, &r->bad);
 }
 
 static int64_t rd_sleb(struct rd *r)
 {
-	uint64_t v = 0;
-	unsigned sh = 0;
-
-	while (r->p < r->end) {
-		uint8_t b = *r->p++;
-		if (sh < 64)
-			v |= (uint64_t)(b & 0x7f) << sh;
-		sh += 7;
-		if (!(b & 0x80)) {
-			if (sh < 64 && (b & 0x40))
-				v |= ~(uint64_t)0 << sh;
-			return (int64_t)v;
-		}
-	}
-	r->bad = 1;
-	return 0;
+	return leb_s(&r->p, r->end, &r->bad);
 }
 
 /* An encoded pointer (DW_EH_PE_*).  apply: add the base it is relative to; only absolute

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "leb.h"
 #include "symbolize.h"
 
 
@@ -48,41 +49,6 @@ static int reg_value(const struct cfitab *t, const struct regs *r, uint64_t reg,
 	return 0;
 }
 
-static uint64_t uleb(const uint8_t **p, const uint8_t *end)
-{
-	uint64_t v = 0;
-	unsigned sh = 0;
-
-	while (*p < end) {
-		uint8_t b = *(*p)++;
-		if (sh < 64)
-			v |= (uint64_t)(b & 0x7f) << sh;
-		sh += 7;
-		if (!(b & 0x80))
-			break;
-	}
-	return v;
-}
-
-static int64_t sleb(const uint8_t **p, const uint8_t *end)
-{
-	uint64_t v = 0;
-	unsigned sh = 0;
-	uint8_t b = 0;
-
-	while (*p < end) {
-		b = *(*p)++;
-		if (sh < 64)
-			v |= (uint64_t)(b & 0x7f) << sh;
-		sh += 7;
-		if (!(b & 0x80))
-			break;
-	}
-	if (sh < 64 && (b & 0x40))
-		v |= ~(uint64_t)0 << sh;
-	return (int64_t)v;
-}
-
 /* Binary operators: the top two values make one. */
 static int binop(uint8_t op, uint64_t *st, int *n)
 {
@@ -118,7 +84,7 @@ static int eval(const struct cfitab *t, int32_t off, const struct regs *r,
 	size_t len;
 	const uint8_t *p = cfitab_expr(t, off, &len), *end = p + len;
 	uint64_t st[EXPR_STACK], v;
-	int n = 0;
+	int n = 0, bad = 0;
 
 	if (!p)
 		return STEP_FAIL;
@@ -131,16 +97,16 @@ static int eval(const struct cfitab *t, int32_t off, const struct regs *r,
 		} else if (op >= 0x70 && op <= 0x8f) {		/* DW_OP_breg */
 			if (reg_value(t, r, op - 0x70u, &v) < 0)
 				return STEP_FAIL;
-			st[n++] = v + (uint64_t)sleb(&p, end);
+			st[n++] = v + (uint64_t)leb_s(&p, end, &bad);
 		} else if (op == 0x92) {			/* DW_OP_bregx */
-			if (reg_value(t, r, uleb(&p, end), &v) < 0)
+			if (reg_value(t, r, leb_u(&p, end, &bad), &v) < 0)
 				return STEP_FAIL;
-			st[n++] = v + (uint64_t)sleb(&p, end);
+			st[n++] = v + (uint64_t)leb_s(&p, end, &bad);
 		} else if (op == 0x08 || op == 0x10) {		/* const1u, constu */
-			st[n++] = op == 0x08 ? (p < end ? *p++ : 0) : uleb(&p, end);
+			st[n++] = op == 0x08 ? (p < end ? *p++ : 0) : leb_u(&p, end, &bad);
 		} else if (op == 0x09 || op == 0x11) {		/* const1s, consts */
 			st[n++] = op == 0x09 ? (uint64_t)(int64_t)(int8_t)(p < end ? *p++ : 0) :
-					       (uint64_t)sleb(&p, end);
+					       (uint64_t)leb_s(&p, end, &bad);
 		} else if (op == 0x06) {			/* deref */
 			if (n < 1)
 				return STEP_FAIL;
@@ -149,7 +115,7 @@ static int eval(const struct cfitab *t, int32_t off, const struct regs *r,
 		} else if (op == 0x23) {			/* plus_uconst */
 			if (n < 1)
 				return STEP_FAIL;
-			st[n - 1] += uleb(&p, end);
+			st[n - 1] += leb_u(&p, end, &bad);
 		} else if (op == 0x12) {			/* dup */
 			if (n < 1)
 				return STEP_FAIL;
@@ -159,7 +125,7 @@ static int eval(const struct cfitab *t, int32_t off, const struct regs *r,
 			return STEP_FAIL;
 		}
 	}
-	if (n < 1)
+	if (n < 1 || bad)	/* a number cut short by the expression's end */
 		return STEP_FAIL;
 	*out = st[n - 1];
 	return STEP_OK;

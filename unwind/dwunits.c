@@ -7,9 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "leb.h"
 #include "symdwarf.h"
 
-/* A bounded little-endian reader: a read past the end sets bad and gives 0. */
+/* A bounded little-endian reader (leb.h): a read past the end sets bad and gives 0. */
 struct rd {
 	const uint8_t *p, *end;
 	int bad;
@@ -17,35 +18,12 @@ struct rd {
 
 static uint64_t rd_n(struct rd *r, unsigned n)
 {
-	uint64_t v = 0;
-
-	if (r->bad || (size_t)(r->end - r->p) < n) {
-		r->bad = 1;
-		return 0;
-	}
-	for (unsigned i = 0; i < n; i++)
-		v |= (uint64_t)r->p[i] << (8 * i);
-	r->p += n;
-	return v;
+	return leb_fixed(&r->p, r->end, n, &r->bad);
 }
 
 static uint64_t rd_uleb(struct rd *r)
 {
-	uint64_t v = 0;
-	unsigned sh = 0;
-
-	for (;;) {
-		if (r->p >= r->end) {
-			r->bad = 1;
-			return 0;
-		}
-		uint8_t b = *r->p++;
-		if (sh < 64)
-			v |= (uint64_t)(b & 0x7f) << sh;
-		sh += 7;
-		if (!(b & 0x80))
-			return v;
-	}
+	return leb_u(&r->p, r->end, &r->bad);
 }
 
 /* An initial length: the unit's length and offset size (4 or 8); 0 length when bad. */
