@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "run.h"
 
 static char dir[] = "/tmp/dwarfstack_test.XXXXXX";
 
@@ -87,18 +88,6 @@ static const char prog_c[] =
 	"\tsink = r;\n"
 	"\treturn 0;\n"
 	"}\n";
-
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
 
 struct capture {
 	uint64_t pc, sp, fp, lr, len;

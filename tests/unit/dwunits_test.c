@@ -16,20 +16,9 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "run.h"
 
 static char dir[] = "/tmp/dwunits_test.XXXXXX";
-
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
 
 struct rng {
 	uint64_t lo, hi, die;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "run.h"
 
 static int skipped;
 static char dir[] = "/tmp/symbolize_test.XXXXXX";
@@ -55,19 +56,6 @@ static const char prog_cc[] =
 	"}\n"
 	"int main(int argc, char **) { ns::Widget w{argc}; return w.spin(argc) + "
 	"ns::twirl<long>(argc); }\n";
-
-/* Runs a shell command; returns its exit status. */
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
 
 static void write_file(const char *name, const char *text)
 {
