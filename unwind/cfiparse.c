@@ -99,14 +99,10 @@ static int cie_augmentation(struct rd *r, const char *aug, size_t auglen, struct
 
 static int parse_cie(struct rd r, size_t off, int eh, struct cie *c)
 {
-	size_t idsz = 4;
+	unsigned idsz;
 
 	r.p = r.base + off;
-	uint64_t length = rd_n(&r, 4);
-	if (length == 0xffffffffu) {
-		length = rd_n(&r, 8);
-		idsz = 8;
-	}
+	uint64_t length = leb_initial_length(&r.p, r.end, &idsz, &r.bad);
 	if (r.bad || length > (uint64_t)(r.end - r.p))
 		return -1;
 	r.end = r.p + length;
@@ -454,15 +450,11 @@ static size_t parse_entry(struct cfibuild *b, const uint8_t *data, size_t len, u
 			  int eh, size_t off, struct cie *cie, size_t *cie_off)
 {
 	struct rd r = { data + off, data + len, data, addr, 0 };
-	size_t idsz = 4;
-	uint64_t length = rd_n(&r, 4);
+	unsigned idsz;
+	uint64_t length = leb_initial_length(&r.p, r.end, &idsz, &r.bad);
 
 	if (length == 0 && eh)
 		return 0;	/* the terminator */
-	if (length == 0xffffffffu) {
-		length = rd_n(&r, 8);
-		idsz = 8;
-	}
 	if (r.bad || length < idsz || length > (uint64_t)(r.end - r.p))
 		return 0;
 	r.end = r.p + length;

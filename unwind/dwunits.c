@@ -26,19 +26,10 @@ static uint64_t rd_uleb(struct rd *r)
 	return leb_u(&r->p, r->end, &r->bad);
 }
 
-/* An initial length: the unit's length and offset size (4 or 8); 0 length when bad. */
+/* An initial length (leb.h): the unit's length and offset size (4 or 8). */
 static uint64_t rd_length(struct rd *r, unsigned *os)
 {
-	uint64_t len = rd_n(r, 4);
-
-	*os = 4;
-	if (len == 0xffffffffu) {
-		*os = 8;
-		len = rd_n(r, 8);
-	} else if (len >= 0xfffffff0u) {
-		r->bad = 1;	/* reserved */
-	}
-	return len;
+	return leb_initial_length(&r->p, r->end, os, &r->bad);
 }
 
 /* The bytes of section name, unless it is missing, still compressed or empty. */

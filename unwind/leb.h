@@ -1,5 +1,6 @@
 /*
- * leb: bounded little-endian reads of DWARF's encodings (fixed-size integers and LEB128),
+ * leb: bounded little-endian reads of DWARF's encodings (fixed-size integers, initial
+ * lengths and LEB128),
  * shared by the CFI parser and the unit reader.  Each reads from *p below end and moves
  * *p on; a read that would pass end sets *bad, leaves *p at end and gives 0.
  */
@@ -22,6 +23,24 @@ static inline uint64_t leb_fixed(const uint8_t **p, const uint8_t *end, size_t n
 		v |= (uint64_t)(*p)[i] << (8 * i);
 	*p += n;
 	return v;
+}
+
+/* A DWARF initial length (DWARF 5 section 7.4): the length of what follows, and in
+ * *offset_size whether the unit uses 4- or 8-byte offsets.  The reserved values
+ * 0xfffffff0 to 0xfffffffe set *bad. */
+static inline uint64_t leb_initial_length(const uint8_t **p, const uint8_t *end,
+					  unsigned *offset_size, int *bad)
+{
+	uint64_t len = leb_fixed(p, end, 4, bad);
+
+	*offset_size = 4;
+	if (len == 0xffffffffu) {
+		*offset_size = 8;
+		len = leb_fixed(p, end, 8, bad);
+	} else if (len >= 0xfffffff0u) {
+		*bad = 1;
+	}
+	return len;
 }
 
 /* The bits of a LEB128 number; *shift is how many it had room for, *last its last byte. */

@@ -552,19 +552,6 @@ static int read_units(Elf *elf, struct dwlazy *z, struct dwunits *du, size_t *cr
 	return 0;
 }
 
-/* Whether unit u, which no range covers, owns machine code: it says where (DW_AT_low_pc
- * or DW_AT_ranges, DWARF 5 section 3.1.1); one with neither holds only types and data
- * (libc6-dbg: 126 of 2,063 units, 5 million instructions of walking).  Its abbreviation
- * tells without libdw reading the unit. */
-static int unit_has_code(const struct dwunits *du, size_t u, Dwarf_Die *die)
-{
-	int rc = du->n ? dwunits_has_code(du, u) : -1;
-
-	if (rc >= 0)
-		return rc;
-	return dwarf_hasattr(die, DW_AT_low_pc) || dwarf_hasattr(die, DW_AT_ranges);
-}
-
 /* Lists the units and their ranges; a unit without known ranges is walked right away. */
 static int lazy_setup(struct dwindex *idx, struct dwlazy *z, Elf *elf)
 {
@@ -584,21 +571,22 @@ static int lazy_setup(struct dwindex *idx, struct dwlazy *z, Elf *elf)
 		ptrdiff_t off = 0;
 		if (known[u])
 			continue;
-		/* Units with code are rare here: libdw reads each (and those before it). */
-		if (du.n && dwunits_has_code(&du, u) == 0) {
+		/* Whether the unit owns machine code: it says where (DW_AT_low_pc or DW_AT_ranges,
+		 * DWARF 5 section 3.1.1); one with neither holds only types and data (libc6-dbg:
+		 * 126 of 2,063 units, 5 million instructions of walking).  Its abbreviation tells
+		 * without libdw reading it (and every unit before it); -1: libdw tells, below. */
+		int code = du.n ? dwunits_has_code(&du, u) : -1;
+		if (code == 0 || !dwarf_offdie(idx->dwarf, z->dies[u], &die)) {
 			z->done[u] = 1;
 			continue;
 		}
-		if (!dwarf_offdie(idx->dwarf, z->dies[u], &die)) {
-			z->done[u] = 1;
-			continue;
-		}
+		if (code < 0)
+			code = dwarf_hasattr(&die, DW_AT_low_pc) || dwarf_hasattr(&die, DW_AT_ranges);
 		rc = 0;
 		while (!known[u] && rc >= 0 && (off = dwarf_ranges(&die, off, &base, &lo, &hi)) > 0)
 			if ((rc = add_range(z, &cranges, lo, hi, (uint32_t)u)) > 0)
 				known[u] = 1;
-		if (rc < 0 || (!known[u] && unit_has_code(&du, u, &die) &&
-			       index_cu(&z->w, &die, (uint32_t)u) < 0))
+		if (rc < 0 || (!known[u] && code && index_cu(&z->w, &die, (uint32_t)u) < 0))
 			goto fail;
 		z->done[u] = !known[u];
 	}

@@ -248,35 +248,38 @@ static int add_symbol(struct symread *sr, uint32_t name, unsigned char info, GEl
 	return rawvec_push(sr->rv, &r);
 }
 
-/* The entries of symbol table scn.  A 64-bit table in this host's byte order is read in
- * place (inflated first when compressed); anything else through gelf_getsym. */
+/* The entries of symbol table scn.  A 64-bit table is read as an array: libelf's data of
+ * it, or, compressed in this host's byte order, its bytes inflated with libdeflate; a
+ * 32-bit one through gelf_getsym. */
 static int read_symbols(struct symread *sr, Elf_Scn *scn)
 {
 	Elf *elf = sr->elf;
+	int compressed;
 	GElf_Shdr sh;
-	size_t n;
+	Elf_Data *d;
+	size_t n, align;
 
 	if (!gelf_getshdr(scn, &sh))
 		return 0;
-	if (gelf_getclass(elf) == ELFCLASS64 && host_order(elf)) {
-		char *raw = section_copy(scn, elf, &n);
-		if (!raw)
+	compressed = (sh.sh_flags & SHF_COMPRESSED) != 0;
+	if (gelf_getclass(elf) == ELFCLASS64) {
+		void *raw = compressed && host_order(elf) ? secinflate(elf, scn, &n, &align) : NULL;
+		if (!raw && ((compressed && elf_compress(scn, 0, 0) < 0) ||
+			     !(d = elf_getdata(scn, NULL)) || !d->d_buf))
 			return 0;
-		const Elf64_Sym *v = (const Elf64_Sym *)(const void *)raw;	/* malloc'ed: aligned */
-		for (size_t i = 1; i < n / sizeof(Elf64_Sym); i++) {
-			if (add_symbol(sr, v[i].st_name, v[i].st_info, v[i].st_shndx, v[i].st_value,
-				       v[i].st_size) < 0) {
-				free(raw);
-				return -1;
-			}
-		}
+		/* malloc'ed, or libelf's memory form (aligned for its type) */
+		const Elf64_Sym *v = raw ? raw : d->d_buf;
+		n = raw ? n : d->d_size;
+		int rc = 0;
+		for (size_t i = 1; rc == 0 && i < n / sizeof(Elf64_Sym); i++)
+			rc = add_symbol(sr, v[i].st_name, v[i].st_info, v[i].st_shndx,
+					v[i].st_value, v[i].st_size);
 		free(raw);
-		return 0;
+		return rc;
 	}
 	size_t esz = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
-	Elf_Data *d;
-	if (((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0) ||
-	    !(d = elf_getdata(scn, NULL)) || esz == 0)
+	if ((compressed && elf_compress(scn, 0, 0) < 0) || !(d = elf_getdata(scn, NULL)) ||
+	    esz == 0)
 		return 0;
 	for (size_t i = 1; i < d->d_size / esz; i++) {
 		GElf_Sym s;
