@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "emit.h"
 #include "grow.h"
 #include "modcache.h"
@@ -55,6 +56,7 @@ watch(struct jitcopy *j, pid_t pid)
 	w->pid = pid;
 	w->nspid = procfs_ns_pid(pid);
 	w->uid = st.st_uid; /* the process's effective user (root when it is not dumpable) */
+	j->fresh = 1;
 	return w;
 }
 
@@ -93,6 +95,7 @@ jitcopy_mapping(struct jitcopy *j, const struct fr_mmap *m, const char *path)
 	if (w && dump && strcmp(w->dump, path) != 0) {
 		snprintf(w->dump, sizeof(w->dump), "%s", path);
 		w->jd = (struct jitsrc){ 0 };
+		j->fresh = 1;
 	}
 }
 
@@ -219,6 +222,7 @@ jitcopy_sync(struct jitcopy *j, uint64_t now, int force)
 	if (!j->n || (!force && now < j->next_ns))
 		return;
 	j->next_ns = now + JITCOPY_EVERY_NS;
+	j->fresh = 0;
 	for (size_t i = 0; i < j->n; i++) {
 		struct jitwatch *w = &j->v[i];
 		char map[64];
@@ -227,4 +231,11 @@ jitcopy_sync(struct jitcopy *j, uint64_t now, int force)
 		if (w->dump[0])
 			copy_on(j, w, &w->jd, w->dump, "jit.dump", now);
 	}
+}
+
+void
+jitcopy_before_sample(struct jitcopy *j)
+{
+	if (j->fresh)
+		jitcopy_sync(j, collect_now(), 1);
 }

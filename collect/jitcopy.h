@@ -46,6 +46,7 @@ struct jitcopy {
 	struct jitwatch *v;
 	size_t n, cap;
 	uint64_t next_ns;
+	int fresh;           /* a process or jitdump came since the last look */
 	int said_full;
 };
 
@@ -56,6 +57,10 @@ void jitcopy_init(struct jitcopy *j, struct modcache *cache, struct emit *out,
 void jitcopy_mapping(struct jitcopy *j, const struct fr_mmap *m, const char *path);
 /* Copies what the watched files gained, at most every JITCOPY_EVERY_NS unless force. */
 void jitcopy_sync(struct jitcopy *j, uint64_t now, int force);
+/* Before a sample goes out: when a process or jitdump came since the last look (a mapping
+ * in the same pass over the rings, or a calibration's samples written at its end), its
+ * files are copied first, so the sample's JIT frames can be named. */
+void jitcopy_before_sample(struct jitcopy *j);
 void jitcopy_free(struct jitcopy *j);
 
 #endif

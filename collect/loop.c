@@ -85,6 +85,7 @@ drain(struct collect *c)
 	if (c->run.deadline_ns && r.time >= c->run.deadline_ns)
 		r.time = c->run.deadline_ns - 1;
 	procend_check(&c->procend, t0, &c->out, &c->scope);
+	jitcopy_before_sample(&c->jit); /* a mapping of this pass, before the stacks below */
 	collect_offcpu_drain(&c->offcpu, &c->out, &r.time);
 	collect_heap_drain(&c->heap, &c->out, t0);
 	collect_physical_drain(&c->physical, &c->out, t0);

@@ -165,6 +165,7 @@ on_sample(struct collect *c, const struct perf_event_header *h, const uint8_t *r
 		return;
 	}
 	synth_if_new(c, s->pid);
+	jitcopy_before_sample(&c->jit);
 	/* --profiles off-cpu alone: the events only follow mappings and threads. */
 	if (c->o.no_cpu)
 		return;

@@ -57,6 +57,8 @@ after_calibration(struct collect *c)
 {
 	synth_existing(c);
 	synth_snapshot_done(c);
+	/* The runtimes' files as they are now, before the first of the kept samples. */
+	jitcopy_before_sample(&c->jit);
 	records_replay(c);
 	for (size_t i = 0; i < c->perf.nrings; i++)
 		perf_ring_read(&c->perf, &c->perf.rings[i], records_handle, c, 1);

@@ -43,10 +43,13 @@ top() {
 	top "$out" >"$BATS_TEST_TMPDIR/top"
 	grep -q 'JS:[*~^]*jitInnerWork .*hot.js' "$BATS_TEST_TMPDIR/top"
 	grep -q 'JS:[*~^]*jitHotLoop .*hot.js' "$BATS_TEST_TMPDIR/top"
-	# Most of the time is in the named JavaScript, not in unnamed anonymous memory.
+	# Nearly all the time is in the named JavaScript, not in unnamed anonymous memory:
+	# auto's calibration (its first 64 samples, 1.3 s at 49 Hz) goes out after the perf
+	# map is copied, so its samples are named too.
 	share=$(cum_share "$(grep -o 'JS:[*~^]*jitHotLoop [^ ]*' "$BATS_TEST_TMPDIR/top" | head -n 1)" \
 		"$out/$(outputs "$out" cpu pb.gz | tail -n 1)")
-	awk -v s="$share" 'BEGIN { exit !(s >= 50) }'
+	echo "jitHotLoop's share: $share%"
+	awk -v s="$share" 'BEGIN { exit !(s >= 90) }'
 	[ "$(jit "$out" files_found)" -eq 1 ]
 	[ "$(jit "$out" symbols_loaded)" -gt 100 ]
 	[ "$(jit "$out" frames_named)" -gt 0 ]
