@@ -18,10 +18,11 @@ struct regs {
 	int from_lr;	/* pc is the callee's link register, not a value read from its frame */
 };
 
-/* The copied stack: bytes of [lo, hi). */
+/* The copied stack: bytes of [lo, hi); the offsets read are noted in seen. */
 struct copy {
 	const uint8_t *bytes;
 	uint64_t lo, hi;
+	struct dw_hints *seen;
 };
 
 enum { STEP_OK, STEP_END, STEP_STACK, STEP_FAIL };
@@ -30,6 +31,9 @@ static int read64(const struct copy *c, uint64_t a, uint64_t *v)
 {
 	if (a < c->lo || c->hi - c->lo < 8 || a - c->lo > c->hi - c->lo - 8)
 		return -1;
+	struct dw_hints *h = c->seen;
+	if (h->n < DW_HINTS)
+		h->off[h->n++] = (uint32_t)(a - c->lo);
 	memcpy(v, c->bytes + (a - c->lo), 8);	/* the copy has no alignment */
 	return 0;
 }
@@ -285,11 +289,27 @@ static int step(struct dwarfstack *d, struct symbolizer *sym, struct map *m, uin
 	return step_fp(r, c, nr);
 }
 
+/* The copy is new memory at every sample (a saved stream is read once), so each word a walk
+ * reads is a cache miss, and the walk takes them one after the other: where a frame's return
+ * address lies follows from the frame before.  The samples of a loop read the same words at
+ * the same offsets from sp, so the words the last walk read are asked for at once, and their
+ * misses overlap.  A guess that is wrong costs a wasted fetch, not a wrong stack. */
+static void prefetch_hints(struct dw_hints *h, const struct copy *c)
+{
+	uint64_t len = c->hi - c->lo;
+	for (unsigned i = 0; i < h->n; i++)
+		if (h->off[i] + 8ull <= len) {
+			__builtin_prefetch(c->bytes + h->off[i]);
+			__builtin_prefetch(c->bytes + h->off[i] + 7);
+		}
+	h->n = 0;
+}
+
 unsigned dwarfstack_walk(struct dwarfstack *d, struct symbolizer *sym, struct proc *p,
 			 const struct fr_sample_regs *s, struct dwframe *out, unsigned max,
 			 int *end)
 {
-	struct copy c = { s->stack, 0, 0 };
+	struct copy c = { .bytes = s->stack };
 	struct regs r, nr;
 	unsigned n = 0;
 
@@ -301,6 +321,8 @@ unsigned dwarfstack_walk(struct dwarfstack *d, struct symbolizer *sym, struct pr
 	c.hi = r.sp + (s->stack ? s->stack_len : 0);
 	if (c.hi < c.lo)
 		c.hi = c.lo;
+	prefetch_hints(&d->hints, &c);
+	c.seen = &d->hints;
 	for (;;) {
 		uint64_t look = n == 0 ? r.pc : r.pc - 1;	/* the call, not what follows */
 		struct map *m = p ? proc_find(p, look) : NULL;
@@ -331,7 +353,15 @@ unsigned dwarfstack_walk(struct dwarfstack *d, struct symbolizer *sym, struct pr
 			*end = DW_END_CYCLE;
 			return n;
 		}
-		r = nr;
+		/* Field by field: a whole-struct copy reads back, 16 bytes at a time, what
+		 * the step has just stored 8 bytes at a time, and stalls on each. */
+		r.pc = nr.pc;
+		r.sp = nr.sp;
+		r.fp = nr.fp;
+		r.lr = nr.lr;
+		r.fp_ok = nr.fp_ok;
+		r.lr_ok = nr.lr_ok;
+		r.from_lr = nr.from_lr;
 	}
 }
 

@@ -69,9 +69,17 @@ struct dw_row_memo {
 	const struct cfitab *owner;	/* the table the row belongs to (cfitab_lookup) */
 };
 
+/* The offsets from sp of the stack words a walk read, for the next walk to ask for early. */
+#define DW_HINTS 32
+struct dw_hints {
+	uint32_t off[DW_HINTS];
+	unsigned n;
+};
+
 struct dwarfstack {
 	struct cfi_cache *cfi;
 	struct dw_row_memo rows[DW_ROW_CACHE];	/* direct-mapped by vaddr */
+	struct dw_hints hints;	/* the last walk's reads */
 	uint16_t machine;	/* the stream's e_machine */
 	int allow_partial;
 	const struct symmod *last_mod;	/* the table of the last module used */
