@@ -52,6 +52,13 @@ fi
 unset RUSTPROFILE_SIGNALS_RESET ignored
 
 prog=rustprofile
+# mkdir, mkfifo and rm as bash's loadable builtins where they are installed (Debian's
+# bash-builtins): a recording makes its directories and FIFOs and removes its work
+# directory, and each would otherwise be a process of its own (the start is timed).
+for b in mkdir mkfifo rm; do
+	[ ! -f "/usr/lib/bash/$b" ] || enable -f "/usr/lib/bash/$b" "$b" 2>/dev/null || true
+done
+unset b
 # Installed, PREFIX/bin/rustprofile is a link to PREFIX/libexec/rustprofile/rustprofile.sh.
 # parent_of PATH: sets parent to dirname's answer, without its process or a subshell's.
 parent_of() {

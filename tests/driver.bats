@@ -328,3 +328,38 @@ kill_stage() {
 		kill_stage "$s"
 	done
 }
+
+# logging_tools DIR: mkdir, mkfifo and rm in DIR that note each call in DIR/calls and run
+# the real command.
+logging_tools() {
+	local t
+	mkdir -p "$1"
+	for t in mkdir mkfifo rm; do
+		printf '#!/bin/sh\necho %s >>"%s/calls"\nexec /usr/bin/%s "$@"\n' "$t" "$1" "$t" >"$1/$t"
+		chmod +x "$1/$t"
+	done
+}
+
+@test "driver: with bash's loadable builtins a recording starts no mkdir, mkfifo or rm; without them it works all the same" {
+	require_root
+	[ -f /usr/lib/bash/mkdir ] && [ -f /usr/lib/bash/mkfifo ] && [ -f /usr/lib/bash/rm ] ||
+		skip "no bash-builtins (scripts/install-deps.sh installs it)"
+	start_workload cpu_split 30
+	tools=$BATS_TEST_TMPDIR/tools
+	logging_tools "$tools"
+	run -0 env PATH="$tools:$PATH" "$RP" record --unwind fp --pid "$wpid" --duration 1s \
+		--output "$BATS_TEST_TMPDIR/with/new"
+	[ "$(outputs "$BATS_TEST_TMPDIR/with/new" cpu pb.gz | wc -l)" -eq 1 ]
+	[ ! -e "$tools/calls" ]
+	# Without them (hidden in a mount namespace of its own), the commands do the same.
+	run -0 unshare -m sh -c 'mount -t tmpfs none /usr/lib/bash && exec env PATH="$1:$PATH" \
+		"$2" record --unwind fp --pid "$3" --duration 1s --output "$4"' _ "$tools" "$RP" \
+		"$wpid" "$BATS_TEST_TMPDIR/without/new"
+	[ "$(outputs "$BATS_TEST_TMPDIR/without/new" cpu pb.gz | wc -l)" -eq 1 ]
+	grep -qx mkdir "$tools/calls"
+	grep -qx mkfifo "$tools/calls"
+	grep -qx rm "$tools/calls"
+	# The work directory went either way.
+	[ -z "$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name "rustprofile.*" -newer "$tools/mkdir" \
+		2>/dev/null)" ]
+}
