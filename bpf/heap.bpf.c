@@ -318,16 +318,16 @@ leave(struct pt_regs *ctx, int memalign)
 	return 0;
 }
 
-/* ---- the probes: one entry program per argument layout, two return programs ---- */
+/* ---- what each entry probe does, by the function's argument layout ---- */
 
-SEC("uprobe")
-int heap_malloc(struct pt_regs *ctx)
+static __always_inline int
+on_malloc(struct pt_regs *ctx)
 {
 	return enter(ctx, HEAP_CALL_ALLOC, U_PARM1(ctx), 0, 0);
 }
 
-SEC("uprobe")
-int heap_calloc(struct pt_regs *ctx)
+static __always_inline int
+on_calloc(struct pt_regs *ctx)
 {
 	__u64 n = U_PARM1(ctx), size = U_PARM2(ctx);
 	/* Factors that could overflow: such a request fails (or is absurd); not sampled. */
@@ -338,34 +338,34 @@ int heap_calloc(struct pt_regs *ctx)
 	return enter(ctx, HEAP_CALL_WRAPPER, total, 0, 0);
 }
 
-SEC("uprobe")
-int heap_realloc(struct pt_regs *ctx)
+static __always_inline int
+on_realloc(struct pt_regs *ctx)
 {
 	return enter(ctx, HEAP_CALL_REALLOC, U_PARM2(ctx), U_PARM1(ctx), 0);
 }
 
 /* aligned_alloc(alignment, size): glibc's calls malloc for a small alignment. */
-SEC("uprobe")
-int heap_aligned_alloc(struct pt_regs *ctx)
+static __always_inline int
+on_aligned_alloc(struct pt_regs *ctx)
 {
 	return enter(ctx, HEAP_CALL_WRAPPER, U_PARM2(ctx), 0, 0);
 }
 
-SEC("uprobe")
-int heap_posix_memalign(struct pt_regs *ctx)
+static __always_inline int
+on_posix_memalign(struct pt_regs *ctx)
 {
 	return enter(ctx, HEAP_CALL_MEMALIGN, U_PARM3(ctx), 0, U_PARM1(ctx));
 }
 
 /* __rust_realloc(ptr, old_size, align, new_size) */
-SEC("uprobe")
-int heap_rust_realloc(struct pt_regs *ctx)
+static __always_inline int
+on_rust_realloc(struct pt_regs *ctx)
 {
 	return enter(ctx, HEAP_CALL_REALLOC, U_PARM4(ctx), U_PARM1(ctx), 0);
 }
 
-SEC("uprobe")
-int heap_free(struct pt_regs *ctx)
+static __always_inline int
+on_free(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	if ((__u32)(id >> 32) != target_tgid)
@@ -375,6 +375,75 @@ int heap_free(struct pt_regs *ctx)
 		return 0;
 	send_free((__u32)id, HEAP_EV_FREE, addr, 0);
 	return 0;
+}
+
+/* ---- uprobe_multi (Linux 6.12+): one program for every entry, one for every return, the
+ * attach cookie saying which layout (HEAP_ROLE_*); collect loads these, or the ones below ---- */
+
+SEC("uprobe")
+int heap_entry_multi(struct pt_regs *ctx)
+{
+	switch (bpf_get_attach_cookie(ctx)) {
+	case HEAP_ROLE_MALLOC: return on_malloc(ctx);
+	case HEAP_ROLE_CALLOC: return on_calloc(ctx);
+	case HEAP_ROLE_REALLOC: return on_realloc(ctx);
+	case HEAP_ROLE_ALIGNED_ALLOC: return on_aligned_alloc(ctx);
+	case HEAP_ROLE_POSIX_MEMALIGN: return on_posix_memalign(ctx);
+	case HEAP_ROLE_RUST_REALLOC: return on_rust_realloc(ctx);
+	case HEAP_ROLE_FREE: return on_free(ctx);
+	}
+	return 0;
+}
+
+SEC("uretprobe")
+int heap_ret_multi(struct pt_regs *ctx)
+{
+	return leave(ctx, bpf_get_attach_cookie(ctx) == HEAP_ROLE_POSIX_MEMALIGN);
+}
+
+/* ---- a uprobe each (tracefs): one entry program per argument layout, two return
+ * programs ---- */
+
+SEC("uprobe")
+int heap_malloc(struct pt_regs *ctx)
+{
+	return on_malloc(ctx);
+}
+
+SEC("uprobe")
+int heap_calloc(struct pt_regs *ctx)
+{
+	return on_calloc(ctx);
+}
+
+SEC("uprobe")
+int heap_realloc(struct pt_regs *ctx)
+{
+	return on_realloc(ctx);
+}
+
+SEC("uprobe")
+int heap_aligned_alloc(struct pt_regs *ctx)
+{
+	return on_aligned_alloc(ctx);
+}
+
+SEC("uprobe")
+int heap_posix_memalign(struct pt_regs *ctx)
+{
+	return on_posix_memalign(ctx);
+}
+
+SEC("uprobe")
+int heap_rust_realloc(struct pt_regs *ctx)
+{
+	return on_rust_realloc(ctx);
+}
+
+SEC("uprobe")
+int heap_free(struct pt_regs *ctx)
+{
+	return on_free(ctx);
 }
 
 SEC("uretprobe")

@@ -27,6 +27,17 @@ struct heap_pending {
 	__u32 call, pad;
 };
 
+/* uprobe_multi's attach cookies: the argument layout of the function probed. */
+enum heap_role {
+	HEAP_ROLE_MALLOC = 1,     /* malloc, __rust_alloc(_zeroed) */
+	HEAP_ROLE_CALLOC,
+	HEAP_ROLE_REALLOC,
+	HEAP_ROLE_ALIGNED_ALLOC,
+	HEAP_ROLE_POSIX_MEMALIGN,
+	HEAP_ROLE_RUST_REALLOC,
+	HEAP_ROLE_FREE,           /* free, __rust_dealloc */
+};
+
 /* Ring records: a header, then the kind's payload. */
 enum heap_event_kind {
 	HEAP_EV_ALLOC = 1,

@@ -6,18 +6,34 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <linux/bpf.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "bpfcount.h"
 #include "bpflog.h"
 #include "heap.skel.h"
 #include "heap_shared.h"
 #include "held.h"
+#include "kernver.h"
 #include "stream.h"
 #include "uprobe.h"
+
+/* Linux 6.6's uprobe_multi link, which Debian 12's headers predate: its attach type and
+ * return flag, and its part of BPF_LINK_CREATE's attributes, as the kernel lays them out. */
+#define UPROBE_MULTI_ATTACH 48          /* BPF_TRACE_UPROBE_MULTI */
+#define UPROBE_MULTI_RETURN 1u          /* BPF_F_UPROBE_MULTI_RETURN */
+struct uprobe_multi_attr {
+	uint32_t prog_fd, target_fd, attach_type, flags;
+	uint64_t path, offsets, ref_ctr_offsets, cookies;
+	uint32_t cnt, multi_flags, pid, pad;
+};
+_Static_assert(offsetof(struct uprobe_multi_attr, path) == 16 &&
+	       offsetof(struct uprobe_multi_attr, pid) == 56, "the kernel's layout");
 
 _Static_assert(sizeof(struct heap_alloc_event) % 8 == 0, "ring records stay 8-byte aligned");
 _Static_assert(sizeof(struct heap_deep_event) % 8 == 0, "ring records stay 8-byte aligned");
@@ -30,6 +46,7 @@ struct heap {
 	struct bpf_link *links[MAX_LINKS];
 	struct uprobe probes[MAX_LINKS];  /* links[i] runs on probes[i] */
 	int nlinks, ncpu, counters_fd;
+	int multi[2];                   /* uprobe_multi: the entries' and returns' links, or -1 */
 	uint32_t pid;
 	uint64_t counted[HEAP_C_MAX];   /* counter values already written as FR_LOST */
 	uint64_t malformed;
@@ -111,17 +128,119 @@ attach_all(struct heap *h, const struct heap_probe *p, int empty, char *why, siz
 	return 0;
 }
 
+/* The cookie of function f's probes under uprobe_multi: its argument layout. */
+static uint64_t
+role(enum heap_fn f)
+{
+	switch (f) {
+	case HF_MALLOC: case HF_RUST_ALLOC: case HF_RUST_ALLOC_ZEROED: return HEAP_ROLE_MALLOC;
+	case HF_CALLOC: return HEAP_ROLE_CALLOC;
+	case HF_REALLOC: return HEAP_ROLE_REALLOC;
+	case HF_RUST_REALLOC: return HEAP_ROLE_RUST_REALLOC;
+	case HF_ALIGNED_ALLOC: return HEAP_ROLE_ALIGNED_ALLOC;
+	case HF_POSIX_MEMALIGN: return HEAP_ROLE_POSIX_MEMALIGN;
+	default: return HEAP_ROLE_FREE;
+	}
+}
+
+/* One uprobe_multi link of prog at the n offsets of path, for the target's threads; its fd,
+ * or -1 with the reason. */
+static int
+link_multi(struct heap *h, struct bpf_program *prog, const char *path, const uint64_t *offs,
+	   const uint64_t *cookies, uint32_t n, int ret, char *why, size_t whylen)
+{
+	struct uprobe_multi_attr a = {
+		.prog_fd = (uint32_t)bpf_program__fd(prog), .attach_type = UPROBE_MULTI_ATTACH,
+		.path = (uint64_t)(uintptr_t)path, .offsets = (uint64_t)(uintptr_t)offs,
+		.cookies = (uint64_t)(uintptr_t)cookies, .cnt = n,
+		.multi_flags = ret ? UPROBE_MULTI_RETURN : 0, .pid = h->pid,
+	};
+	int fd = (int)syscall(SYS_bpf, BPF_LINK_CREATE, &a, sizeof(a));
+	if (fd < 0)
+		snprintf(why, whylen, "heap: cannot attach the allocator's %s probes to %.300s "
+			 "(uprobe_multi): %s", ret ? "return" : "entry", path, strerror(errno));
+	return fd;
+}
+
+/* Every function's entry in one link, every return in another; the cookies say which. */
+static int
+attach_multi(struct heap *h, const struct heap_probe *p, int empty, char *why, size_t whylen)
+{
+	uint64_t eo[HF_MAX], ec[HF_MAX], ro[HF_MAX], rc[HF_MAX];
+	uint32_t ne = 0, nr = 0;
+	for (int f = 0; f < HF_MAX; f++) {
+		if (!p->offset[f])
+			continue;
+		eo[ne] = p->offset[f];
+		ec[ne++] = role((enum heap_fn)f);
+		if (f != HF_FREE && f != HF_RUST_DEALLOC) {
+			ro[nr] = p->offset[f];
+			rc[nr++] = role((enum heap_fn)f);
+		}
+	}
+	struct bpf_program *in = empty ? h->skel->progs.heap_empty : h->skel->progs.heap_entry_multi;
+	struct bpf_program *out = empty ? h->skel->progs.heap_empty : h->skel->progs.heap_ret_multi;
+	if (ne && (h->multi[0] = link_multi(h, in, p->open_path, eo, ec, ne, 0, why, whylen)) < 0)
+		return -1;
+	if (nr && (h->multi[1] = link_multi(h, out, p->open_path, ro, rc, nr, 1, why, whylen)) < 0)
+		return -1;
+	return 0;
+}
+
+/* uprobe_multi's process filter took the attaching thread alone before Linux 6.12 (its
+ * other threads' allocations went unseen): older kernels get a uprobe each. */
+static int
+multi_wanted(int uprobes)
+{
+	if (uprobes != HEAP_UPROBES_AUTO)
+		return uprobes == HEAP_UPROBES_MULTI;
+	char release[65];
+	return !kernel_older_than(6, 12, release, sizeof(release));
+}
+
+/* Only the programs the probes of p will run are loaded (each costs the verifier's time);
+ * p NULL: every one of the way chosen (check's load probe). */
+static void
+choose_programs(struct heap_bpf *s, const struct heap_probe *p, int multi, int empty)
+{
+	struct bpf_program *prog;
+	bpf_object__for_each_program(prog, s->obj)
+		bpf_program__set_autoload(prog, false);
+	if (empty) {
+		bpf_program__set_autoload(s->progs.heap_empty, true);
+	} else if (multi) {
+		bpf_program__set_autoload(s->progs.heap_entry_multi, true);
+		bpf_program__set_autoload(s->progs.heap_ret_multi, true);
+	} else {
+		for (int f = 0; f < HF_MAX; f++) {
+			if (p && !p->offset[f])
+				continue;
+			bpf_program__set_autoload(entry_prog(s, (enum heap_fn)f, 0), true);
+			if (f == HF_FREE || f == HF_RUST_DEALLOC)
+				continue;
+			bpf_program__set_autoload(f == HF_POSIX_MEMALIGN ? s->progs.heap_ret_memalign :
+						  s->progs.heap_ret, true);
+		}
+	}
+	if (multi) {
+		bpf_object__for_each_program(prog, s->obj)
+			bpf_program__set_expected_attach_type(prog,
+				(enum bpf_attach_type)UPROBE_MULTI_ATTACH);
+	}
+}
+
 static int ring_event(void *ctx, void *data, size_t len);
 
-struct heap *
-heap_open(pid_t pid, const struct heap_probe *p, const struct heap_config *cfg, char *why,
-	  size_t whylen)
+static struct heap *
+open_as(pid_t pid, const struct heap_probe *p, const struct heap_config *cfg, int multi,
+	char *why, size_t whylen)
 {
 	struct heap *h = calloc(1, sizeof(*h));
 	if (!h) {
 		snprintf(why, whylen, "out of memory");
 		return NULL;
 	}
+	h->multi[0] = h->multi[1] = -1;
 	bpflog_reset(cfg->verbose);
 	h->pid = (uint32_t)pid;
 	h->judge = cfg->judge;
@@ -135,8 +254,10 @@ heap_open(pid_t pid, const struct heap_probe *p, const struct heap_config *cfg, 
 	h->skel->rodata->interval = cfg->interval;
 	h->skel->bss->dwarf = cfg->dwarf != 0;
 	h->skel->rodata->wakeup_bytes = (1u << 22) / 2;
-	/* The probes are attached one by one below, to the offsets found. */
-	uprobe_sweep();
+	choose_programs(h->skel, p, multi, cfg->empty);
+	/* A uprobe each is made in tracefs, where a killed collect leaves its own. */
+	if (!multi)
+		uprobe_sweep();
 	if ((rc = heap_bpf__load(h->skel)) != 0)
 		goto fail;
 	h->ncpu = libbpf_num_possible_cpus();
@@ -146,7 +267,8 @@ heap_open(pid_t pid, const struct heap_probe *p, const struct heap_config *cfg, 
 		rc = h->ncpu <= 0 ? h->ncpu : -errno;
 		goto fail;
 	}
-	if (attach_all(h, p, cfg->empty, why, whylen) < 0) {
+	if ((multi ? attach_multi(h, p, cfg->empty, why, whylen) :
+		     attach_all(h, p, cfg->empty, why, whylen)) < 0) {
 		heap_close(h);
 		return NULL;
 	}
@@ -157,6 +279,18 @@ fail:
 	return NULL;
 }
 
+struct heap *
+heap_open(pid_t pid, const struct heap_probe *p, const struct heap_config *cfg, char *why,
+	  size_t whylen)
+{
+	int multi = multi_wanted(cfg->uprobes);
+	struct heap *h = open_as(pid, p, cfg, multi, why, whylen);
+	/* A kernel that says 6.12 but refuses the link (a build without it): a uprobe each. */
+	if (!h && multi && cfg->uprobes == HEAP_UPROBES_AUTO)
+		h = open_as(pid, p, cfg, 0, why, whylen);
+	return h;
+}
+
 int
 heap_load_probe(pid_t pid, char *why, size_t whylen)
 {
@@ -165,6 +299,7 @@ heap_load_probe(pid_t pid, char *why, size_t whylen)
 	int rc = skel ? 0 : -errno;
 	if (skel) {
 		skel->rodata->target_tgid = (__u32)pid;
+		choose_programs(skel, NULL, multi_wanted(HEAP_UPROBES_AUTO), 0);
 		rc = heap_bpf__load(skel);
 	}
 	if (rc != 0)
@@ -407,6 +542,9 @@ heap_close(struct heap *h)
 		bpf_link__destroy(h->links[i]);
 		uprobe_remove(&h->probes[i], 0);
 	}
+	for (int i = 0; i < 2; i++)
+		if (h->multi[i] >= 0)
+			close(h->multi[i]);
 	ring_buffer__free(h->rb);
 	heap_bpf__destroy(h->skel);
 	held_free(&h->held);

@@ -13,8 +13,16 @@
 #include "emit.h"
 #include "heapsym.h"
 
+/* How the probes attach (--uprobes): with HEAP_UPROBES_MULTI one uprobe_multi link for
+ * the entries and one for the returns (Linux 6.12+: its process filter takes every thread
+ * of the target from then on), with HEAP_UPROBES_TRACEFS a uprobe each made in tracefs
+ * (uprobe.h); HEAP_UPROBES_AUTO is the first where the kernel has it, else the second. */
+enum heap_uprobes { HEAP_UPROBES_AUTO, HEAP_UPROBES_MULTI, HEAP_UPROBES_TRACEFS };
+#define HEAP_UPROBES_DEFAULT "auto"     /* a stage option: not the driver's, not defaults.h */
+
 struct heap_config {
 	uint64_t interval;      /* --alloc-interval, bytes */
+	int uprobes;            /* enum heap_uprobes */
 	int dwarf;              /* copy registers and stack for unwind's CFI walk */
 	int empty;              /* the benchmark's floor: the probes run an empty program */
 	int verbose;
@@ -68,8 +76,8 @@ struct heap_run {
 	char why[560];
 };
 
-/* getopt values of --alloc-interval and --allocator, above those of opts.c. */
-enum { OPT_ALLOC_INTERVAL = 0x4e00, OPT_ALLOCATOR };
+/* getopt values of --alloc-interval, --allocator and --uprobes, above those of opts.c. */
+enum { OPT_ALLOC_INTERVAL = 0x4e00, OPT_ALLOCATOR, OPT_UPROBES };
 void heap_defaults(struct collect_opts *o);
 /* One of those options; exits 1 on a bad value. */
 void heap_option(struct collect_opts *o, int opt, const char *arg);

@@ -28,6 +28,12 @@ heap_option(struct collect_opts *o, int opt, const char *arg)
 			errx(1, "--allocator: unknown family '%s' (auto, rust or system)", arg);
 		o->allocator = strcmp(arg, "rust") == 0 ? "rust" : strcmp(arg, "system") == 0 ?
 			       "system" : "auto";
+	} else if (opt == OPT_UPROBES) {
+		if (strcmp(arg, "auto") != 0 && strcmp(arg, "multi") != 0 &&
+		    strcmp(arg, "tracefs") != 0)
+			errx(1, "--uprobes: unknown way '%s' (auto, multi or tracefs)", arg);
+		o->uprobes = strcmp(arg, "multi") == 0 ? HEAP_UPROBES_MULTI :
+			     strcmp(arg, "tracefs") == 0 ? HEAP_UPROBES_TRACEFS : HEAP_UPROBES_AUTO;
 	}
 }
 
@@ -36,6 +42,7 @@ heap_defaults(struct collect_opts *o)
 {
 	heap_option(o, OPT_ALLOC_INTERVAL, RP_DEFAULT_ALLOC_INTERVAL);
 	heap_option(o, OPT_ALLOCATOR, RP_DEFAULT_ALLOCATOR);
+	heap_option(o, OPT_UPROBES, HEAP_UPROBES_DEFAULT);
 }
 
 /* Linux 5.12 (the manual's floor for heap profiling); 0 when the kernel is new enough. */
@@ -96,7 +103,7 @@ judge(void *arg, uint64_t time, const uint64_t *ips, unsigned n)
 static int
 open_now(struct collect *c)
 {
-	struct heap_config cfg = { .interval = c->o.alloc_interval,
+	struct heap_config cfg = { .interval = c->o.alloc_interval, .uprobes = c->o.uprobes,
 				   .dwarf = strcmp(c->unwind.mode, "dwarf") == 0,
 				   .verbose = c->o.verbose, .judge = judge, .arg = c };
 	c->heap.prog = heap_open(c->o.pid, &c->heap.probe, &cfg, c->heap.why, sizeof(c->heap.why));
@@ -119,8 +126,8 @@ collect_heap_hold(struct collect *c)
 		heap_hold(c->heap.prog);
 		return;
 	}
-	struct heap_config cfg = { .interval = c->o.alloc_interval, .dwarf = 1,
-				   .verbose = c->o.verbose, .judge = judge, .arg = c };
+	struct heap_config cfg = { .interval = c->o.alloc_interval, .uprobes = c->o.uprobes,
+				   .dwarf = 1, .verbose = c->o.verbose, .judge = judge, .arg = c };
 	char why[sizeof(c->heap.why)];
 	if ((c->heap.prog = heap_open(c->o.pid, &c->heap.probe, &cfg, why, sizeof(why))))
 		heap_hold(c->heap.prog);

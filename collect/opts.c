@@ -52,6 +52,7 @@ static const struct option longopts[] = {
 	{ "offcpu-probability", required_argument, NULL, OPT_OFFCPU_PROBABILITY },
 	{ "alloc-interval", required_argument, NULL, OPT_ALLOC_INTERVAL },
 	{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
+	{ "uprobes", required_argument, NULL, OPT_UPROBES },
 	{ "physical-memory-probability", required_argument, NULL, OPT_PHYSICAL_PROBABILITY },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -112,6 +113,11 @@ usage(void)
 	       "                        512KiB, 1MiB; default " RP_DEFAULT_ALLOC_INTERVAL ")\n"
 	       "  --allocator FAMILY    heap: auto, rust or system (default "
 	       RP_DEFAULT_ALLOCATOR ")\n"
+	       "  --uprobes HOW         heap: how the allocator probes attach: multi (one\n"
+	       "                        uprobe_multi link each for entries and returns),\n"
+	       "                        tracefs (a uprobe each in uprobe_events) or auto\n"
+	       "                        (multi from Linux 6.12, else tracefs; default "
+	       HEAP_UPROBES_DEFAULT ")\n"
 	       "  --physical-memory-probability P  physical-alloc, physical-usage: sample P%% of\n"
 	       "                        the target's page allocations (1..100, default "
 	       D(RP_DEFAULT_PHYSICAL_MEMORY_PROBABILITY) ")\n"
@@ -197,6 +203,7 @@ opt_value(struct collect_opts *o, int c, const char *arg)
 		break;
 	case OPT_ALLOC_INTERVAL:
 	case OPT_ALLOCATOR:
+	case OPT_UPROBES:
 		heap_option(o, c, arg);
 		break;
 	case OPT_PHYSICAL_PROBABILITY:

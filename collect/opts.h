@@ -40,6 +40,7 @@ struct collect_opts {
 	int heap;                       /* heap requested */
 	uint64_t alloc_interval;        /* --alloc-interval, bytes */
 	const char *allocator;          /* --allocator: auto, rust or system */
+	int uprobes;                    /* --uprobes: enum heap_uprobes */
 	int physical_alloc, physical_usage; /* physical-alloc, physical-usage requested */
 	int physical;                   /* either of them */
 	unsigned physical_percent;      /* --physical-memory-probability, 1..100 */

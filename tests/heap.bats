@@ -224,13 +224,13 @@ check_estimates() {
 }
 
 @test "heap: the stream ends before the probes are taken out, whose removal waits on the kernel" {
-	# Each probe's removal waits for RCU grace periods (about 100 ms here): the stages
-	# downstream see the end of the stream, and publish the last window, meanwhile.
+	# Each tracefs probe's removal waits for RCU grace periods (about 100 ms here): the
+	# stages downstream see the end of the stream, and publish the last window, meanwhile.
 	local events=/sys/kernel/tracing/uprobe_events
 	start_workload heap_mix 3 20
 	mkfifo "$BATS_TEST_TMPDIR/s"
 	"$RP_BIN/collect" --pid "$wpid" --profiles heap --unwind fp --duration 1s \
-		--module-cache "$BATS_TEST_TMPDIR/m" >"$BATS_TEST_TMPDIR/s" &
+		--uprobes tracefs --module-cache "$BATS_TEST_TMPDIR/m" >"$BATS_TEST_TMPDIR/s" &
 	local cpid=$!
 	cat "$BATS_TEST_TMPDIR/s" >"$BATS_TEST_TMPDIR/s.rps"
 	# At the end of the stream collect still runs, its probes still in tracefs.
@@ -253,8 +253,9 @@ check_estimates() {
 	local others
 	others=$(grep -o "^[pr]:rustprofile_[0-9]*/" "$events" | grep -v "_$dead/" | sort -u || true)
 	start_workload heap_mix 3 20
-	"$RP" record --pid "$wpid" --profiles heap --unwind fp --duration 2s --window 2s \
-		--output "$out" >"$out.log" 2>&1 &
+	mkdir -p "$out"
+	"$RP_BIN/collect" --pid "$wpid" --profiles heap --unwind fp --duration 2s --window 2s \
+		--uprobes tracefs --module-cache "$out/.modules" >"$out/s.rps" 2>"$out.log" &
 	local rec=$! n=0
 	for _ in $(seq 100); do
 		n=$(grep -o "^[pr]:rustprofile_[0-9]*/" "$events" | grep -vxF "${others:-none}" |
@@ -271,7 +272,54 @@ check_estimates() {
 		g=${g#rustprofile_}
 		kill -0 "${g%/}" 2>/dev/null || fail "group rustprofile_$g outlived its collect"
 	done
+	run -0 "$RP" replay --input "$out/s.rps" --output "$out"
 	[ "$(outputs "$out" heap pb.gz | wc -l)" -ge 1 ]
+}
+
+# uprobe_multi_links PID: the uprobe_multi links (entries, and returns: uretprobe_multi)
+# collect PID holds open.
+uprobe_multi_links() {
+	local f n=0
+	for f in /proc/"$1"/fdinfo/*; do
+		grep -Eqx 'link_type:.u(ret)?probe_multi' "$f" 2>/dev/null && n=$((n + 1))
+	done
+	echo "$n"
+}
+
+@test "heap: from Linux 6.12 the probes are two uprobe_multi links, nothing in tracefs, and every thread's allocations are seen" {
+	kernel_at_least 6 12 || skip "uprobe_multi takes the target's other threads from Linux 6.12"
+	# A thread started after the probes attached allocates; the main one only waits.
+	cat >"$BATS_TEST_TMPDIR/late.c" <<-'EOF'
+	#include <pthread.h>
+	#include <stdlib.h>
+	#include <unistd.h>
+	static void *volatile keep[4096];
+	__attribute__((noinline)) void late_thread_alloc(int i) { free(keep[i % 4096]); keep[i % 4096] = malloc(4096 + i % 64); }
+	static void *late(void *arg) { for (int i = 0;; i++) { late_thread_alloc(i); usleep(50); } return arg; }
+	int main(void) { pthread_t t; sleep(1); pthread_create(&t, NULL, late, NULL); sleep(30); return 0; }
+	EOF
+	cc -O1 -fno-omit-frame-pointer -pthread -o "$BATS_TEST_TMPDIR/late" "$BATS_TEST_TMPDIR/late.c"
+	"$BATS_TEST_TMPDIR/late" &
+	wpid=$!
+	sleep 0.2
+	local events=/sys/kernel/tracing/uprobe_events
+	mkdir -p "$out"
+	"$RP_BIN/collect" --pid "$wpid" --profiles heap --unwind fp --duration 3s --window 3s \
+		--module-cache "$out/.modules" >"$out/s.rps" &
+	local cpid=$! n=0
+	for _ in $(seq 50); do
+		n=$(uprobe_multi_links "$cpid")
+		[ "$n" -eq 2 ] && break
+		sleep 0.1
+	done
+	[ "$n" -eq 2 ]
+	run -1 grep -q "rustprofile_$cpid/" "$events"
+	wait "$cpid"
+	run -0 "$RP" replay --input "$out/s.rps" --output "$out"
+	pprof -top -nodecount=100 -sample_index=alloc_space \
+		"$out/$(outputs "$out" heap pb.gz | tail -n 1)" >"$out/top"
+	cat "$out/top"
+	grep -q ' late_thread_alloc$' "$out/top"
 }
 
 @test "heap: under --unwind auto the calibration's allocations are kept, also of a program that ends during it" {

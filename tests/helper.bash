@@ -34,6 +34,16 @@ cum_share() {
 			END { if (!found) print 0 }'
 }
 
+# kernel_at_least MAJOR MINOR: the running kernel is Linux MAJOR.MINOR or newer.
+kernel_at_least() {
+	local r maj min
+	r=$(uname -r)
+	maj=${r%%.*}
+	min=${r#*.}
+	min=${min%%[!0-9]*}
+	[ "$maj" -gt "$1" ] || { [ "$maj" -eq "$1" ] && [ "${min:-0}" -ge "$2" ]; }
+}
+
 # within A B TOL: |A - B| <= TOL, on decimals.
 within() {
 	awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'
