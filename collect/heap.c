@@ -187,15 +187,17 @@ attach_multi(struct heap *h, const struct heap_probe *p, int empty, char *why, s
 	return 0;
 }
 
-/* uprobe_multi's process filter took the attaching thread alone before Linux 6.12 (its
- * other threads' allocations went unseen): older kernels get a uprobe each. */
+/* uprobe_multi's process filter let the attaching thread alone through before Linux 6.12
+ * (the target's other threads' allocations went unseen): refused there. */
 static int
-multi_wanted(int uprobes)
+multi_kernel(char *why, size_t whylen)
 {
-	if (uprobes != HEAP_UPROBES_AUTO)
-		return uprobes == HEAP_UPROBES_MULTI;
 	char release[65];
-	return !kernel_older_than(6, 12, release, sizeof(release));
+	if (!kernel_older_than(6, 12, release, sizeof(release)))
+		return 0;
+	snprintf(why, whylen, "heap: --uprobes multi needs Linux 6.12 or newer; this kernel is "
+		 "%s", release);
+	return -1;
 }
 
 /* Only the programs the probes of p will run are loaded (each costs the verifier's time);
@@ -283,12 +285,10 @@ struct heap *
 heap_open(pid_t pid, const struct heap_probe *p, const struct heap_config *cfg, char *why,
 	  size_t whylen)
 {
-	int multi = multi_wanted(cfg->uprobes);
-	struct heap *h = open_as(pid, p, cfg, multi, why, whylen);
-	/* A kernel that says 6.12 but refuses the link (a build without it): a uprobe each. */
-	if (!h && multi && cfg->uprobes == HEAP_UPROBES_AUTO)
-		h = open_as(pid, p, cfg, 0, why, whylen);
-	return h;
+	int multi = cfg->uprobes == HEAP_UPROBES_MULTI;
+	if (multi && multi_kernel(why, whylen) < 0)
+		return NULL;
+	return open_as(pid, p, cfg, multi, why, whylen);
 }
 
 int
@@ -299,7 +299,7 @@ heap_load_probe(pid_t pid, char *why, size_t whylen)
 	int rc = skel ? 0 : -errno;
 	if (skel) {
 		skel->rodata->target_tgid = (__u32)pid;
-		choose_programs(skel, NULL, multi_wanted(HEAP_UPROBES_AUTO), 0);
+		choose_programs(skel, NULL, 0, 0);
 		rc = heap_bpf__load(skel);
 	}
 	if (rc != 0)

@@ -13,12 +13,15 @@
 #include "emit.h"
 #include "heapsym.h"
 
-/* How the probes attach (--uprobes): with HEAP_UPROBES_MULTI one uprobe_multi link for
- * the entries and one for the returns (Linux 6.12+: its process filter takes every thread
- * of the target from then on), with HEAP_UPROBES_TRACEFS a uprobe each made in tracefs
- * (uprobe.h); HEAP_UPROBES_AUTO is the first where the kernel has it, else the second. */
-enum heap_uprobes { HEAP_UPROBES_AUTO, HEAP_UPROBES_MULTI, HEAP_UPROBES_TRACEFS };
-#define HEAP_UPROBES_DEFAULT "auto"     /* a stage option: not the driver's, not defaults.h */
+/* How the probes attach (--uprobes): HEAP_UPROBES_TRACEFS, a uprobe each made in tracefs
+ * (uprobe.h); HEAP_UPROBES_MULTI, one uprobe_multi link for the entries and one for the
+ * returns (Linux 6.12+, whose process filter takes every thread of the target).  The links
+ * cost less to make and to remove, but the kernel never takes their breakpoints out of a
+ * process the filter turns away: a child the target forks without executing a new image
+ * traps at every allocator call (a shell script's subshells ran 50 times slower), where a
+ * tracefs probe leaves such a child at its first hit.  So tracefs is the default. */
+enum heap_uprobes { HEAP_UPROBES_TRACEFS, HEAP_UPROBES_MULTI };
+#define HEAP_UPROBES_DEFAULT "tracefs"  /* a stage option: not the driver's, not defaults.h */
 
 struct heap_config {
 	uint64_t interval;      /* --alloc-interval, bytes */

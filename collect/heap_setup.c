@@ -29,11 +29,9 @@ heap_option(struct collect_opts *o, int opt, const char *arg)
 		o->allocator = strcmp(arg, "rust") == 0 ? "rust" : strcmp(arg, "system") == 0 ?
 			       "system" : "auto";
 	} else if (opt == OPT_UPROBES) {
-		if (strcmp(arg, "auto") != 0 && strcmp(arg, "multi") != 0 &&
-		    strcmp(arg, "tracefs") != 0)
-			errx(1, "--uprobes: unknown way '%s' (auto, multi or tracefs)", arg);
-		o->uprobes = strcmp(arg, "multi") == 0 ? HEAP_UPROBES_MULTI :
-			     strcmp(arg, "tracefs") == 0 ? HEAP_UPROBES_TRACEFS : HEAP_UPROBES_AUTO;
+		if (strcmp(arg, "multi") != 0 && strcmp(arg, "tracefs") != 0)
+			errx(1, "--uprobes: unknown way '%s' (tracefs or multi)", arg);
+		o->uprobes = strcmp(arg, "multi") == 0 ? HEAP_UPROBES_MULTI : HEAP_UPROBES_TRACEFS;
 	}
 }
 

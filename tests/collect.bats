@@ -73,7 +73,7 @@ refuses() {
 @test "collect: an unknown allocator family"  { refuses --pid 1 --allocator jemalloc "--allocator: unknown family 'jemalloc' (auto, rust or system)"; }
 @test "collect: a zero allocation interval"   { refuses --pid 1 --alloc-interval 0 "--alloc-interval: 0 is out of range 1..1099511627776 bytes, or not whole bytes"; }
 @test "collect: an allocation interval of no unit" { refuses --pid 1 --alloc-interval 4parsecs "--alloc-interval: '4parsecs': unknown unit 'parsecs' (B, KB, KiB, MB, MiB, GB, GiB, TB, TiB)"; }
-@test "collect: an unknown way to attach uprobes" { refuses --pid 1 --uprobes sideways "--uprobes: unknown way 'sideways' (auto, multi or tracefs)"; }
+@test "collect: an unknown way to attach uprobes" { refuses --pid 1 --uprobes sideways "--uprobes: unknown way 'sideways' (tracefs or multi)"; }
 @test "collect: an unknown off-CPU phase"     { refuses --pid 1 --profiles off-cpu --offcpu-phase idle "--offcpu-phase: unknown phase 'idle' (blocked, runqueue or all)"; }
 @test "collect: unknown profile"               { refuses --pid 1 --profiles cpu,gpu "unknown profile 'gpu' (cpu, heap, off-cpu, physical-alloc or physical-usage)"; }
 @test "collect: frequency above 999"           { refuses --pid 1 --cpu-frequency 1000 "--cpu-frequency: 1000 is out of range 1..999"; }

@@ -286,7 +286,7 @@ uprobe_multi_links() {
 	echo "$n"
 }
 
-@test "heap: from Linux 6.12 the probes are two uprobe_multi links, nothing in tracefs, and every thread's allocations are seen" {
+@test "heap: --uprobes multi makes the probes two uprobe_multi links, nothing in tracefs, and sees every thread's allocations" {
 	kernel_at_least 6 12 || skip "uprobe_multi takes the target's other threads from Linux 6.12"
 	# A thread started after the probes attached allocates; the main one only waits.
 	cat >"$BATS_TEST_TMPDIR/late.c" <<-'EOF'
@@ -305,7 +305,7 @@ uprobe_multi_links() {
 	local events=/sys/kernel/tracing/uprobe_events
 	mkdir -p "$out"
 	"$RP_BIN/collect" --pid "$wpid" --profiles heap --unwind fp --duration 3s --window 3s \
-		--module-cache "$out/.modules" >"$out/s.rps" &
+		--uprobes multi --module-cache "$out/.modules" >"$out/s.rps" &
 	local cpid=$! n=0
 	for _ in $(seq 50); do
 		n=$(uprobe_multi_links "$cpid")
