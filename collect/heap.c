@@ -71,22 +71,52 @@ reason(int rc, const char *step, const char *what, char *why, size_t whylen)
 		 msg[0] ? ")" : "");
 }
 
-/* The entry program of each role; the return program is heap_ret for all but
- * posix_memalign's, and free has none. */
+/* Function f's argument layout: which entry program runs at it (a uprobe each), or the
+ * cookie its probes carry (uprobe_multi). */
+static enum heap_role
+role(enum heap_fn f)
+{
+	switch (f) {
+	case HF_MALLOC: case HF_RUST_ALLOC: case HF_RUST_ALLOC_ZEROED: return HEAP_ROLE_MALLOC;
+	case HF_CALLOC: return HEAP_ROLE_CALLOC;
+	case HF_REALLOC: return HEAP_ROLE_REALLOC;
+	case HF_RUST_REALLOC: return HEAP_ROLE_RUST_REALLOC;
+	case HF_ALIGNED_ALLOC: return HEAP_ROLE_ALIGNED_ALLOC;
+	case HF_POSIX_MEMALIGN: return HEAP_ROLE_POSIX_MEMALIGN;
+	default: return HEAP_ROLE_FREE;
+	}
+}
+
+/* free has no return probe. */
+static int
+has_return(enum heap_fn f)
+{
+	return role(f) != HEAP_ROLE_FREE;
+}
+
+/* The entry program of a uprobe on f. */
 static struct bpf_program *
 entry_prog(struct heap_bpf *s, enum heap_fn f, int empty)
 {
 	if (empty)
 		return s->progs.heap_empty;
-	switch (f) {
-	case HF_MALLOC: case HF_RUST_ALLOC: case HF_RUST_ALLOC_ZEROED: return s->progs.heap_malloc;
-	case HF_CALLOC: return s->progs.heap_calloc;
-	case HF_REALLOC: return s->progs.heap_realloc;
-	case HF_RUST_REALLOC: return s->progs.heap_rust_realloc;
-	case HF_ALIGNED_ALLOC: return s->progs.heap_aligned_alloc;
-	case HF_POSIX_MEMALIGN: return s->progs.heap_posix_memalign;
+	switch (role(f)) {
+	case HEAP_ROLE_MALLOC: return s->progs.heap_malloc;
+	case HEAP_ROLE_CALLOC: return s->progs.heap_calloc;
+	case HEAP_ROLE_REALLOC: return s->progs.heap_realloc;
+	case HEAP_ROLE_RUST_REALLOC: return s->progs.heap_rust_realloc;
+	case HEAP_ROLE_ALIGNED_ALLOC: return s->progs.heap_aligned_alloc;
+	case HEAP_ROLE_POSIX_MEMALIGN: return s->progs.heap_posix_memalign;
 	default: return s->progs.heap_free;
 	}
+}
+
+/* The return program of a uprobe on f: heap_ret for all but posix_memalign's. */
+static struct bpf_program *
+ret_prog(struct heap_bpf *s, enum heap_fn f, int empty)
+{
+	return empty ? s->progs.heap_empty : role(f) == HEAP_ROLE_POSIX_MEMALIGN ?
+	       s->progs.heap_ret_memalign : s->progs.heap_ret;
 }
 
 static int
@@ -117,30 +147,12 @@ attach_all(struct heap *h, const struct heap_probe *p, int empty, char *why, siz
 		if (attach_one(h, entry_prog(h->skel, (enum heap_fn)f, empty), p->open_path,
 			       p->offset[f], 0, nm, why, whylen) < 0)
 			return -1;
-		if (f == HF_FREE || f == HF_RUST_DEALLOC)
-			continue;
-		struct bpf_program *ret = empty ? h->skel->progs.heap_empty :
-			f == HF_POSIX_MEMALIGN ? h->skel->progs.heap_ret_memalign :
-			h->skel->progs.heap_ret;
-		if (attach_one(h, ret, p->open_path, p->offset[f], 1, nm, why, whylen) < 0)
+		if (has_return((enum heap_fn)f) &&
+		    attach_one(h, ret_prog(h->skel, (enum heap_fn)f, empty), p->open_path,
+			       p->offset[f], 1, nm, why, whylen) < 0)
 			return -1;
 	}
 	return 0;
-}
-
-/* The cookie of function f's probes under uprobe_multi: its argument layout. */
-static uint64_t
-role(enum heap_fn f)
-{
-	switch (f) {
-	case HF_MALLOC: case HF_RUST_ALLOC: case HF_RUST_ALLOC_ZEROED: return HEAP_ROLE_MALLOC;
-	case HF_CALLOC: return HEAP_ROLE_CALLOC;
-	case HF_REALLOC: return HEAP_ROLE_REALLOC;
-	case HF_RUST_REALLOC: return HEAP_ROLE_RUST_REALLOC;
-	case HF_ALIGNED_ALLOC: return HEAP_ROLE_ALIGNED_ALLOC;
-	case HF_POSIX_MEMALIGN: return HEAP_ROLE_POSIX_MEMALIGN;
-	default: return HEAP_ROLE_FREE;
-	}
 }
 
 /* One uprobe_multi link of prog at the n offsets of path, for the target's threads; its fd,
@@ -173,7 +185,7 @@ attach_multi(struct heap *h, const struct heap_probe *p, int empty, char *why, s
 			continue;
 		eo[ne] = p->offset[f];
 		ec[ne++] = role((enum heap_fn)f);
-		if (f != HF_FREE && f != HF_RUST_DEALLOC) {
+		if (has_return((enum heap_fn)f)) {
 			ro[nr] = p->offset[f];
 			rc[nr++] = role((enum heap_fn)f);
 		}
@@ -185,19 +197,6 @@ attach_multi(struct heap *h, const struct heap_probe *p, int empty, char *why, s
 	if (nr && (h->multi[1] = link_multi(h, out, p->open_path, ro, rc, nr, 1, why, whylen)) < 0)
 		return -1;
 	return 0;
-}
-
-/* uprobe_multi's process filter let the attaching thread alone through before Linux 6.12
- * (the target's other threads' allocations went unseen): refused there. */
-static int
-multi_kernel(char *why, size_t whylen)
-{
-	char release[65];
-	if (!kernel_older_than(6, 12, release, sizeof(release)))
-		return 0;
-	snprintf(why, whylen, "heap: --uprobes multi needs Linux 6.12 or newer; this kernel is "
-		 "%s", release);
-	return -1;
 }
 
 /* Only the programs the probes of p will run are loaded (each costs the verifier's time);
@@ -218,10 +217,8 @@ choose_programs(struct heap_bpf *s, const struct heap_probe *p, int multi, int e
 			if (p && !p->offset[f])
 				continue;
 			bpf_program__set_autoload(entry_prog(s, (enum heap_fn)f, 0), true);
-			if (f == HF_FREE || f == HF_RUST_DEALLOC)
-				continue;
-			bpf_program__set_autoload(f == HF_POSIX_MEMALIGN ? s->progs.heap_ret_memalign :
-						  s->progs.heap_ret, true);
+			if (has_return((enum heap_fn)f))
+				bpf_program__set_autoload(ret_prog(s, (enum heap_fn)f, 0), true);
 		}
 	}
 	if (multi) {
@@ -233,10 +230,15 @@ choose_programs(struct heap_bpf *s, const struct heap_probe *p, int multi, int e
 
 static int ring_event(void *ctx, void *data, size_t len);
 
-static struct heap *
-open_as(pid_t pid, const struct heap_probe *p, const struct heap_config *cfg, int multi,
-	char *why, size_t whylen)
+struct heap *
+heap_open(pid_t pid, const struct heap_probe *p, const struct heap_config *cfg, char *why,
+	  size_t whylen)
 {
+	int multi = cfg->uprobes == HEAP_UPROBES_MULTI;
+	/* Before Linux 6.12 uprobe_multi's process filter let the attaching thread alone
+	 * through: the target's other threads' allocations would go unseen. */
+	if (multi && kernel_below(6, 12, "heap: --uprobes multi", "", why, whylen))
+		return NULL;
 	struct heap *h = calloc(1, sizeof(*h));
 	if (!h) {
 		snprintf(why, whylen, "out of memory");
@@ -279,16 +281,6 @@ fail:
 	reason(rc, "load", "the allocator program", why, whylen);
 	heap_close(h);
 	return NULL;
-}
-
-struct heap *
-heap_open(pid_t pid, const struct heap_probe *p, const struct heap_config *cfg, char *why,
-	  size_t whylen)
-{
-	int multi = cfg->uprobes == HEAP_UPROBES_MULTI;
-	if (multi && multi_kernel(why, whylen) < 0)
-		return NULL;
-	return open_as(pid, p, cfg, multi, why, whylen);
 }
 
 int

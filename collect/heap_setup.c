@@ -47,12 +47,7 @@ heap_defaults(struct collect_opts *o)
 static int
 kernel_too_old(char *why, size_t whylen)
 {
-	char release[65];
-	if (!kernel_older_than(5, 12, release, sizeof(release)))
-		return 0;
-	snprintf(why, whylen, "heap profiling needs Linux 5.12 or newer; this kernel is %s",
-		 release);
-	return -1;
+	return kernel_below(5, 12, "heap profiling", "", why, whylen) ? -1 : 0;
 }
 
 /* Without --allow-partial, or with no other profile, a failure ends collect. */

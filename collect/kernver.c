@@ -4,7 +4,8 @@
 #include <sys/utsname.h>
 
 int
-kernel_older_than(unsigned major, unsigned minor, char *release, size_t len)
+kernel_below(unsigned major, unsigned minor, const char *what, const char *why_extra,
+	     char *why, size_t whylen)
 {
 	struct utsname u;
 	unsigned ma = 0, mi = 0;
@@ -12,6 +13,7 @@ kernel_older_than(unsigned major, unsigned minor, char *release, size_t len)
 		return 0;
 	if (ma > major || (ma == major && mi >= minor))
 		return 0;
-	snprintf(release, len, "%s", u.release);
+	snprintf(why, whylen, "%s needs Linux %u.%u or newer%s; this kernel is %s", what, major,
+		 minor, why_extra, u.release);
 	return 1;
 }

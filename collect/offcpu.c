@@ -28,12 +28,7 @@
 static int
 kernel_too_old(char *why, size_t whylen)
 {
-	char release[65];
-	if (!kernel_older_than(5, 8, release, sizeof(release)))
-		return 0;
-	snprintf(why, whylen, "off-cpu needs Linux 5.8 or newer (BPF ring buffer); this "
-		 "kernel is %s", release);
-	return -1;
+	return kernel_below(5, 8, "off-cpu", " (BPF ring buffer)", why, whylen) ? -1 : 0;
 }
 
 static int

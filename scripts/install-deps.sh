@@ -43,11 +43,11 @@ set -eu
 # tests/otlp.bats; debootstrap makes the Debian 12 base tests/image.bats builds the
 # Dockerfile's release image from; bash-builtins gives the driver mkdir, mkfifo and rm as
 # loadable builtins (no process of their own at each start; without it the commands run).
-PKGS="bash-builtins build-essential pkg-config clang llvm libclang-rt-dev libelf-dev libdw-dev zlib1g-dev
-libiberty-dev libcap-ng-dev libzstd-dev libdeflate-dev elfutils binutils g++ rustc golang-go bats
-bats-support bats-assert linux-perf util-linux procps python3 jq xxd debuginfod time libxml2-utils
-bpftool libbpf-dev libbpf-tools shellcheck python3-jsonschema libyaml-dev libcurl4-openssl-dev
-libjansson-dev docker.io busybox-static openssl musl-tools bpfcc-tools heaptrack
+PKGS="bash-builtins build-essential pkg-config clang llvm libclang-rt-dev libelf-dev libdw-dev
+zlib1g-dev libiberty-dev libcap-ng-dev libzstd-dev libdeflate-dev elfutils binutils g++ rustc
+golang-go bats bats-support bats-assert linux-perf util-linux procps python3 jq xxd debuginfod time
+libxml2-utils bpftool libbpf-dev libbpf-tools shellcheck python3-jsonschema libyaml-dev
+libcurl4-openssl-dev libjansson-dev docker.io busybox-static openssl musl-tools bpfcc-tools heaptrack
 libmicrohttpd-dev libcapstone-dev libdebuginfod-dev nettle-dev chromium protobuf-c-compiler
 libprotobuf-c-dev libssl-dev protobuf-compiler debootstrap"
 

@@ -82,7 +82,7 @@ refuses() {
 @test "collect: --help documents every option" {
 	run -0 "$RP_BIN/collect" --help
 	for o in --pid --duration --cpu-frequency --unwind --profiles --kind --resume \
-		--module-cache --save-stream --verbose; do
+		--module-cache --save-stream --uprobes --verbose; do
 		assert_output --partial -- "$o"
 	done
 }
