@@ -33,6 +33,7 @@
 #include "physical.h"
 #include "procend.h"
 #include "scope.h"
+#include "stacktop.h"
 
 /* The recording as a whole: set up by main, read by every part. */
 struct recording {
@@ -62,6 +63,7 @@ struct records {
 	struct kept kept;               /* ... and the records themselves here */
 	struct fr_sample sample;        /* scratch: too big for the stack of every call */
 	struct fr_sample_regs sregs;    /* the same, in DWARF mode */
+	struct stacktop top;            /* DWARF mode: where main threads' stacks begin */
 };
 
 /* synth.c's own: the target as a calibration began (its executable, name and executable

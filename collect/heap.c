@@ -53,6 +53,7 @@ struct heap {
 	struct emit *out;               /* during a drain */
 	void (*judge)(void *arg, uint64_t time, const uint64_t *ips, unsigned n);
 	void *arg;
+	struct stacktop *top;
 	struct fr_alloc fr;             /* scratch */
 	/* While held (heap_hold): the ring's records, each cut to its stack_len, up to
 	 * HOLD_MAX bytes; past that an allocation keeps only its frame-pointer part. */
@@ -249,6 +250,7 @@ heap_open(pid_t pid, const struct heap_probe *p, const struct heap_config *cfg, 
 	h->pid = (uint32_t)pid;
 	h->judge = cfg->judge;
 	h->arg = cfg->arg;
+	h->top = cfg->top;
 	int rc = -EINVAL;
 	if (!(h->skel = heap_bpf__open())) {
 		rc = -errno;
@@ -344,6 +346,8 @@ put_alloc(struct heap *h, const struct heap_alloc_event *e, const struct heap_de
 		a->nregs = (uint16_t)(sizeof(bits) / sizeof(bits[0]));
 		a->stack_len = d->stack_len > HEAP_DEEP_BYTES ? HEAP_DEEP_BYTES : d->stack_len;
 		a->stack = d->stack;
+		if (h->top)
+			a->stack_len = stacktop_trim(h->top, h->pid, v[1], a->stack, a->stack_len);
 	}
 	if (h->judge)
 		h->judge(h->arg, a->time, a->ips, a->nuser);

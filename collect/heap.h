@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "emit.h"
+#include "stacktop.h"
 #include "heapsym.h"
 
 /* How the probes attach (--uprobes): HEAP_UPROBES_TRACEFS, a uprobe each made in tracefs
@@ -33,6 +34,7 @@ struct heap_config {
 	 * written: auto's fallback judges them with the CPU stacks. */
 	void (*judge)(void *arg, uint64_t time, const uint64_t *ips, unsigned n);
 	void *arg;
+	struct stacktop *top;   /* stack copies are cut at the main thread's start (or NULL) */
 };
 
 struct heap;

@@ -98,7 +98,8 @@ open_now(struct collect *c)
 {
 	struct heap_config cfg = { .interval = c->o.alloc_interval, .uprobes = c->o.uprobes,
 				   .dwarf = strcmp(c->unwind.mode, "dwarf") == 0,
-				   .verbose = c->o.verbose, .judge = judge, .arg = c };
+				   .verbose = c->o.verbose, .judge = judge, .arg = c,
+				   .top = &c->rec.top };
 	c->heap.prog = heap_open(c->o.pid, &c->heap.probe, &cfg, c->heap.why, sizeof(c->heap.why));
 	return c->heap.prog ? 0 : -1;
 }
@@ -120,7 +121,8 @@ collect_heap_hold(struct collect *c)
 		return;
 	}
 	struct heap_config cfg = { .interval = c->o.alloc_interval, .uprobes = c->o.uprobes,
-				   .dwarf = 1, .verbose = c->o.verbose, .judge = judge, .arg = c };
+				   .dwarf = 1, .verbose = c->o.verbose, .judge = judge, .arg = c,
+				   .top = &c->rec.top };
 	char why[sizeof(c->heap.why)];
 	if ((c->heap.prog = heap_open(c->o.pid, &c->heap.probe, &cfg, why, sizeof(why))))
 		heap_hold(c->heap.prog);

@@ -116,6 +116,10 @@ finish(struct collect *c, int reason)
 		warnx("end reason %d: %llu samples written, %llu of other processes dropped",
 		      reason, (unsigned long long)c->rec.samples,
 		      (unsigned long long)c->rec.dropped);
+	if (c->o.verbose && c->rec.top.cut_samples)
+		warnx("%llu stack copies cut at their process's start_stack: %llu bytes not "
+		      "written", (unsigned long long)c->rec.top.cut_samples,
+		      (unsigned long long)c->rec.top.cut_bytes);
 	if (c->run.modules_unread)
 		warnx("host: %llu modules of processes that ended or could not be read were not "
 		      "copied to the module cache (-v names them)",
@@ -135,6 +139,7 @@ finish(struct collect *c, int reason)
 	modcache_free(&c->cache);
 	procend_free(&c->procend);
 	names_free(&c->names);
+	stacktop_free(&c->rec.top);
 	free(c->snap.v);
 }
 

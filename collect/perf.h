@@ -25,8 +25,10 @@
 /* AX..R15 in perf's numbering, less DS, ES, FS and GS, which perf refuses on x86_64. */
 #define COLLECT_REGS_MASK (((1ull << 24) - 1) & ~((1ull << 12) | (1ull << 13) | \
 						     (1ull << 14) | (1ull << 15)))
+#define COLLECT_SP_BIT 7 /* perf's number of the stack pointer */
 #elif defined(__aarch64__)
 #define COLLECT_REGS_MASK ((1ull << 33) - 1) /* x0..x30, sp, pc */
+#define COLLECT_SP_BIT 31
 #else
 #error "collect supports x86_64 and aarch64"
 #endif

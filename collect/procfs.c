@@ -101,6 +101,37 @@ procfs_exe(pid_t pid, char *buf, size_t len)
 	return 0;
 }
 
+int
+procfs_start_stack(pid_t pid, uint64_t *top)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	/* The name (field 2) may hold spaces and parentheses: the fields go on after the last
+	 * ')', from the state (field 3). */
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return -1;
+	p++;
+	for (int field = 3; field < 28; field++) {
+		p += strspn(p, " ");
+		p += strcspn(p, " ");
+	}
+	char *e;
+	unsigned long long v = strtoull(p, &e, 10);
+	if (e == p || v == 0)
+		return -1;
+	*top = v;
+	return 0;
+}
+
 pid_t
 procfs_ns_pid(pid_t pid)
 {

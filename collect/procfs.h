@@ -28,6 +28,9 @@ int procfs_comm(pid_t pid, pid_t tid, char *buf, size_t len);
 /* The pid of the process inside its own pid namespace (the last NSpid), which names its
  * /tmp/perf-PID.map; pid itself when the kernel does not say. */
 pid_t procfs_ns_pid(pid_t pid);
+/* The process's start_stack (the 28th field of /proc/PID/stat: its first thread's initial
+ * sp, where argc lies); -1 when the process is gone or the field is 0 (hidden). */
+int procfs_start_stack(pid_t pid, uint64_t *top);
 /* readlink of /proc/PID/exe; -1 with errno set. */
 int procfs_exe(pid_t pid, char *buf, size_t len);
 

@@ -95,6 +95,9 @@ split_chain(struct fr_sample *s, const uint8_t *chain, uint64_t nr, int kernel_f
  * abi is not 0, u64 size, size bytes of user stack and, when size is not 0, u64 dyn_size,
  * the part of the copy the kernel actually filled.  0, or -1 for a malformed record.
  */
+/* The stack pointer's place among a sample's registers (those of the mask below it). */
+#define SP_INDEX __builtin_popcountll(COLLECT_REGS_MASK & ((1ull << COLLECT_SP_BIT) - 1))
+
 static int
 send_regs(struct collect *c, const struct fr_sample *s, const uint8_t *p, const uint8_t *end)
 {
@@ -126,6 +129,9 @@ send_regs(struct collect *c, const struct fr_sample *s, const uint8_t *p, const 
 		dyn = rd64(p + size);
 	sr->stack = p;
 	sr->stack_len = (uint32_t)(dyn < size ? dyn : size);
+	if (sr->nregs)
+		sr->stack_len = stacktop_trim(&c->rec.top, s->pid, sr->regs[SP_INDEX],
+					      sr->stack, sr->stack_len);
 	sr->time = s->time;
 	sr->pid = s->pid;
 	sr->tid = s->tid;
@@ -245,6 +251,8 @@ on_comm(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
 		return;
 	}
 	collect_comm(c, &m);
+	if (m.flags & COMM_EXEC)
+		stacktop_forget(&c->rec.top, m.pid);
 	if (m.pid != (uint32_t)c->o.pid) {
 		/* Another process of the cgroup: the new image's mappings follow as records. */
 		if (m.flags & COMM_EXEC)
@@ -306,8 +314,10 @@ on_task(struct collect *c, const struct perf_event_header *h, const uint8_t *r)
 	emit_task(&c->out, h->type == PERF_RECORD_FORK ? FR_FORK : FR_EXIT, &t);
 	if (h->type == PERF_RECORD_FORK)
 		name_new_task(c, &t);
-	if (t.flags & EXIT_PROCESS)
+	if (t.flags & EXIT_PROCESS) {
 		scope_gone(&c->scope, t.pid);
+		stacktop_forget(&c->rec.top, t.pid);
+	}
 }
 
 /* LOST {id, lost}, LOST_SAMPLES {lost}, THROTTLE {time, id, stream_id}. */

@@ -92,5 +92,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	stream_writer_release(&c.out.w[0]);
 	fallback_free(&c.fb);
 	names_free(&c.names);
+	stacktop_free(&c.rec.top);
 	return 0;
 }

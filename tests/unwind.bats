@@ -4,6 +4,13 @@
 
 load helper
 
+setup_file() {
+	local root="$BATS_TEST_DIRNAME/.."
+	export STREAMGEN="$BATS_FILE_TMPDIR/streamgen"
+	${CC:-cc} -std=c17 -D_GNU_SOURCE -I"$root/lib" ${LDFLAGS:-} -o "$STREAMGEN" \
+		"$root/tests/tools/streamgen.c" "$root/.output/lib/librp.a" -lz -lm
+}
+
 setup() {
 	require_root
 	open_tmpdirs
@@ -47,6 +54,65 @@ chain_share() {
 	share=$(chain_share "$out/$(outputs "$out" cpu pb.gz)")
 	echo "whole chain in $share% of CPU time"
 	within "$share" 100 10
+}
+
+# copies STREAM: "tid sp len" of each sample-regs frame (x86_64: sp is the 8th register).
+copies() {
+	"$STREAMGEN" unpack <"$1" | awk '/^sample-regs / {
+		tid = sp = ""; len = 0
+		for (i = 2; i <= NF; i++) {
+			if ($i ~ /^tid=/) tid = substr($i, 5)
+			if ($i ~ /^regs=/) { split(substr($i, 6), r, ","); sp = r[8] }
+			if ($i ~ /^stack=/) len = (length($i) - 6) / 2
+		}
+		print tid, sp, len }'
+}
+
+@test "unwind: DWARF copies of the main thread end at its start_stack, not in the environment" {
+	[ "$(uname -m)" = x86_64 ] || skip "reads x86_64 registers"
+	# 20 KiB of environment: uncut, every copy of this shallow stack is a whole 16 KiB.
+	BIG=$(head -c 20000 /dev/zero | tr '\0' x) start_workload deep_nofp 30
+	local s=$BATS_TEST_TMPDIR/s mc=$BATS_TEST_TMPDIR/mc
+	top=$(awk '{ print $28 }' "/proc/$wpid/stat")
+	"$RP_BIN/collect" --pid "$wpid" --unwind dwarf --duration 2s --cpu-frequency 199 \
+		--module-cache "$mc" >"$s"
+	# Every copy ends 8 bytes past start_stack (argc kept); none is long.
+	local n=0 cut=0 longest=0 tid sp len
+	while read -r tid sp len; do
+		n=$((n + 1))
+		[ $((sp + len)) -ne $((top + 8)) ] || cut=$((cut + 1))
+		[ "$len" -le "$longest" ] || longest=$len
+	done < <(copies "$s")
+	echo "samples $n, cut $cut, longest copy $longest"
+	[ "$n" -ge 100 ]
+	[ "$cut" -eq "$n" ]
+	[ "$longest" -lt 4096 ]
+	# The stacks are whole: main and the six-deep chain in nearly every sample.
+	mkdir -p "$out"
+	"$RP_BIN/unwind" --module-cache "$mc" <"$s" | "$RP_BIN/aggregate" --window 60s |
+		"$RP_BIN/emit-pprof" --output "$out" | "$RP_BIN/commit" --output "$out" >/dev/null
+	share=$(chain_share "$out/$(outputs "$out" cpu pb.gz)")
+	echo "whole chain in $share% of CPU time"
+	within "$share" 100 5
+}
+
+@test "unwind: DWARF copies of other threads stay as the kernel made them" {
+	[ "$(uname -m)" = x86_64 ] || skip "reads x86_64 registers"
+	start_workload busy2 30
+	local s=$BATS_TEST_TMPDIR/s
+	"$RP_BIN/collect" --pid "$wpid" --unwind dwarf --duration 2s --cpu-frequency 199 \
+		--module-cache "$BATS_TEST_TMPDIR/mc" >"$s"
+	# A thread's copy runs to the end of its stack's mapping (a page boundary) or is a whole
+	# 16 KiB: never cut short.
+	local n=0 whole=0 tid sp len
+	while read -r tid sp len; do
+		[ "$tid" != "$wpid" ] || continue
+		n=$((n + 1))
+		[ $(((sp + len) % 4096)) -ne 0 ] && [ "$len" -ne 16384 ] || whole=$((whole + 1))
+	done < <(copies "$s")
+	echo "thread samples $n, whole $whole"
+	[ "$n" -ge 100 ]
+	[ "$whole" -eq "$n" ]
 }
 
 @test "unwind: explicit dwarf on a program without unwind tables fails with one line" {
