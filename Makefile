@@ -309,6 +309,7 @@ FUZZ_CFLAGS := $(BASE_CFLAGS) -O1 -g -fsanitize=fuzzer-no-link,address,undefined
 	-fno-sanitize-recover=undefined -Ilib $(shell $(PKG_CONFIG) --cflags $(PKGS))
 FUZZ_STAGE_symbolize_elf := unwind
 FUZZ_STAGE_debug_cache := unwind
+FUZZ_STAGE_debug_index := unwind
 FUZZ_STAGE_import_perfdata := import
 FUZZ_STAGE_cfi_parse := unwind
 FUZZ_STAGE_jit_perfmap := unwind

@@ -2,11 +2,14 @@
  * input is a debug file found somewhere (a --symbol-dir holds what its user put there): it
  * is indexed with its sections inflated and written to the cache as an inflated copy; then
  * the input itself is planted as the cached copy of its build id, as a damaged or hostile
- * cache would hold it, looked up and indexed.  Nothing survives an iteration: leaks show. */
+ * cache would hold it, looked up and indexed.  The copy written is looked up twice, its unit
+ * index (unwind/dbgindex.h) written by the first and read by the second.  Nothing survives
+ * an iteration: leaks show. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../unwind/dbgcache.h"
@@ -26,12 +29,15 @@ static void remove_all(void)
 		fprintf(stderr, "cannot remove %s\n", dir);
 }
 
-/* Indexes f's DWARF (storing what is inflated when c is given) and looks a few addresses up. */
-static void index_file(struct elffile *f, struct dbgcache *c, const uint8_t *id, size_t n)
+/* Indexes f's DWARF and looks a few addresses up.  With c: f is an original whose inflated
+ * sections are stored as the copy (copy 0), or the copy of copy bytes whose unit index is
+ * read from, or written to, the cache. */
+static void index_file(struct elffile *f, struct dbgcache *c, const uint8_t *id, size_t n,
+		       uint64_t copy)
 {
 	struct strpool pool;
 	struct dwindex idx;
-	struct dwindex_keep keep = { c, id, n };
+	struct dwindex_keep keep = { c, id, n, copy == 0, copy };
 
 	strpool_init(&pool);
 	if (dwindex_build(&idx, f->elf, &pool, c ? &keep : NULL) == 0) {
@@ -71,10 +77,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			memcpy(id, fixed, sizeof(fixed));
 			n = sizeof(fixed);
 		}
-		index_file(&f, c, id, n);	/* writes the inflated copy when there is one */
+		index_file(&f, c, id, n, 0);	/* writes the inflated copy when there is one */
 		elffile_close(&f);
-		if (dbgcache_lookup(c, id, n, &f) == 0) {
-			index_file(&f, NULL, NULL, 0);
+		/* The copy, twice: its unit index written, then read back. */
+		for (int k = 0; k < 2 && dbgcache_lookup(c, id, n, &f) == 0; k++) {
+			struct stat st;
+			index_file(&f, c, id, n, fstat(f.fd, &st) == 0 ? (uint64_t)st.st_size : 1);
 			elffile_close(&f);
 		}
 	}
@@ -84,7 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		build_id_hex(id, n, hex);
 		snprintf(copy, sizeof(copy), "%s/%s.debug", cachedir, hex);
 		if (rename(input, copy) == 0 && dbgcache_lookup(c, id, n, &f) == 0) {
-			index_file(&f, NULL, NULL, 0);
+			index_file(&f, NULL, NULL, 0, 0);
 			elffile_close(&f);
 		}
 		unlink(copy);

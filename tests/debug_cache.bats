@@ -86,11 +86,45 @@ collapsed_of() {
 	done
 }
 
+@test "debug cache: the copy's unit index is kept beside it and read back; a damaged one is written again" {
+	replay_to "$BATS_TEST_TMPDIR/a" --symbol-dir "$zsym" --debug-cache "$dc"
+	[ -f "$dc/$id.index" ]
+	[ "$(head -c 8 "$dc/$id.index")" = RPDBGIX1 ]
+	collapsed_of "$BATS_TEST_TMPDIR/a" >"$BATS_TEST_TMPDIR/a.txt"
+	grep -q 'stripped_outer;stripped_hot' "$BATS_TEST_TMPDIR/a.txt"
+	sum=$(md5sum <"$dc/$id.index")
+	# A run that reads the index leaves it as it is: the same stacks, the file not written.
+	touch -d '2 days ago' "$dc/$id.index"
+	replay_to "$BATS_TEST_TMPDIR/b" --debug-cache "$dc"
+	collapsed_of "$BATS_TEST_TMPDIR/b" | cmp - "$BATS_TEST_TMPDIR/a.txt"
+	[ "$(stat -c %Y "$dc/$id.index")" -lt "$(date -d '1 day ago' +%s)" ]
+	# Damaged, cut short, or of another copy (the copy grew): refused, and written again.
+	for damage in garbage truncated copy; do
+		case $damage in
+		garbage) head -c 5000 /dev/urandom >"$dc/$id.index" ;;
+		truncated) truncate -s 100 "$dc/$id.index" ;;
+		copy) printf 'RPDBGIX1' >"$BATS_TEST_TMPDIR/x"
+			tail -c +9 "$dc/$id.index" >>"$BATS_TEST_TMPDIR/x"
+			# the copy's size (bytes 8-15), one more than it is
+			size=$(($(stat -c %s "$dc/$id.debug") + 1))
+			printf '%016x' "$size" | sed 's/../& /g' |
+				awk '{ for (i = NF; i >= 1; i--) printf "\\x%s", $i }' |
+				xargs -0 printf | dd of="$BATS_TEST_TMPDIR/x" bs=1 seek=8 conv=notrunc 2>/dev/null
+			cp "$BATS_TEST_TMPDIR/x" "$dc/$id.index" ;;
+		esac
+		rm -rf "$BATS_TEST_TMPDIR/o"
+		replay_to "$BATS_TEST_TMPDIR/o" --debug-cache "$dc"
+		collapsed_of "$BATS_TEST_TMPDIR/o" | cmp - "$BATS_TEST_TMPDIR/a.txt"
+		[ "$(md5sum <"$dc/$id.index")" = "$sum" ] || fail "$damage: the index was not written again"
+	done
+}
+
 @test "debug cache: kept under --max-debug-cache, least recently used first; stale temporary files go" {
 	mkdir -p "$dc"
 	for k in 1 2 3; do
 		head -c 300000 /dev/urandom >"$dc/0${k}00000000000000000000000000000000000000.debug"
 		touch -d "$((10 - k)) days ago" "$dc/0${k}00000000000000000000000000000000000000.debug"
+		echo index >"$dc/0${k}00000000000000000000000000000000000000.index"
 	done
 	echo x >"$dc/.left.123456.tmp"
 	touch -d '1 hour ago' "$dc/.left.123456.tmp"
@@ -104,6 +138,10 @@ collapsed_of() {
 	[ ! -e "$dc/0100000000000000000000000000000000000000.debug" ]
 	[ ! -e "$dc/0200000000000000000000000000000000000000.debug" ]
 	[ -f "$dc/0300000000000000000000000000000000000000.debug" ]
+	# each copy's index goes with it
+	[ ! -e "$dc/0100000000000000000000000000000000000000.index" ]
+	[ ! -e "$dc/0200000000000000000000000000000000000000.index" ]
+	[ -f "$dc/0300000000000000000000000000000000000000.index" ]
 	[ ! -e "$dc/.left.123456.tmp" ]
 	[ -f "$dc/.fresh.123456.tmp" ]
 	[ -f "$dc/notes.txt" ]

@@ -12,10 +12,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dbgindex.h"
 #include "elfcopy.h"
 #include "symelf.h"
 
 #define SUFFIX ".debug"
+#define INDEX_SUFFIX ".index"
 #define STALE_TMP_SECONDS 600	/* a temporary file this old was left by a run that died */
 
 struct dbgcache {
@@ -81,15 +83,21 @@ const struct dbgcache_stats *dbgcache_stats(const struct dbgcache *c)
 	return &c->st;
 }
 
-static int name_of(const struct dbgcache *c, const uint8_t *id, size_t len, char *path,
-		   size_t size)
+static int file_of(const struct dbgcache *c, const uint8_t *id, size_t len, const char *suffix,
+		   char *path, size_t size)
 {
 	char hex[2 * SYM_BUILD_ID_MAX + 1];
 
 	if (len < 2 || len > SYM_BUILD_ID_MAX)
 		return -1;
 	build_id_hex(id, len, hex);
-	return (size_t)snprintf(path, size, "%s/%s" SUFFIX, c->dir, hex) < size ? 0 : -1;
+	return (size_t)snprintf(path, size, "%s/%s%s", c->dir, hex, suffix) < size ? 0 : -1;
+}
+
+static int name_of(const struct dbgcache *c, const uint8_t *id, size_t len, char *path,
+		   size_t size)
+{
+	return file_of(c, id, len, SUFFIX, path, size);
 }
 
 /* Every section's contents lie inside the file: a copy cut short (a crash before its pages
@@ -210,8 +218,17 @@ static int ends_with(const char *s, const char *suffix)
 	return n > k && strcmp(s + n - k, suffix) == 0;
 }
 
-/* Removes copies, least recently used first, while the directory holds more than its
- * limit (keep: the one just written, removed last); and temporary files a dead run left. */
+/* "<hex>.index" for the copy "<hex>.debug": 0, or -1 when it does not fit. */
+static int index_name(const char *copy, char *out, size_t size)
+{
+	size_t k = strlen(copy) - strlen(SUFFIX);
+
+	return (size_t)snprintf(out, size, "%.*s" INDEX_SUFFIX, (int)k, copy) < size ? 0 : -1;
+}
+
+/* Removes copies (each with its index), least recently used first, while the directory
+ * holds more than its limit (keep: the one just written, removed last); and temporary files
+ * a dead run left. */
 static void evict(struct dbgcache *c, const char *keep)
 {
 	DIR *d = opendir(c->dir);
@@ -245,6 +262,11 @@ static void evict(struct dbgcache *c, const char *keep)
 		if (!(v[n].name = strdup(de->d_name)))
 			break;
 		v[n].bytes = (uint64_t)st.st_blocks * 512;
+		char ix[256];
+		struct stat ist;
+		if (index_name(de->d_name, ix, sizeof(ix)) == 0 &&
+		    fstatat(dirfd(d), ix, &ist, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(ist.st_mode))
+			v[n].bytes += (uint64_t)ist.st_blocks * 512;
 		v[n].used = strcmp(de->d_name, keep) == 0 ? (struct timespec){ now + 1, 0 } :
 							    st.st_mtim;
 		total += v[n++].bytes;
@@ -254,6 +276,9 @@ static void evict(struct dbgcache *c, const char *keep)
 		if (unlinkat(dirfd(d), v[i].name, 0) == 0) {
 			total -= v[i].bytes;
 			c->st.evicted++;
+			char ix[256];
+			if (index_name(v[i].name, ix, sizeof(ix)) == 0)
+				(void)unlinkat(dirfd(d), ix, 0);
 		}
 	}
 	for (size_t i = 0; i < n; i++)
@@ -275,28 +300,74 @@ static uint64_t copy_bytes(Elf *e)
 	return n;
 }
 
-void dbgcache_store(struct dbgcache *c, const uint8_t *id, size_t len, Elf *e)
+uint64_t dbgcache_store(struct dbgcache *c, const uint8_t *id, size_t len, Elf *e)
 {
 	char path[4096], tmp[4096 + 16];
 	const char *name;
+	struct stat st;
 	int fd;
 
 	if (!c || name_of(c, id, len, path, sizeof(path)) < 0)
-		return;
+		return 0;
 	if (copy_bytes(e) > c->max_bytes)
-		return;	/* it would push everything else out, and not fit itself */
+		return 0;	/* it would push everything else out, and not fit itself */
 	name = strrchr(path, '/') + 1;
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX.tmp", c->dir, name) >= sizeof(tmp) ||
 	    (fd = mkstemps(tmp, 4)) < 0) {
 		c->st.failed++;
-		return;
+		return 0;
 	}
 	int rc = write_copy(e, fd);
+	if (rc == 0 && fstat(fd, &st) < 0)
+		rc = -1;
 	if (close(fd) < 0 || rc < 0 || rename(tmp, path) < 0) {
 		unlink(tmp);
 		c->st.failed++;
-		return;
+		return 0;
 	}
 	c->st.stored++;
 	evict(c, name);
+	return (uint64_t)st.st_size;
+}
+
+int dbgcache_index_load(struct dbgcache *c, const uint8_t *id, size_t len, uint64_t copy_size,
+			uint64_t ninfo, struct dbgindex *ix)
+{
+	char path[4096];
+
+	if (!c || file_of(c, id, len, INDEX_SUFFIX, path, sizeof(path)) < 0)
+		return -1;
+	return dbgindex_read(path, copy_size, ninfo, ix);
+}
+
+void dbgcache_index_store(struct dbgcache *c, const uint8_t *id, size_t len,
+			  const struct dbgindex *ix)
+{
+	char path[4096], tmp[4096 + 16];
+	size_t n = 0;
+	uint8_t *bytes;
+	int fd;
+
+	if (!c || file_of(c, id, len, INDEX_SUFFIX, path, sizeof(path)) < 0)
+		return;
+	if (!(bytes = dbgindex_encode(ix, &n))) {
+		c->st.failed++;
+		return;
+	}
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX.tmp", c->dir,
+			     strrchr(path, '/') + 1) >= sizeof(tmp) ||
+	    (fd = mkstemps(tmp, 4)) < 0) {
+		free(bytes);
+		c->st.failed++;
+		return;
+	}
+	size_t done = 0;
+	ssize_t w;
+	while (done < n && (w = write(fd, bytes + done, n - done)) > 0)
+		done += (size_t)w;
+	free(bytes);
+	if (close(fd) < 0 || done != n || rename(tmp, path) < 0) {
+		unlink(tmp);
+		c->st.failed++;
+	}
 }

@@ -37,8 +37,19 @@ int dbgcache_lookup(struct dbgcache *, const uint8_t *build_id, size_t len,
 /* Writes elf (an opened debug file whose sections the symbolizer has inflated in memory,
  * symdwarf.h) as the copy of this build id, then removes the least recently used files
  * while the directory holds more than its limit.  A copy larger than the limit is not
- * written.  Failures are counted, never fatal. */
-void dbgcache_store(struct dbgcache *, const uint8_t *build_id, size_t len, Elf *elf);
+ * written.  The copy's size, or 0 when it was not written: failures are counted, never
+ * fatal. */
+uint64_t dbgcache_store(struct dbgcache *, const uint8_t *build_id, size_t len, Elf *elf);
+
+struct dbgindex;
+/* The unit index kept beside the copy of this build id (dbgindex.h), for a copy of
+ * copy_size bytes whose .debug_info has ninfo: 0 and *ix, or -1 on a miss. */
+int dbgcache_index_load(struct dbgcache *, const uint8_t *build_id, size_t len,
+			uint64_t copy_size, uint64_t ninfo, struct dbgindex *ix);
+/* Writes ix beside the copy of this build id (to a temporary name, then renamed); the
+ * eviction of the copy removes it too.  Failures are counted, never fatal. */
+void dbgcache_index_store(struct dbgcache *, const uint8_t *build_id, size_t len,
+			  const struct dbgindex *ix);
 
 struct dbgcache_stats {
 	uint64_t hits, misses, stored, failed, evicted;

@@ -1,6 +1,7 @@
 /* symdwarf: one walk over all DIEs builds the address index (see symdwarf.h). */
 #include "symdwarf.h"
 #include "dbgcache.h"
+#include "dbgindex.h"
 #include "dwunits.h"
 #include "secinflate.h"
 
@@ -552,6 +553,81 @@ static int read_units(Elf *elf, struct dwlazy *z, struct dwunits *du, size_t *cr
 	return 0;
 }
 
+/* The ranges sorted: each range's highest reach so far, then what the units walked at once
+ * added (after the first f funcs, s segs and l lines) sorted in. */
+static int finish_setup(struct dwindex *idx, struct dwlazy *z, size_t f, size_t s, size_t l)
+{
+	if (z->nranges) {
+		if (!(z->maxhi = malloc(z->nranges * sizeof(*z->maxhi))))
+			return -1;
+		for (size_t i = 0; i < z->nranges; i++)
+			z->maxhi[i] = i && z->maxhi[i - 1] > z->ranges[i].hi ? z->maxhi[i - 1]
+									    : z->ranges[i].hi;
+	}
+	return merge_new(idx, f, s, l);
+}
+
+/* What lazy_setup found, from the index a run before kept (dbgindex.h): the units walked at
+ * once then are walked again, in the same order, and nothing else is read.  0, or -1 when
+ * out of memory. */
+static int cached_setup(struct dwindex *idx, struct dwlazy *z, const struct dbgindex *ix)
+{
+	size_t n = ix->nunits ? ix->nunits : 1, r = ix->nranges ? ix->nranges : 1;
+
+	if (!(z->dies = malloc(n * sizeof(*z->dies))) || !(z->done = malloc(n)) ||
+	    !(z->ranges = malloc(r * sizeof(*z->ranges))))
+		return -1;
+	z->nunits = ix->nunits;
+	memcpy(z->dies, ix->dies, ix->nunits * sizeof(*z->dies));
+	memcpy(z->done, ix->state, ix->nunits);
+	z->nranges = ix->nranges;
+	for (size_t i = 0; i < ix->nranges; i++)
+		z->ranges[i] = (struct curange){ ix->ranges[i].lo, ix->ranges[i].hi,
+						 ix->ranges[i].unit };
+	size_t f = idx->nfuncs, s = idx->nsegs, l = idx->nlines;
+	for (size_t u = 0; u < z->nunits; u++) {
+		Dwarf_Die die;
+		if (z->done[u] == DBGIX_EAGER && dwarf_offdie(idx->dwarf, z->dies[u], &die) &&
+		    index_cu(&z->w, &die, (uint32_t)u) < 0)
+			return -1;
+	}
+	return finish_setup(idx, z, f, s, l);
+}
+
+/* The size of .debug_info as libdw reads it (inflated), or 0. */
+static uint64_t info_size(Elf *elf)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	const char *name;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return 0;
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    strcmp(name, ".debug_info") == 0)
+			return sh.sh_type == SHT_NOBITS ? 0 : sh.sh_size;
+	return 0;
+}
+
+/* Keeps what lazy_setup found beside the copy of size copy_size. */
+static void store_index(const struct dwindex_keep *keep, const struct dwlazy *z,
+			uint64_t copy_size, uint64_t ninfo)
+{
+	struct dbgindex ix = { .copy_size = copy_size, .ninfo = ninfo, .dies = z->dies,
+			       .state = z->done, .nunits = z->nunits, .nranges = z->nranges };
+
+	if (!copy_size || !ninfo ||
+	    !(ix.ranges = malloc((z->nranges ? z->nranges : 1) * sizeof(*ix.ranges))))
+		return;
+	for (size_t i = 0; i < z->nranges; i++)
+		ix.ranges[i] = (struct dbgix_range){ z->ranges[i].lo, z->ranges[i].hi,
+						     z->ranges[i].unit };
+	dbgcache_index_store(keep->cache, keep->build_id, keep->build_id_len, &ix);
+	free(ix.ranges);
+}
+
 /* Lists the units and their ranges; a unit without known ranges is walked right away. */
 static int lazy_setup(struct dwindex *idx, struct dwlazy *z, Elf *elf)
 {
@@ -577,7 +653,7 @@ static int lazy_setup(struct dwindex *idx, struct dwlazy *z, Elf *elf)
 		 * without libdw reading it (and every unit before it); -1: libdw tells, below. */
 		int code = du.n ? dwunits_has_code(&du, u) : -1;
 		if (code == 0 || !dwarf_offdie(idx->dwarf, z->dies[u], &die)) {
-			z->done[u] = 1;
+			z->done[u] = DBGIX_NONE;
 			continue;
 		}
 		if (code < 0)
@@ -588,19 +664,13 @@ static int lazy_setup(struct dwindex *idx, struct dwlazy *z, Elf *elf)
 				known[u] = 1;
 		if (rc < 0 || (!known[u] && code && index_cu(&z->w, &die, (uint32_t)u) < 0))
 			goto fail;
-		z->done[u] = !known[u];
+		z->done[u] = known[u] ? DBGIX_LAZY : code ? DBGIX_EAGER : DBGIX_NONE;
 	}
 	free(known);
 	dwunits_free(&du);
-	if (z->nranges) {
+	if (z->nranges)
 		qsort(z->ranges, z->nranges, sizeof(*z->ranges), curange_cmp);
-		if (!(z->maxhi = malloc(z->nranges * sizeof(*z->maxhi))))
-			return -1;
-		for (size_t i = 0; i < z->nranges; i++)
-			z->maxhi[i] = i && z->maxhi[i - 1] > z->ranges[i].hi ? z->maxhi[i - 1]
-									    : z->ranges[i].hi;
-	}
-	return merge_new(idx, f, s, l);
+	return finish_setup(idx, z, f, s, l);
 fail:
 	free(known);
 	dwunits_free(&du);
@@ -694,14 +764,29 @@ int dwindex_build(struct dwindex *idx, Elf *elf, struct strpool *pool,
 	/* Without libdeflate nothing is inflated here: libdw does it, and there is nothing to
 	 * store. */
 	inflate_sections(z, elf);
-	if (keep && z->ninflated)
-		dbgcache_store(keep->cache, keep->build_id, keep->build_id_len, elf);
+	uint64_t copy_size = keep && !keep->store_copy ? keep->copy_size : 0;
+	if (keep && keep->store_copy && z->ninflated)
+		copy_size = dbgcache_store(keep->cache, keep->build_id, keep->build_id_len, elf);
 	if (!(idx->dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL))) {
 		lazy_free(idx);
 		return 0;	/* no DWARF at all */
 	}
 	z->w = (struct walk){ .idx = idx, .pool = pool };
-	if (lazy_setup(idx, z, elf) < 0) {
+	/* A copy's units as an earlier run listed them (dbgindex.h); else listed, and kept. */
+	uint64_t ninfo = copy_size ? info_size(elf) : 0;
+	struct dbgindex ix;
+	int rc;
+	if (ninfo && !keep->store_copy &&
+	    dbgcache_index_load(keep->cache, keep->build_id, keep->build_id_len, copy_size, ninfo,
+				&ix) == 0) {
+		rc = cached_setup(idx, z, &ix);
+		dbgindex_free(&ix);
+	} else {
+		rc = lazy_setup(idx, z, elf);
+		if (rc == 0 && ninfo)
+			store_index(keep, z, copy_size, ninfo);
+	}
+	if (rc < 0) {
 		dwindex_free(idx);
 		return -1;
 	}

@@ -84,6 +84,10 @@ struct dwindex_keep {
 	struct dbgcache *cache;
 	const uint8_t *build_id;
 	size_t build_id_len;
+	/* 1: elf is the original debug file, whose inflated sections become the copy; 0: elf
+	 * is the copy, of copy_size bytes, and its unit index may be kept beside it. */
+	int store_copy;
+	uint64_t copy_size;
 };
 
 /* Indexes the DWARF of elf (which stays owned by the caller, and open until dwindex_free

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "dbgfetch.h"
 #include "debugfile.h"
@@ -105,16 +106,25 @@ static int index_debugfile(const struct symmod_req *r, struct symmod *m, Elf *ma
 	struct elffile dbg;
 	int rc = 0;
 
-	struct dwindex_keep keep = { r->dbgcache, m->build_id, m->build_id_len }, *kp = NULL;
+	struct dwindex_keep keep = { r->dbgcache, m->build_id, m->build_id_len, 0, 0 }, *kp = NULL;
+	struct stat st;
 
 	q.debuglink = symelf_debuglink(main_elf, &q.crc);
-	/* The inflated copy of a debug file found before (dbgcache.h); by build id only. */
-	if (dbgcache_lookup(r->dbgcache, m->build_id, m->build_id_len, &dbg) < 0) {
+	/* The inflated copy of a debug file found before (dbgcache.h); by build id only.  Its
+	 * unit index may be kept beside it (dbgindex.h). */
+	if (dbgcache_lookup(r->dbgcache, m->build_id, m->build_id_len, &dbg) == 0) {
+		if (fstat(dbg.fd, &st) == 0) {
+			keep.copy_size = (uint64_t)st.st_size;
+			kp = &keep;
+		}
+	} else {
 		/* A fetched file stays in debuginfod's private cache of this run alone. */
-		if (debugfile_find(&q, &dbg) == 0)
+		if (debugfile_find(&q, &dbg) == 0) {
+			keep.store_copy = 1;
 			kp = r->dbgcache && m->build_id_len ? &keep : NULL;
-		else if (open_fetched(r, m->build_id, m->build_id_len, &dbg) < 0)
+		} else if (open_fetched(r, m->build_id, m->build_id_len, &dbg) < 0) {
 			return 0;	/* not finding one is normal: stay with what we have */
+		}
 	}
 	if (need_dwarf && has_dwarf(dbg.elf))
 		rc = dwindex_build(&m->dw, dbg.elf, &m->pool, kp);
