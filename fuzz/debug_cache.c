@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../unwind/dbgcache.h"
+#include "../unwind/dbgindex.h"
 #include "../unwind/symdwarf.h"
 #include "../unwind/symelf.h"
 #include "../unwind/symstr.h"
@@ -30,15 +31,19 @@ static void remove_all(void)
 }
 
 /* Indexes f's DWARF and looks a few addresses up.  With c: f is an original whose inflated
- * sections are stored as the copy (copy 0), or the copy of copy bytes whose unit index is
- * read from, or written to, the cache. */
+ * sections are stored as the copy (copy 0), or the copy of copy bytes, whose unit index is
+ * read from the cache when there is one that fits, else listed and written there. */
 static void index_file(struct elffile *f, struct dbgcache *c, const uint8_t *id, size_t n,
 		       uint64_t copy)
 {
 	struct strpool pool;
 	struct dwindex idx;
-	struct dwindex_keep keep = { c, id, n, copy == 0, copy };
+	struct dbgindex in = { 0 }, out = { 0 };
+	struct dwindex_keep keep = { c, id, n, copy == 0, copy, NULL, &out };
 
+	if (c && copy && dbgcache_index_load(c, id, n, copy, &in) == 0 &&
+	    in.ninfo == dwindex_info_size(f->elf))
+		keep.in = &in;
 	strpool_init(&pool);
 	if (dwindex_build(&idx, f->elf, &pool, c ? &keep : NULL) == 0) {
 		for (size_t k = 0; k < idx.nfuncs && k < 8; k++) {
@@ -50,6 +55,10 @@ static void index_file(struct elffile *f, struct dbgcache *c, const uint8_t *id,
 		sink += (size_t)dwindex_func(&idx, 0x1000);
 		dwindex_free(&idx);
 	}
+	if (c && copy && !keep.in && out.copy_size)
+		dbgcache_index_store(c, id, n, &out);
+	dbgindex_free(&in);
+	dbgindex_free(&out);
 	strpool_free(&pool);
 }
 

@@ -89,7 +89,7 @@ collapsed_of() {
 @test "debug cache: the copy's unit index is kept beside it and read back; a damaged one is written again" {
 	replay_to "$BATS_TEST_TMPDIR/a" --symbol-dir "$zsym" --debug-cache "$dc"
 	[ -f "$dc/$id.index" ]
-	[ "$(head -c 8 "$dc/$id.index")" = RPDBGIX1 ]
+	[ "$(head -c 8 "$dc/$id.index")" = RPDBGIX2 ]
 	collapsed_of "$BATS_TEST_TMPDIR/a" >"$BATS_TEST_TMPDIR/a.txt"
 	grep -q 'stripped_outer;stripped_hot' "$BATS_TEST_TMPDIR/a.txt"
 	sum=$(md5sum <"$dc/$id.index")
@@ -103,7 +103,7 @@ collapsed_of() {
 		case $damage in
 		garbage) head -c 5000 /dev/urandom >"$dc/$id.index" ;;
 		truncated) truncate -s 100 "$dc/$id.index" ;;
-		copy) printf 'RPDBGIX1' >"$BATS_TEST_TMPDIR/x"
+		copy) printf 'RPDBGIX2' >"$BATS_TEST_TMPDIR/x"
 			tail -c +9 "$dc/$id.index" >>"$BATS_TEST_TMPDIR/x"
 			# the copy's size (bytes 8-15), one more than it is
 			size=$(($(stat -c %s "$dc/$id.debug") + 1))

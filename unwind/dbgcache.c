@@ -331,13 +331,13 @@ uint64_t dbgcache_store(struct dbgcache *c, const uint8_t *id, size_t len, Elf *
 }
 
 int dbgcache_index_load(struct dbgcache *c, const uint8_t *id, size_t len, uint64_t copy_size,
-			uint64_t ninfo, struct dbgindex *ix)
+			struct dbgindex *ix)
 {
 	char path[4096];
 
 	if (!c || file_of(c, id, len, INDEX_SUFFIX, path, sizeof(path)) < 0)
 		return -1;
-	return dbgindex_read(path, copy_size, ninfo, ix);
+	return dbgindex_read(path, copy_size, ix);
 }
 
 void dbgcache_index_store(struct dbgcache *c, const uint8_t *id, size_t len,

@@ -42,10 +42,10 @@ int dbgcache_lookup(struct dbgcache *, const uint8_t *build_id, size_t len,
 uint64_t dbgcache_store(struct dbgcache *, const uint8_t *build_id, size_t len, Elf *elf);
 
 struct dbgindex;
-/* The unit index kept beside the copy of this build id (dbgindex.h), for a copy of
- * copy_size bytes whose .debug_info has ninfo: 0 and *ix, or -1 on a miss. */
+/* The index kept beside the copy of this build id (dbgindex.h), for a copy of copy_size
+ * bytes: 0 and *ix, or -1 on a miss. */
 int dbgcache_index_load(struct dbgcache *, const uint8_t *build_id, size_t len,
-			uint64_t copy_size, uint64_t ninfo, struct dbgindex *ix);
+			uint64_t copy_size, struct dbgindex *ix);
 /* Writes ix beside the copy of this build id (to a temporary name, then renamed); the
  * eviction of the copy removes it too.  Failures are counted, never fatal. */
 void dbgcache_index_store(struct dbgcache *, const uint8_t *build_id, size_t len,

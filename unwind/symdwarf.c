@@ -594,8 +594,7 @@ static int cached_setup(struct dwindex *idx, struct dwlazy *z, const struct dbgi
 	return finish_setup(idx, z, f, s, l);
 }
 
-/* The size of .debug_info as libdw reads it (inflated), or 0. */
-static uint64_t info_size(Elf *elf)
+uint64_t dwindex_info_size(Elf *elf)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
@@ -611,21 +610,25 @@ static uint64_t info_size(Elf *elf)
 	return 0;
 }
 
-/* Keeps what lazy_setup found beside the copy of size copy_size. */
-static void store_index(const struct dwindex_keep *keep, const struct dwlazy *z,
-			uint64_t copy_size, uint64_t ninfo)
+/* What lazy_setup found, into ix (which owns copies): 0, or -1 when out of memory. */
+static int index_units(struct dbgindex *ix, const struct dwlazy *z, uint64_t ninfo)
 {
-	struct dbgindex ix = { .copy_size = copy_size, .ninfo = ninfo, .dies = z->dies,
-			       .state = z->done, .nunits = z->nunits, .nranges = z->nranges };
+	size_t n = z->nunits ? z->nunits : 1, r = z->nranges ? z->nranges : 1;
 
-	if (!copy_size || !ninfo ||
-	    !(ix.ranges = malloc((z->nranges ? z->nranges : 1) * sizeof(*ix.ranges))))
-		return;
+	if (!(ix->dies = malloc(n * sizeof(*ix->dies))) || !(ix->state = malloc(n)) ||
+	    !(ix->ranges = malloc(r * sizeof(*ix->ranges))))
+		return -1;
+	ix->ninfo = ninfo;
+	ix->nunits = z->nunits;
+	if (z->nunits) {	/* a file of no units has neither array */
+		memcpy(ix->dies, z->dies, z->nunits * sizeof(*z->dies));
+		memcpy(ix->state, z->done, z->nunits);
+	}
+	ix->nranges = z->nranges;
 	for (size_t i = 0; i < z->nranges; i++)
-		ix.ranges[i] = (struct dbgix_range){ z->ranges[i].lo, z->ranges[i].hi,
-						     z->ranges[i].unit };
-	dbgcache_index_store(keep->cache, keep->build_id, keep->build_id_len, &ix);
-	free(ix.ranges);
+		ix->ranges[i] = (struct dbgix_range){ z->ranges[i].lo, z->ranges[i].hi,
+						      z->ranges[i].unit };
+	return 0;
 }
 
 /* Lists the units and their ranges; a unit without known ranges is walked right away. */
@@ -767,24 +770,21 @@ int dwindex_build(struct dwindex *idx, Elf *elf, struct strpool *pool,
 	uint64_t copy_size = keep && !keep->store_copy ? keep->copy_size : 0;
 	if (keep && keep->store_copy && z->ninflated)
 		copy_size = dbgcache_store(keep->cache, keep->build_id, keep->build_id_len, elf);
+	if (keep && keep->out)
+		keep->out->copy_size = copy_size;
 	if (!(idx->dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL))) {
 		lazy_free(idx);
 		return 0;	/* no DWARF at all */
 	}
 	z->w = (struct walk){ .idx = idx, .pool = pool };
 	/* A copy's units as an earlier run listed them (dbgindex.h); else listed, and kept. */
-	uint64_t ninfo = copy_size ? info_size(elf) : 0;
-	struct dbgindex ix;
 	int rc;
-	if (ninfo && !keep->store_copy &&
-	    dbgcache_index_load(keep->cache, keep->build_id, keep->build_id_len, copy_size, ninfo,
-				&ix) == 0) {
-		rc = cached_setup(idx, z, &ix);
-		dbgindex_free(&ix);
+	if (keep && keep->in) {
+		rc = cached_setup(idx, z, keep->in);
 	} else {
 		rc = lazy_setup(idx, z, elf);
-		if (rc == 0 && ninfo)
-			store_index(keep, z, copy_size, ninfo);
+		if (rc == 0 && keep && keep->out && copy_size)
+			rc = index_units(keep->out, z, dwindex_info_size(elf));
 	}
 	if (rc < 0) {
 		dwindex_free(idx);

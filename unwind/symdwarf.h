@@ -85,9 +85,14 @@ struct dwindex_keep {
 	const uint8_t *build_id;
 	size_t build_id_len;
 	/* 1: elf is the original debug file, whose inflated sections become the copy; 0: elf
-	 * is the copy, of copy_size bytes, and its unit index may be kept beside it. */
+	 * is the copy, of copy_size bytes. */
 	int store_copy;
 	uint64_t copy_size;
+	/* The copy's index (dbgindex.h), its units already checked against elf
+	 * (dwindex_info_size): they are taken from there.  Else NULL, and the units listed go
+	 * into out when out is not NULL, with the copy's size. */
+	const struct dbgindex *in;
+	struct dbgindex *out;
 };
 
 /* Indexes the DWARF of elf (which stays owned by the caller, and open until dwindex_free
@@ -95,6 +100,9 @@ struct dwindex_keep {
  * sections had to be inflated, the file as inflated is stored in keep's cache.  Returns 0
  * (possibly with empty arrays when there is no usable DWARF), -1 when out of memory. */
 int dwindex_build(struct dwindex *, Elf *elf, struct strpool *, const struct dwindex_keep *keep);
+/* The size of elf's .debug_info as libdw reads it (inflated), or 0: what an index's units
+ * were listed from. */
+uint64_t dwindex_info_size(Elf *elf);
 /* Indexes the units whose ranges hold addr, if not done yet; call before the lookups
  * below.  0, or -1 when out of memory. */
 int dwindex_prepare(struct dwindex *, uint64_t addr);

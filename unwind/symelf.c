@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dbgindex.h"
 #include "keysort.h"
 #include "runsort.h"
 #include "secinflate.h"
@@ -341,6 +342,10 @@ int symtab_index_build(struct symtab_index *idx, Elf *elf)
 			free(strs);
 			goto fail;
 		}
+		if (idx->nstrs == 1) {
+			idx->str0_scn = (uint32_t)elf_ndxscn(strscn);
+			idx->str0_size = sr.strsize;
+		}
 		sr.strs = strs;
 		if (read_symbols(&sr, scn) < 0)
 			goto fail;
@@ -373,6 +378,38 @@ fail:
 	free(rv.v);
 	symtab_index_free(idx);
 	return -1;
+}
+
+int symtab_index_from(struct symtab_index *idx, Elf *elf, const struct dbgix_func *f, size_t n,
+		      uint32_t strndx, uint64_t strsize)
+{
+	Elf_Scn *scn = elf_getscn(elf, strndx);
+	GElf_Shdr sh;
+	size_t len = 0;
+	char *strs;
+
+	memset(idx, 0, sizeof(*idx));
+	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_STRTAB ||
+	    !(strs = section_copy(scn, elf, &len)))
+		return -1;
+	if (len != strsize || keep_strings(idx, strs) < 0) {
+		if (idx->nstrs == 0)
+			free(strs);
+		symtab_index_free(idx);
+		return -1;
+	}
+	if (!(idx->v = calloc(n ? n : 1, sizeof(*idx->v)))) {
+		symtab_index_free(idx);
+		return -1;
+	}
+	idx->str0_scn = strndx;
+	idx->str0_size = len;
+	/* section_copy ends the table with a NUL: a name inside it is a string */
+	for (size_t i = 0; i < n; i++)
+		idx->v[i] = (struct symfunc){ .lo = f[i].lo, .hi = f[i].hi,
+					      .sys = strs + (f[i].name < len ? f[i].name : len) };
+	idx->n = n;
+	return 0;
 }
 
 struct symfunc *symtab_index_find(const struct symtab_index *idx, uint64_t addr)

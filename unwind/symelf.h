@@ -30,6 +30,8 @@ struct symtab_index {
 	size_t n;
 	char **strs;			/* copies of the string tables the names point into */
 	size_t nstrs;
+	uint32_t str0_scn;		/* strs[0]'s section, and its size */
+	size_t str0_size;
 };
 
 /* Copies the NT_GNU_BUILD_ID note into out; returns its length, 0 when absent. */
@@ -44,6 +46,12 @@ int symelf_has_section(Elf *, const char *name);
  * address; a size-0 symbol extends to the next symbol).  Returns 0, or -1 when out of
  * memory. */
 int symtab_index_build(struct symtab_index *idx, Elf *);
+struct dbgix_func;
+/* The same from the functions an earlier build found (dbgindex.h: sorted by lo, once each),
+ * their names offsets in string table section strndx of strsize bytes.  0, or -1 (idx
+ * empty) when out of memory or that section is not such a table. */
+int symtab_index_from(struct symtab_index *idx, Elf *, const struct dbgix_func *f, size_t n,
+		      uint32_t strndx, uint64_t strsize);
 /* The symbol containing addr, or NULL. */
 struct symfunc *symtab_index_find(const struct symtab_index *, uint64_t addr);
 void symtab_index_free(struct symtab_index *);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "dbgfetch.h"
+#include "dbgindex.h"
 #include "debugfile.h"
 
 void symmod_free(struct symmod *m)
@@ -96,6 +97,43 @@ static int open_main(const struct symmod_req *r, struct elffile *f, char *err, s
 	return -1;
 }
 
+/* Whether the copy's index (dbgindex.h) fits the copy: the units listed from its
+ * .debug_info, the functions' names in its string table. */
+static int index_fits(const struct dbgindex *ix, Elf *elf, int dwarf, int symtab)
+{
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+
+	if (dwarf && ix->ninfo != dwindex_info_size(elf))
+		return 0;
+	return !symtab || !ix->nfuncs ||
+	       ((scn = elf_getscn(elf, ix->strndx)) && gelf_getshdr(scn, &sh) &&
+		sh.sh_type == SHT_STRTAB && sh.sh_size == ix->strsize);
+}
+
+/* The functions of syms into ix, names as offsets in its one string table; nothing when
+ * they point into more than one.  0, or -1 when out of memory. */
+static int index_funcs(struct dbgindex *ix, const struct symtab_index *syms)
+{
+	if (syms->nstrs != 1 || !syms->n)
+		return 0;
+	if (!(ix->funcs = malloc(syms->n * sizeof(*ix->funcs))))
+		return -1;
+	for (size_t i = 0; i < syms->n; i++) {
+		size_t off = (size_t)(syms->v[i].sys - syms->strs[0]);
+		if (off >= syms->str0_size) {
+			free(ix->funcs);
+			ix->funcs = NULL;
+			return 0;
+		}
+		ix->funcs[i] = (struct dbgix_func){ syms->v[i].lo, syms->v[i].hi, (uint32_t)off };
+	}
+	ix->nfuncs = syms->n;
+	ix->strndx = syms->str0_scn;
+	ix->strsize = syms->str0_size;
+	return 0;
+}
+
 /* Adds what the module's ELF lacks (DWARF, .symtab) from its separate debug file. */
 static int index_debugfile(const struct symmod_req *r, struct symmod *m, Elf *main_elf,
 			   int need_dwarf, int need_symtab, int *got_symtab)
@@ -104,14 +142,14 @@ static int index_debugfile(const struct symmod_req *r, struct symmod *m, Elf *ma
 				     .build_id = m->build_id, .build_id_len = m->build_id_len,
 				     .dirs = r->dirs, .ndirs = r->ndirs };
 	struct elffile dbg;
+	struct dbgindex in = { 0 }, out = { 0 };
+	struct dwindex_keep keep = { r->dbgcache, m->build_id, m->build_id_len, 0, 0, NULL, &out };
+	struct dwindex_keep *kp = NULL;
+	struct stat st;
 	int rc = 0;
 
-	struct dwindex_keep keep = { r->dbgcache, m->build_id, m->build_id_len, 0, 0 }, *kp = NULL;
-	struct stat st;
-
 	q.debuglink = symelf_debuglink(main_elf, &q.crc);
-	/* The inflated copy of a debug file found before (dbgcache.h); by build id only.  Its
-	 * unit index may be kept beside it (dbgindex.h). */
+	/* The inflated copy of a debug file found before (dbgcache.h); by build id only. */
 	if (dbgcache_lookup(r->dbgcache, m->build_id, m->build_id_len, &dbg) == 0) {
 		if (fstat(dbg.fd, &st) == 0) {
 			keep.copy_size = (uint64_t)st.st_size;
@@ -126,12 +164,35 @@ static int index_debugfile(const struct symmod_req *r, struct symmod *m, Elf *ma
 			return 0;	/* not finding one is normal: stay with what we have */
 		}
 	}
-	if (need_dwarf && has_dwarf(dbg.elf))
+	int dwarf = need_dwarf && has_dwarf(dbg.elf);
+	int symtab = need_symtab && symelf_has_section(dbg.elf, ".symtab");
+	/* What an earlier run learnt of the copy (dbgindex.h), if it fits the copy whole; else
+	 * it is learnt again, and kept. */
+	if (kp && !keep.store_copy &&
+	    dbgcache_index_load(r->dbgcache, m->build_id, m->build_id_len, keep.copy_size,
+				&in) == 0) {
+		if (index_fits(&in, dbg.elf, dwarf, symtab))
+			keep.in = &in;
+		else
+			dbgindex_free(&in);
+	}
+	out.copy_size = keep.copy_size;
+	if (dwarf)
 		rc = dwindex_build(&m->dw, dbg.elf, &m->pool, kp);
-	if (rc == 0 && need_symtab && symelf_has_section(dbg.elf, ".symtab")) {
-		rc = symtab_index_build(&m->syms, dbg.elf);
+	if (rc == 0 && symtab) {
+		if (!keep.in || !in.nfuncs ||
+		    symtab_index_from(&m->syms, dbg.elf, in.funcs, in.nfuncs, in.strndx,
+				      in.strsize) < 0) {
+			rc = symtab_index_build(&m->syms, dbg.elf);
+			if (rc == 0 && kp && !keep.in)
+				rc = index_funcs(&out, &m->syms);
+		}
 		*got_symtab = rc == 0;
 	}
+	if (rc == 0 && kp && !keep.in && out.copy_size && (out.nunits || out.nfuncs))
+		dbgcache_index_store(r->dbgcache, m->build_id, m->build_id_len, &out);
+	dbgindex_free(&in);
+	dbgindex_free(&out);
 	if (rc == 0 && m->dw.dwarf)
 		m->dwfile = dbg;	/* read again as lookups reach new units */
 	else
