@@ -96,6 +96,19 @@ copies() {
 	within "$share" 100 5
 }
 
+@test "unwind: DWARF copies of the main thread's allocations end at its start_stack too" {
+	BIG=$(head -c 20000 /dev/zero | tr '\0' x) start_workload heap_mix 30
+	local s=$BATS_TEST_TMPDIR/s
+	"$RP_BIN/collect" --pid "$wpid" --unwind dwarf --profiles cpu,heap --duration 2s \
+		--cpu-frequency 99 --module-cache "$BATS_TEST_TMPDIR/mc" >"$s"
+	# heap_mix allocates on its main thread: uncut, each copy is the BPF program's 4 or
+	# 16 KiB, most of it the environment.
+	run -0 awk '/^alloc / { for (i = 2; i <= NF; i++) if ($i ~ /^stack=/) {
+			n++; l = (length($i) - 6) / 2; if (l > m) m = l } }
+		END { print n + 0, m + 0; exit !(n >= 20 && m < 2048) }' < <("$STREAMGEN" unpack <"$s")
+	echo "allocations with a copy, longest: $output"
+}
+
 @test "unwind: DWARF copies of other threads stay as the kernel made them" {
 	[ "$(uname -m)" = x86_64 ] || skip "reads x86_64 registers"
 	start_workload busy2 30
