@@ -182,7 +182,8 @@ check-asan:
 # with the BTF of Debian's arm64 kernel, scripts/arm64-btf.sh), and the unit tests run under
 # qemu-user.  The imports of the fixture captures must give the native build's streams byte
 # for byte (tests/unit/fixtures_test.c).  Tests that fork are left out there: a child forked
-# under qemu-user 7.2 hangs in qemu's own locks; they run natively.  Skipped with one line
+# under qemu-user 7.2 hangs in qemu's own locks (so does a thread: no unit test starts one);
+# they run natively.  Skipped with one line
 # where the cross tools are not installed (scripts/install-deps.sh installs them).
 AARCH64_OUT := .output-aarch64
 AARCH64_PKG_CONFIG := env PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig pkg-config

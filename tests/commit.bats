@@ -130,7 +130,9 @@ jq_is() {
 	assert_output "$(wrote_lines 0 1 svg)"
 	assert_regex "$stderr" "^commit: stdin: truncated [^[:cntrl:]]*$"
 	assert_no_temps
-	[ -f "$OUT/$(name cpu 1 svg)" ] && [ -f "$(diag 1)" ] && [ ! -e "$(diag 2)" ]
+	[ -f "$OUT/$(name cpu 1 svg)" ]
+	[ -f "$(diag 1)" ]
+	[ ! -e "$(diag 2)" ]
 }
 
 @test "commit: input without an end frame fails after the last window" {

@@ -110,7 +110,8 @@ sums_hold() {
 	run -0 counts failed requests
 	local failed requests
 	read -r failed requests <<<"${lines[0]}"
-	[ "${failed#failed=}" = "${requests#requests=}" ] && [ "${requests#requests=}" -ge 1 ]
+	[ "${failed#failed=}" = "${requests#requests=}" ]
+	[ "${requests#requests=}" -ge 1 ]
 	sums_hold
 	run -0 jq -r '.warnings[]' "$out"/diagnostics-*.json
 	assert_output --partial "debuginfod: no debug file for build id $bid: Connection refused"

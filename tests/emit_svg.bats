@@ -88,8 +88,12 @@ title_share() {
 	x=$(fill "[libc.so.6] [unsymbolized]" "$svg")
 	echo "kernel $k, user $u, unsymbolized $x"
 	read -r r g b <<<"$k"; [ "$b" -gt "$r" ]             # blue-green
-	read -r r g b <<<"$u"; [ "$r" -ge 205 ] && [ "$b" -le 55 ]   # warm
-	read -r r g b <<<"$x"; [ "$r" -eq "$g" ] && [ "$g" -eq "$b" ] # grey
+	read -r r g b <<<"$u"	# warm
+	[ "$r" -ge 205 ]
+	[ "$b" -le 55 ]
+	read -r r g b <<<"$x"	# grey
+	[ "$r" -eq "$g" ]
+	[ "$g" -eq "$b" ]
 }
 
 @test "emit-svg: names are escaped and bad bytes replaced" {

@@ -187,7 +187,8 @@ check_estimates() {
 		--output "$out.replay"
 	a=$(outputs "$out" heap pb.gz)
 	b=$(outputs "$out.replay" heap pb.gz)
-	[ "$a" = "$b" ] && [ -n "$a" ]
+	[ "$a" = "$b" ]
+	[ -n "$a" ]
 	for f in $a; do
 		diff <(pprof -raw "$out/$f" | grep -v '^Time:') \
 			<(pprof -raw "$out.replay/$f" | grep -v '^Time:')

@@ -43,7 +43,9 @@ total() {
 	b=$(samples_of "$cpu" "$w2" rp-busy-1)
 	c=$(samples_of "$cpu" "$w2" rp-busy-2)
 	echo "cpu_split $a, busy2 $b + $c of $(total "$cpu")"
-	[ "$a" -ge 20 ] && [ "$b" -ge 20 ] && [ "$c" -ge 20 ]
+	[ "$a" -ge 20 ]
+	[ "$b" -ge 20 ]
+	[ "$c" -ge 20 ]
 	pprof -traces "$cpu" | grep -q hot_a
 	pprof -traces "$cpu" | grep -q busy_spin
 	d=$(ls "$out"/diagnostics-*.json)

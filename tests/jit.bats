@@ -215,7 +215,8 @@ while time.time() < end:
 	run -0 "$RP" record --pid "$wpid" --duration 2s --window 2s --profiles cpu --output "$out"
 	stop_workload
 	old=$(ls "$out/.modules/.jit")
-	[ -n "$old" ] && [ -d "$out/.modules/.jit/$old" ]
+	[ -n "$old" ]
+	[ -d "$out/.modules/.jit/$old" ]
 	# Another session while the first one's windows remain: they keep its files.
 	run -0 "$RP" launch --duration 1s --window 1s --profiles cpu --output "$out" -- \
 		sh -c 'i=0; while [ $i -lt 200000 ]; do i=$((i + 1)); done'

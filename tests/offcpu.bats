@@ -306,7 +306,8 @@ diag_sum() {
 	echo "$recorded recorded, $unsampled left out, $intervals estimated, $ns ns"
 	[ "$pct" -eq 50 ]
 	# About half of the switch-outs were recorded, and each counts twice.
-	[ "$recorded" -gt 100 ] && [ "$unsampled" -gt 100 ]
+	[ "$recorded" -gt 100 ]
+	[ "$unsampled" -gt 100 ]
 	within $((100 * recorded / (recorded + unsampled))) 50 10
 	[ "$intervals" -eq $((2 * recorded)) ]
 	# The estimate keeps the read path at about half the reader's 6 s.
@@ -341,8 +342,10 @@ diag_sum() {
 		--window 2s --svg --collapsed --output "$out"
 	svg=$(outputs "$out" off-cpu svg)
 	col=$(outputs "$out" off-cpu collapsed)
-	[ -n "$svg" ] && [ -n "$col" ]
-	[ -n "$(outputs "$out" cpu svg)" ] && [ -n "$(outputs "$out" cpu collapsed)" ]
+	[ -n "$svg" ]
+	[ -n "$col" ]
+	[ -n "$(outputs "$out" cpu svg)" ]
+	[ -n "$(outputs "$out" cpu collapsed)" ]
 	grep -q "off-CPU blocked" "$out/$svg"
 	grep -q "Off-CPU flame graph" "$out/$svg"
 	# The folded lines carry the window's off-CPU nanoseconds, under the phase root.
@@ -430,7 +433,8 @@ diag_sum() {
 	cp "$RP_WORKLOADS/syscall_heavy" "$other"
 	bid=$(readelf -n "$other" | awk '/Build ID/ { print $3 }')
 	own=$(readelf -n "$RP_WORKLOADS/offcpu_pipe" | awk '/Build ID/ { print $3 }')
-	[ -n "$bid" ] && [ -n "$own" ]
+	[ -n "$bid" ]
+	[ -n "$own" ]
 	( while :; do "$other" 0.2; done ) 3>&- &
 	loop=$!
 	cache=$BATS_TEST_TMPDIR/modules

@@ -121,7 +121,8 @@ launch_pages() {
 	d=$(outputs "$out" diagnostics json | tail -n 1)
 	jq -e '.physical.probability == 10 and (.physical.limitations | length) > 0 and
 		(.written_profiles | index("physical-alloc"))' "$out/$d"
-	[ -z "$(outputs "$out" physical-usage pb.gz)" ] && [ -z "$(outputs "$out" cpu pb.gz)" ]
+	[ -z "$(outputs "$out" physical-usage pb.gz)" ]
+	[ -z "$(outputs "$out" cpu pb.gz)" ]
 }
 
 @test "physical: a replayed stream gives the same physical files" {
@@ -133,7 +134,8 @@ launch_pages() {
 	for kind in physical-alloc physical-usage; do
 		a=$(outputs "$out" $kind pb.gz)
 		b=$(outputs "$out.replay" $kind pb.gz)
-		[ "$a" = "$b" ] && [ -n "$a" ]
+		[ "$a" = "$b" ]
+		[ -n "$a" ]
 		for f in $a; do
 			diff <(pprof -raw "$out/$f" | grep -v '^Time:') \
 				<(pprof -raw "$out.replay/$f" | grep -v '^Time:')
