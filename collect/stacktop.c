@@ -7,6 +7,8 @@
 #include "le.h"
 #include "procfs.h"
 
+#define UNREAD UINT64_MAX /* a start_stack not read yet (no process has this one) */
+
 uint32_t
 stacktop_cut(uint64_t sp, const uint8_t *stack, uint32_t len, uint64_t top)
 {
@@ -24,44 +26,31 @@ stacktop_cut(uint64_t sp, const uint8_t *stack, uint32_t len, uint64_t top)
 	return (uint32_t)(off + 8);
 }
 
-static size_t
-slot_of(const struct stacktop *t, uint32_t pid)
-{
-	size_t i = (pid * 2654435761u) & (t->cap - 1);
-	while (t->v[i].pid && t->v[i].pid != pid)
-		i = (i + 1) & (t->cap - 1);
-	return i;
-}
-
-/* The slot of pid, made when missing; NULL when out of memory. */
-static struct stacktop_slot *
+/* pid's index in t->top, made when missing (the table starts again past its bound); -1
+ * when out of memory. */
+static int64_t
 slot(struct stacktop *t, uint32_t pid)
 {
-	if (t->n + 1 > t->cap / 2) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		if (cap > 2 * STACKTOP_MAX_PROCESSES) {
-			memset(t->v, 0, t->cap * sizeof(*t->v));
-			t->n = 0;
-			t->last_pid = 0;
-		} else {
-			struct stacktop old = *t;
-			if (!(t->v = calloc(cap, sizeof(*t->v)))) {
-				*t = old;
-				return NULL;
-			}
-			t->cap = cap;
-			for (size_t i = 0; i < old.cap; i++)
-				if (old.v[i].pid)
-					t->v[slot_of(t, old.v[i].pid)] = old.v[i];
-			free(old.v);
-		}
+	uint32_t i;
+	if (idmap_get(&t->slot, pid, &i))
+		return i;
+	if (t->n == STACKTOP_MAX_PROCESSES) {
+		idmap_clear(&t->slot);
+		t->n = 0;
+		t->last_pid = 0;
 	}
-	struct stacktop_slot *s = &t->v[slot_of(t, pid)];
-	if (!s->pid) {
-		*s = (struct stacktop_slot){ .pid = pid };
-		t->n++;
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 64;
+		uint64_t *top = realloc(t->top, cap * sizeof(*top));
+		if (!top)
+			return -1;
+		t->top = top;
+		t->cap = cap;
 	}
-	return s;
+	if (idmap_put(&t->slot, pid, (uint32_t)t->n) < 0)
+		return -1;
+	t->top[t->n] = UNREAD;
+	return (int64_t)t->n++;
 }
 
 uint32_t
@@ -74,16 +63,13 @@ stacktop_trim(struct stacktop *t, uint32_t pid, uint64_t sp, const uint8_t *stac
 	if (pid == t->last_pid) {
 		top = t->last_top;
 	} else {
-		struct stacktop_slot *s = slot(t, pid);
-		if (!s)
+		int64_t i = slot(t, pid);
+		if (i < 0)
 			return len;
-		if (!s->known) {
-			s->known = 1;
-			if (procfs_start_stack((pid_t)pid, &s->top) < 0)
-				s->top = 0;
-		}
+		if (t->top[i] == UNREAD && procfs_start_stack((pid_t)pid, &t->top[i]) < 0)
+			t->top[i] = 0;
 		t->last_pid = pid;
-		top = t->last_top = s->top;
+		top = t->last_top = t->top[i];
 	}
 	/* A deep stack, or another thread's: start_stack is not in the copy. */
 	if (top <= sp || top - sp > len)
@@ -99,11 +85,9 @@ stacktop_trim(struct stacktop *t, uint32_t pid, uint64_t sp, const uint8_t *stac
 void
 stacktop_forget(struct stacktop *t, uint32_t pid)
 {
-	if (!t->cap || !pid)
-		return;
-	struct stacktop_slot *s = &t->v[slot_of(t, pid)];
-	if (s->pid == pid)
-		s->known = 0;
+	uint32_t i;
+	if (idmap_get(&t->slot, pid, &i))
+		t->top[i] = UNREAD;
 	if (t->last_pid == pid)
 		t->last_pid = 0;
 }
@@ -111,6 +95,7 @@ stacktop_forget(struct stacktop *t, uint32_t pid)
 void
 stacktop_free(struct stacktop *t)
 {
-	free(t->v);
+	idmap_release(&t->slot);
+	free(t->top);
 	memset(t, 0, sizeof(*t));
 }

@@ -22,18 +22,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "idmap.h"
+
 #define STACKTOP_MAX_PROCESSES 65536 /* beyond, the table starts again (re-read from /proc) */
 #define STACKTOP_ARGS_MAX (1ull << 30) /* argv[0] lies this far above argc at most */
 
-struct stacktop_slot {
-	uint32_t pid;           /* 0: empty */
-	uint32_t known;         /* 1: top was read (0 when /proc had none) */
-	uint64_t top;           /* the process's start_stack */
-};
-
 struct stacktop {
-	struct stacktop_slot *v; /* open addressing, cap a power of two */
-	size_t cap, n;
+	struct idmap slot;      /* pid -> its index in top */
+	uint64_t *top;          /* start_stack of each process (0: none; all ones: unread) */
+	size_t n, cap;
 	uint32_t last_pid;      /* the last lookup's (0: none), whose top is last_top */
 	uint64_t last_top;
 	uint64_t cut_samples, cut_bytes;

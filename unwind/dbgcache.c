@@ -14,6 +14,7 @@
 
 #include "dbgindex.h"
 #include "elfcopy.h"
+#include "fsutil.h"
 #include "symelf.h"
 
 #define SUFFIX ".debug"
@@ -300,24 +301,23 @@ static uint64_t copy_bytes(Elf *e)
 	return n;
 }
 
-uint64_t dbgcache_store(struct dbgcache *c, const uint8_t *id, size_t len, Elf *e)
+/* Writes path through a temporary file of the directory (write(fd, arg)), renamed when
+ * whole: concurrent runs see whole files only.  The file's size, or 0 when it was not
+ * written (counted as failed). */
+static uint64_t publish(struct dbgcache *c, const char *path, int (*write)(int fd, void *arg),
+			void *arg)
 {
-	char path[4096], tmp[4096 + 16];
-	const char *name;
+	char tmp[4096 + 16];
 	struct stat st;
-	int fd;
+	int fd, rc;
 
-	if (!c || name_of(c, id, len, path, sizeof(path)) < 0)
-		return 0;
-	if (copy_bytes(e) > c->max_bytes)
-		return 0;	/* it would push everything else out, and not fit itself */
-	name = strrchr(path, '/') + 1;
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX.tmp", c->dir, name) >= sizeof(tmp) ||
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX.tmp", c->dir,
+			     strrchr(path, '/') + 1) >= sizeof(tmp) ||
 	    (fd = mkstemps(tmp, 4)) < 0) {
 		c->st.failed++;
 		return 0;
 	}
-	int rc = write_copy(e, fd);
+	rc = write(fd, arg);
 	if (rc == 0 && fstat(fd, &st) < 0)
 		rc = -1;
 	if (close(fd) < 0 || rc < 0 || rename(tmp, path) < 0) {
@@ -325,9 +325,28 @@ uint64_t dbgcache_store(struct dbgcache *c, const uint8_t *id, size_t len, Elf *
 		c->st.failed++;
 		return 0;
 	}
-	c->st.stored++;
-	evict(c, name);
 	return (uint64_t)st.st_size;
+}
+
+static int write_elf(int fd, void *e)
+{
+	return write_copy(e, fd);
+}
+
+uint64_t dbgcache_store(struct dbgcache *c, const uint8_t *id, size_t len, Elf *e)
+{
+	char path[4096];
+	uint64_t size;
+
+	if (!c || name_of(c, id, len, path, sizeof(path)) < 0)
+		return 0;
+	if (copy_bytes(e) > c->max_bytes)
+		return 0;	/* it would push everything else out, and not fit itself */
+	if (!(size = publish(c, path, write_elf, e)))
+		return 0;
+	c->st.stored++;
+	evict(c, strrchr(path, '/') + 1);
+	return size;
 }
 
 int dbgcache_index_load(struct dbgcache *c, const uint8_t *id, size_t len, uint64_t copy_size,
@@ -340,34 +359,31 @@ int dbgcache_index_load(struct dbgcache *c, const uint8_t *id, size_t len, uint6
 	return dbgindex_read(path, copy_size, ix);
 }
 
+struct bytes {
+	const uint8_t *p;
+	size_t n;
+};
+
+static int write_bytes(int fd, void *arg)
+{
+	const struct bytes *b = arg;
+
+	return fs_write_all(fd, b->p, b->n);
+}
+
 void dbgcache_index_store(struct dbgcache *c, const uint8_t *id, size_t len,
 			  const struct dbgindex *ix)
 {
-	char path[4096], tmp[4096 + 16];
-	size_t n = 0;
-	uint8_t *bytes;
-	int fd;
+	char path[4096];
+	struct bytes b = { NULL, 0 };
 
 	if (!c || file_of(c, id, len, INDEX_SUFFIX, path, sizeof(path)) < 0)
 		return;
-	if (!(bytes = dbgindex_encode(ix, &n))) {
+	uint8_t *p = dbgindex_encode(ix, &b.n);
+	if (!(b.p = p)) {
 		c->st.failed++;
 		return;
 	}
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX.tmp", c->dir,
-			     strrchr(path, '/') + 1) >= sizeof(tmp) ||
-	    (fd = mkstemps(tmp, 4)) < 0) {
-		free(bytes);
-		c->st.failed++;
-		return;
-	}
-	size_t done = 0;
-	ssize_t w;
-	while (done < n && (w = write(fd, bytes + done, n - done)) > 0)
-		done += (size_t)w;
-	free(bytes);
-	if (close(fd) < 0 || done != n || rename(tmp, path) < 0) {
-		unlink(tmp);
-		c->st.failed++;
-	}
+	(void)publish(c, path, write_bytes, &b);
+	free(p);
 }

@@ -33,18 +33,14 @@ struct walk {
 	uint32_t cu;			/* the unit being walked */
 };
 
-/* A unit's address range, from .debug_aranges or its DW_AT_ranges / low_pc / high_pc. */
-struct curange {
-	uint64_t lo, hi;
-	uint32_t unit;
-};
-
 struct dwlazy {
 	struct walk w;			/* kept: descriptors are shared across units */
 	uint64_t *dies;			/* compile and partial units' DIEs, in .debug_info order */
-	uint8_t *done;
+	uint8_t *done;			/* DBGIX_* as set up; then non-zero once indexed */
 	size_t nunits;
-	struct curange *ranges;		/* sorted by lo */
+	/* units' ranges, from .debug_aranges or DW_AT_ranges / low_pc / high_pc, sorted by lo
+	 * (the debug cache's index keeps them as they are: dbgindex.h) */
+	struct dbgix_range *ranges;
 	uint64_t *maxhi;		/* maxhi[i]: the highest hi of ranges[0..i] */
 	size_t nranges;
 	void **inflated;		/* section contents inflated here, for libdw */
@@ -438,13 +434,13 @@ static int add_range(struct dwlazy *z, size_t *cap, uint64_t lo, uint64_t hi, ui
 		return 0;
 	if (dwindex_grow((void **)&z->ranges, cap, z->nranges + 1, sizeof(*z->ranges)) < 0)
 		return -1;
-	z->ranges[z->nranges++] = (struct curange){ lo, hi, unit };
+	z->ranges[z->nranges++] = (struct dbgix_range){ lo, hi, unit };
 	return 1;
 }
 
 static int curange_cmp(const void *a, const void *b)
 {
-	const struct curange *x = a, *y = b;
+	const struct dbgix_range *x = a, *y = b;
 
 	if (x->lo != y->lo)
 		return x->lo < y->lo ? -1 : 1;
@@ -581,9 +577,7 @@ static int cached_setup(struct dwindex *idx, struct dwlazy *z, const struct dbgi
 	memcpy(z->dies, ix->dies, ix->nunits * sizeof(*z->dies));
 	memcpy(z->done, ix->state, ix->nunits);
 	z->nranges = ix->nranges;
-	for (size_t i = 0; i < ix->nranges; i++)
-		z->ranges[i] = (struct curange){ ix->ranges[i].lo, ix->ranges[i].hi,
-						 ix->ranges[i].unit };
+	memcpy(z->ranges, ix->ranges, ix->nranges * sizeof(*z->ranges));
 	size_t f = idx->nfuncs, s = idx->nsegs, l = idx->nlines;
 	for (size_t u = 0; u < z->nunits; u++) {
 		Dwarf_Die die;
@@ -625,9 +619,8 @@ static int index_units(struct dbgindex *ix, const struct dwlazy *z, uint64_t nin
 		memcpy(ix->state, z->done, z->nunits);
 	}
 	ix->nranges = z->nranges;
-	for (size_t i = 0; i < z->nranges; i++)
-		ix->ranges[i] = (struct dbgix_range){ z->ranges[i].lo, z->ranges[i].hi,
-						      z->ranges[i].unit };
+	if (z->nranges)
+		memcpy(ix->ranges, z->ranges, z->nranges * sizeof(*z->ranges));
 	return 0;
 }
 
